@@ -28,3 +28,4 @@ DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 
 # No listening sockets in a worker: Scrapy 2.19 enables both by default.
 TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
