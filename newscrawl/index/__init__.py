@@ -1,0 +1,27 @@
+"""Redis near-duplicate index of 64-bit simhash fingerprints (imports no Scrapy)."""
+
+from __future__ import annotations
+
+from newscrawl.index.duplicates import DuplicateLog, DuplicateRecord, fingerprint_hex
+from newscrawl.index.simhash_index import (
+    MAX_SUPPORTED_DISTANCE,
+    IncompatibleIndexError,
+    Match,
+    SimhashIndex,
+    blocks_of,
+    ensure_compact_encoding,
+)
+from newscrawl.index.stats import index_stats
+
+__all__ = [
+    "MAX_SUPPORTED_DISTANCE",
+    "DuplicateLog",
+    "DuplicateRecord",
+    "IncompatibleIndexError",
+    "Match",
+    "SimhashIndex",
+    "blocks_of",
+    "ensure_compact_encoding",
+    "fingerprint_hex",
+    "index_stats",
+]

@@ -1,0 +1,146 @@
+"""Record of dropped near-duplicates: which URL was dropped as a near-copy of which original.
+
+Keys: ``{prefix}:duplicates`` (hash url -> JSON record) and ``{prefix}:duplicates:log`` (sorted
+set of urls scored by the time they were recorded). Each url is recorded once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+
+from newscrawl.keys import DEFAULT_PREFIX, DUPLICATES, DUPLICATES_LOG
+
+logger = logging.getLogger(__name__)
+
+_CORE = ("url", "original_url", "distance", "simhash", "original_simhash", "seen_at")
+
+
+def fingerprint_hex(value: int) -> str:
+    """A 64-bit fingerprint as 16 lowercase hex digits."""
+    return f"{value:016x}"
+
+
+@dataclass(frozen=True)
+class DuplicateRecord:
+    """One dropped near-duplicate and the original it was matched to."""
+
+    url: str
+    original_url: str
+    distance: int
+    simhash: int
+    original_simhash: int
+    seen_at: float
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def seen_at_iso(self) -> str:
+        return datetime.fromtimestamp(self.seen_at, tz=UTC).isoformat()
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: fingerprints as 16 hex digits, ``seen_at`` as ISO 8601 (UTC)."""
+        out: dict[str, Any] = dict(self.extra)
+        out.update(
+            url=self.url,
+            original_url=self.original_url,
+            distance=self.distance,
+            simhash=fingerprint_hex(self.simhash),
+            original_simhash=fingerprint_hex(self.original_simhash),
+            seen_at=self.seen_at_iso,
+        )
+        return out
+
+    @classmethod
+    def from_stored(cls, raw: bytes | str) -> DuplicateRecord:
+        data = json.loads(raw)
+        extra = {k: v for k, v in data.items() if k not in _CORE}
+        return cls(
+            url=data["url"],
+            original_url=data["original_url"],
+            distance=int(data["distance"]),
+            simhash=int(data["simhash"], 16),
+            original_simhash=int(data["original_simhash"], 16),
+            seen_at=float(data["seen_at"]),
+            extra=extra,
+        )
+
+
+class DuplicateLog:
+    """Near-duplicates recorded in Redis, newest first."""
+
+    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.hash_key = DUPLICATES.format(prefix=prefix)
+        self.log_key = DUPLICATES_LOG.format(prefix=prefix)
+
+    def record(
+        self,
+        url: str,
+        original_url: str,
+        distance: int,
+        simhash: int,
+        original_simhash: int,
+        *,
+        seen_at: float | None = None,
+        **extra: Any,
+    ) -> bool:
+        """Store one near-duplicate; False (nothing changed) if ``url`` was already recorded."""
+        if not url or not original_url:
+            raise ValueError("url and original_url must be non-empty")
+        for name, value in (("simhash", simhash), ("original_simhash", original_simhash)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 64:
+                raise ValueError(f"{name} must be an unsigned 64-bit int, got {value!r}")
+        when = time.time() if seen_at is None else float(seen_at)
+        record = {
+            **extra,
+            "url": url,
+            "original_url": original_url,
+            "distance": int(distance),
+            "simhash": fingerprint_hex(simhash),
+            "original_simhash": fingerprint_hex(original_simhash),
+            "seen_at": when,
+        }
+        try:
+            payload = json.dumps(record, ensure_ascii=False, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"extra fields of a duplicate record must be JSON: {exc}") from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hsetnx(self.hash_key, url, payload)
+        pipe.zadd(self.log_key, {url: when}, nx=True)
+        created, _ = pipe.execute()
+        return bool(created)
+
+    def get(self, url: str) -> DuplicateRecord | None:
+        raw = self.client.hget(self.hash_key, url)
+        return None if raw is None else DuplicateRecord.from_stored(raw)
+
+    def list(self, limit: int | None = None) -> list[DuplicateRecord]:
+        """Recorded near-duplicates, newest first (at most ``limit``)."""
+        if limit is not None and limit <= 0:
+            return []
+        end = -1 if limit is None else limit - 1
+        urls: list[Any] = list(self.client.zrevrange(self.log_key, 0, end))
+        if not urls:
+            return []
+        raws = self.client.hmget(self.hash_key, urls)
+        out: list[DuplicateRecord] = []
+        for url, raw in zip(urls, raws, strict=True):
+            if raw is None:
+                logger.warning("duplicate log lists %r but its record is missing", url)
+                continue
+            try:
+                out.append(DuplicateRecord.from_stored(raw))
+            except (ValueError, KeyError, TypeError) as exc:
+                logger.warning("unreadable duplicate record for %r: %s", url, exc)
+        return out
+
+    def count(self) -> int:
+        return int(self.client.hlen(self.hash_key))

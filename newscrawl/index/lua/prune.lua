@@ -1,0 +1,29 @@
+-- Delete fingerprints older than a day number, scanning the given block-0 buckets.
+--
+-- KEYS[1]   meta hash
+-- KEYS[2..] block-0 bucket hashes ({prefix}:simhash:0:{value})
+-- ARGV[1] oldest day kept; ARGV[2] key prefix
+-- Returns the number of fingerprints deleted.
+
+local min_day = tonumber(ARGV[1])
+local prefix = ARGV[2]
+local deleted = 0
+for k = 2, #KEYS do
+  local entries = redis.call('HGETALL', KEYS[k])
+  for j = 1, #entries, 2 do
+    local f = entries[j]
+    local day = tonumber(string.match(entries[j + 1], '^(%-?%d+):'))
+    if string.len(f) == 8 and day ~= nil and day < min_day then
+      local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
+      redis.call('HDEL', KEYS[k], f)
+      redis.call('HDEL', string.format('%s:simhash:1:%04x', prefix, c2), f)
+      redis.call('HDEL', string.format('%s:simhash:2:%04x', prefix, c3), f)
+      redis.call('HDEL', string.format('%s:simhash:3:%04x', prefix, c4), f)
+      deleted = deleted + 1
+    end
+  end
+end
+if deleted > 0 then
+  redis.call('HINCRBY', KEYS[1], 'count', -deleted)
+end
+return deleted

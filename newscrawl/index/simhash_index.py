@@ -1,0 +1,337 @@
+"""Near-duplicate index of 64-bit simhash fingerprints in Redis (Manku et al., WWW 2007).
+
+A fingerprint is split into four 16-bit blocks (block 0 = most significant bits). Two
+fingerprints at Hamming distance <= 3 differ in at most three blocks, so by pigeonhole they agree
+exactly on at least one: looking up the four buckets ``{prefix}:simhash:{block}:{value:04x}`` of a
+fingerprint finds every stored fingerprint within distance 3. With four blocks this guarantee stops
+at 3 (distance 4 can put one differing bit in each block), so ``max_distance > 3`` is rejected.
+
+Layout per stored fingerprint (compact; see docs/readme/index.md for measurements):
+
+* field = the fingerprint as 8 big-endian bytes in each of its four bucket hashes;
+* block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once);
+* blocks 1-3 values = ``"<day>"`` (days since the Unix epoch, used for retention).
+
+All reads and writes of one operation run in ONE Lua script (``EVALSHA``, falling back to
+``EVAL`` on ``NOSCRIPT``), so two workers adding near-duplicates concurrently cannot both be
+accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import redis
+
+from newscrawl.keys import DEFAULT_PREFIX, SIMHASH_META, simhash_bucket
+
+logger = logging.getLogger(__name__)
+
+FINGERPRINT_BITS = 64
+BLOCKS = 4
+BLOCK_BITS = 16
+#: Largest distance the four-block pigeonhole guarantees to find (BLOCKS - 1).
+MAX_SUPPORTED_DISTANCE = BLOCKS - 1
+SECONDS_PER_DAY = 86400
+
+_INCOMPATIBLE = "NEWSCRAWL_INCOMPATIBLE_INDEX "
+
+# Listpack limits that keep buckets compact: a bucket averages n/65536 entries (763 at 50M
+# fingerprints) and block-0 values hold "<day>:<url>".
+COMPACT_HASH_CONFIG: dict[str, int] = {
+    "hash-max-ziplist-entries": 1024,
+    "hash-max-ziplist-value": 256,
+}
+
+
+def _load_lua(name: str) -> str:
+    return resources.files("newscrawl.index").joinpath("lua", name).read_text(encoding="utf-8")
+
+
+class IncompatibleIndexError(RuntimeError):
+    """The index was built with a different fingerprint configuration version."""
+
+    def __init__(self, stored: str, requested: str) -> None:
+        self.stored = stored
+        self.requested = requested
+        super().__init__(
+            f"the simhash index holds fingerprints of version {stored!r} but this writer computes "
+            f"version {requested!r}; fingerprints of different versions are not comparable. Use "
+            f"another NEWSCRAWL_REDIS_PREFIX or rebuild the index for version {requested!r}."
+        )
+
+
+@dataclass(frozen=True)
+class Match:
+    """A stored fingerprint near the one looked up."""
+
+    doc_id: str
+    fingerprint: int
+    distance: int
+
+
+def check_fingerprint(fingerprint: int) -> int:
+    """``fingerprint`` if it is an unsigned 64-bit int, else ValueError/TypeError."""
+    if isinstance(fingerprint, bool) or not isinstance(fingerprint, int):
+        raise TypeError(f"fingerprint must be an int, not {type(fingerprint).__name__}")
+    if not 0 <= fingerprint < 1 << FINGERPRINT_BITS:
+        raise ValueError(f"fingerprint must be an unsigned 64-bit int, got {fingerprint}")
+    return fingerprint
+
+
+def blocks_of(fingerprint: int) -> tuple[int, int, int, int]:
+    """The four 16-bit blocks, most significant first."""
+    f = check_fingerprint(fingerprint)
+    return ((f >> 48) & 0xFFFF, (f >> 32) & 0xFFFF, (f >> 16) & 0xFFFF, f & 0xFFFF)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def ensure_compact_encoding(client: redis.Redis) -> bool:
+    """Raise (never lower) the server's listpack limits for hashes, best effort.
+
+    Returns True when the limits are at least ``COMPACT_HASH_CONFIG``; logs a warning and returns
+    False when the server refuses CONFIG GET/SET (managed Redis often does).
+    """
+    ok = True
+    for name, wanted in COMPACT_HASH_CONFIG.items():
+        try:
+            current_raw = client.config_get(name).get(name)
+            current = int(current_raw) if current_raw is not None else 0
+            if current < wanted:
+                client.config_set(name, wanted)
+                logger.info("Raised Redis %s from %s to %s", name, current, wanted)
+        except (redis.ResponseError, ValueError) as exc:
+            ok = False
+            logger.warning(
+                "Could not raise Redis %s to %s (%s); simhash buckets may use more memory. "
+                "Set it in redis.conf: '%s %s'",
+                name,
+                wanted,
+                exc,
+                name,
+                wanted,
+            )
+    return ok
+
+
+class SimhashIndex:
+    """Redis index of 64-bit fingerprints, near-duplicate lookups by Hamming distance."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        max_distance: int = 3,
+        version: str | None = None,
+        retention_days: int | None = None,
+        clock: Callable[[], float] = time.time,
+        tune_server: bool = True,
+    ) -> None:
+        if isinstance(max_distance, bool) or not isinstance(max_distance, int):
+            raise TypeError("max_distance must be an int")
+        if not 0 <= max_distance <= MAX_SUPPORTED_DISTANCE:
+            raise ValueError(
+                f"max_distance must be between 0 and {MAX_SUPPORTED_DISTANCE}, got {max_distance}: "
+                f"the index splits 64-bit fingerprints into {BLOCKS} blocks, and only distances "
+                f"below {BLOCKS} are guaranteed to leave one block equal (pigeonhole)"
+            )
+        if retention_days is not None and retention_days < 1:
+            raise ValueError(f"retention_days must be >= 1 or None, got {retention_days}")
+        if not prefix:
+            raise ValueError("prefix must not be empty")
+        self.client = client
+        self.prefix = prefix
+        self.max_distance = max_distance
+        self.version = version
+        self.retention_days = retention_days
+        self.clock = clock
+        self.meta_key = SIMHASH_META.format(prefix=prefix)
+        self._tune_server = tune_server
+        self._tuned = False
+        self._script = client.register_script(_load_lua("index.lua"))
+        self._prune_script = client.register_script(_load_lua("prune.lua"))
+
+    # --- helpers ----------------------------------------------------------------------------
+    def bucket_keys(self, fingerprint: int) -> list[str]:
+        """The four bucket keys of a fingerprint (block 0 first)."""
+        return [simhash_bucket(self.prefix, i, b) for i, b in enumerate(blocks_of(fingerprint))]
+
+    def today(self) -> int:
+        return int(self.clock() // SECONDS_PER_DAY)
+
+    def _min_day(self, retention_days: int | None = None) -> int:
+        days = self.retention_days if retention_days is None else retention_days
+        return -1 if days is None else self.today() - days
+
+    def _maybe_tune(self) -> None:
+        if self._tune_server and not self._tuned:
+            self._tuned = True
+            ensure_compact_encoding(self.client)
+
+    def _run(self, mode: str, fingerprint: int, doc_id: str = "") -> Any:
+        fp = check_fingerprint(fingerprint).to_bytes(8, "big")
+        keys = [self.meta_key, *self.bucket_keys(fingerprint)]
+        args: list[bytes | str | int] = [
+            mode,
+            fp,
+            self.version or "",
+            self.max_distance,
+            self.today(),
+            self._min_day(),
+            doc_id,
+            self.prefix,
+            repr(self.clock()),
+        ]
+        try:
+            return self._script(keys=keys, args=args)
+        except redis.ResponseError as exc:
+            message = str(exc)
+            if message.startswith(_INCOMPATIBLE):
+                raise IncompatibleIndexError(
+                    message[len(_INCOMPATIBLE) :], self.version or ""
+                ) from None
+            raise
+
+    @staticmethod
+    def _matches(flat: list[Any]) -> list[Match]:
+        return [
+            Match(
+                doc_id=_text(flat[i + 2]),
+                fingerprint=int(_text(flat[i + 1]), 16),
+                distance=int(flat[i]),
+            )
+            for i in range(0, len(flat), 3)
+        ]
+
+    @staticmethod
+    def _check_doc_id(doc_id: str) -> str:
+        if not isinstance(doc_id, str) or not doc_id:
+            raise ValueError("doc_id must be a non-empty string")
+        return doc_id
+
+    # --- public API -------------------------------------------------------------------------
+    def check_and_add(self, fingerprint: int, doc_id: str) -> Match | None:
+        """The nearest stored fingerprint within ``max_distance``; if none, store this one.
+
+        Atomic (one Lua script): of two concurrent near-duplicates exactly one is added.
+        """
+        self._check_doc_id(doc_id)
+        self._maybe_tune()
+        found = self._matches(self._run("check_add", fingerprint, doc_id))
+        return found[0] if found else None
+
+    def query(self, fingerprint: int) -> list[Match]:
+        """Stored fingerprints within ``max_distance``, nearest first (adds nothing)."""
+        return self._matches(self._run("query", fingerprint))
+
+    def add(self, fingerprint: int, doc_id: str) -> None:
+        """Store a fingerprint unconditionally (an existing equal fingerprint gets this doc id)."""
+        self._check_doc_id(doc_id)
+        self._maybe_tune()
+        self._run("add", fingerprint, doc_id)
+
+    def remove(self, fingerprint: int, doc_id: str | None = None) -> bool:
+        """Delete a stored fingerprint (only if it belongs to ``doc_id`` when given)."""
+        return bool(self._run("remove", fingerprint, doc_id or ""))
+
+    def add_many(self, items: Iterable[tuple[int, str]], *, batch_size: int = 5000) -> int:
+        """Bulk-store ``(fingerprint, doc_id)`` pairs without near-duplicate checks (pipelined).
+
+        For loading or rebuilding an index. Returns the number of new fingerprints.
+        """
+        self._maybe_tune()
+        # Pipelined EVALSHA has no NOSCRIPT fallback: make sure the server knows the script.
+        self.client.script_load(self._script.script)
+        added = 0
+        pipe = self.client.pipeline(transaction=False)
+        pending = 0
+        for fingerprint, doc_id in items:
+            self._check_doc_id(doc_id)
+            pipe.evalsha(self._script.sha, 5, *self._add_args(fingerprint, doc_id))
+            pending += 1
+            if pending >= batch_size:
+                added += self._flush(pipe)
+                pending = 0
+        if pending:
+            added += self._flush(pipe)
+        return added
+
+    def _add_args(self, fingerprint: int, doc_id: str) -> list[Any]:
+        return [
+            self.meta_key,
+            *self.bucket_keys(fingerprint),
+            "add",
+            fingerprint.to_bytes(8, "big"),
+            self.version or "",
+            self.max_distance,
+            self.today(),
+            -1,
+            doc_id,
+            self.prefix,
+            repr(self.clock()),
+        ]
+
+    def _flush(self, pipe: Any) -> int:
+        results = pipe.execute(raise_on_error=False)
+        added = 0
+        for result in results:
+            if isinstance(result, redis.ResponseError):
+                message = str(result)
+                if message.startswith(_INCOMPATIBLE):
+                    raise IncompatibleIndexError(message[len(_INCOMPATIBLE) :], self.version or "")
+                raise result
+            added += int(result)
+        return added
+
+    def prune(self, retention_days: int | None = None, *, batch_keys: int = 200) -> int:
+        """Delete fingerprints older than ``retention_days`` (default: the index's setting).
+
+        Scans the block-0 buckets with SCAN; each batch of buckets is pruned atomically by one
+        Lua script. Returns the number of fingerprints deleted.
+        """
+        days = self.retention_days if retention_days is None else retention_days
+        if days is None:
+            raise ValueError("prune() needs retention_days (the index has no retention set)")
+        if days < 1:
+            raise ValueError(f"retention_days must be >= 1, got {days}")
+        min_day = self.today() - days
+        pattern = _glob_escape(self.prefix) + ":simhash:0:*"
+        deleted = 0
+        batch: list[str] = []
+        for key in self.client.scan_iter(match=pattern, count=1000):
+            batch.append(_text(key))
+            if len(batch) >= batch_keys:
+                deleted += int(
+                    self._prune_script(keys=[self.meta_key, *batch], args=[min_day, self.prefix])
+                )
+                batch = []
+        if batch:
+            deleted += int(
+                self._prune_script(keys=[self.meta_key, *batch], args=[min_day, self.prefix])
+            )
+        if deleted:
+            logger.info("Pruned %d fingerprints older than %d days", deleted, days)
+        return deleted
+
+    def stored_version(self) -> str | None:
+        """The fingerprint configuration version recorded in the index (None if not set)."""
+        value = self.client.hget(self.meta_key, "version")
+        return None if value is None else _text(value)
+
+    def count(self) -> int:
+        """Number of stored fingerprints (from the meta counter)."""
+        value = self.client.hget(self.meta_key, "count")
+        return 0 if value is None else int(value)
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)

@@ -1,0 +1,80 @@
+"""Summary of the near-duplicate index for operators (``newscrawl stats``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import redis
+
+from newscrawl.index.simhash_index import _glob_escape, _text
+from newscrawl.keys import DEFAULT_PREFIX, DUPLICATES, SIMHASH_META
+
+
+def _size_bin(size: int) -> str:
+    """Power-of-two bins: "1", "2-3", "4-7", ..."""
+    if size <= 1:
+        return str(size)
+    low = 1 << (size.bit_length() - 1)
+    return f"{low}-{2 * low - 1}"
+
+
+def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[str, Any]:
+    """Fingerprints stored, duplicates recorded, bucket-size distribution, Redis memory.
+
+    Scans every bucket key (SCAN + pipelined HLEN / OBJECT ENCODING): a few seconds per million
+    fingerprints.
+    """
+    meta_key = SIMHASH_META.format(prefix=prefix)
+    raw_meta = client.hgetall(meta_key)
+    meta = {_text(k): _text(v) for k, v in raw_meta.items()}
+    sizes: dict[int, list[int]] = {0: [], 1: [], 2: [], 3: []}
+    hashtable = 0
+    pattern = _glob_escape(prefix) + ":simhash:[0-3]:*"
+    batch: list[str] = []
+
+    def flush() -> None:
+        nonlocal hashtable
+        pipe = client.pipeline(transaction=False)
+        for key in batch:
+            pipe.hlen(key)
+            pipe.object("encoding", key)
+        results = pipe.execute()
+        for i, key in enumerate(batch):
+            block = int(key[len(prefix) + len(":simhash:")])
+            sizes[block].append(int(results[2 * i]))
+            if _text(results[2 * i + 1] or "") == "hashtable":
+                hashtable += 1
+        batch.clear()
+
+    for key in client.scan_iter(match=pattern, count=1000):
+        batch.append(_text(key))
+        if len(batch) >= 1000:
+            flush()
+    if batch:
+        flush()
+
+    all_sizes = [s for block in sizes.values() for s in block]
+    hist = Counter(_size_bin(s) for s in all_sizes)
+    ordered_hist = dict(sorted(hist.items(), key=lambda kv: int(kv[0].split("-")[0])))
+    ordered = sorted(all_sizes)
+    memory = client.info("memory")
+    return {
+        "prefix": prefix,
+        "version": meta.get("version"),
+        "fingerprints": sum(sizes[0]),
+        "fingerprints_counter": int(meta.get("count", 0)),
+        "duplicates": int(client.hlen(DUPLICATES.format(prefix=prefix))),
+        "buckets": len(all_sizes),
+        "buckets_per_block": {str(b): len(v) for b, v in sizes.items()},
+        "bucket_size": {
+            "min": ordered[0] if ordered else 0,
+            "median": ordered[len(ordered) // 2] if ordered else 0,
+            "p99": ordered[min(len(ordered) - 1, (len(ordered) * 99) // 100)] if ordered else 0,
+            "max": ordered[-1] if ordered else 0,
+            "histogram": ordered_hist,
+        },
+        "buckets_hashtable_encoded": hashtable,
+        "used_memory": int(memory.get("used_memory", 0)),
+        "used_memory_human": str(memory.get("used_memory_human", "")),
+    }
