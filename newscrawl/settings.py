@@ -29,3 +29,21 @@ DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 # No listening sockets in a worker: Scrapy 2.19 enables both by default.
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
+
+# --- portal crawl: sites, robots.txt, pipelines, storage (docs/readme/crawl.md) --------------------
+# NEWSCRAWL_SITES = "sites.toml"  # default: sites.toml in the working dir / next to scrapy.cfg
+DOWNLOADER_MIDDLEWARES = {
+    # robots.txt also for the first concurrent requests to a host (see newscrawl/middlewares/robots.py)
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "newscrawl.middlewares.robots.RobotsTxtMiddleware": 100,
+}
+ITEM_PIPELINES = {
+    "newscrawl.pipelines.dedup.NearDuplicatePipeline": 300,
+    "newscrawl.pipelines.store.StorePipeline": 800,
+}
+NEWSCRAWL_DEDUP_ENABLED = True
+NEWSCRAWL_MAX_DISTANCE = 3
+NEWSCRAWL_IDF_FILE = None
+NEWSCRAWL_FINGERPRINT_RETENTION_DAYS = None
+NEWSCRAWL_STORE = True
+NEWSCRAWL_STORE_DIR = None  # default: <NEWSCRAWL_DATA_DIR>/articles

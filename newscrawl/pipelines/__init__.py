@@ -1,0 +1,8 @@
+"""Item pipelines of the ``portal`` crawl: near-duplicate check (300), then storage (800)."""
+
+from __future__ import annotations
+
+from newscrawl.pipelines.dedup import NearDuplicate, NearDuplicatePipeline
+from newscrawl.pipelines.store import StorePipeline
+
+__all__ = ["NearDuplicate", "NearDuplicatePipeline", "StorePipeline"]

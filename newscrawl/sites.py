@@ -1,0 +1,221 @@
+"""The sites file: which portals ``scrapy crawl portal`` crawls (TOML, read with :mod:`tomllib`).
+
+Shape::
+
+    [[sites]]
+    name = "portal-a"
+    start_urls = ["http://127.0.0.1:8001/"]
+    article_url = '/a/\\d+\\.html$'     # regex (re.search on the whole URL): article pages
+    follow_url = '/list/\\d+\\.html$'   # optional regex: list pages to follow for links
+
+Optional keys: ``allowed_domains`` (list of host names; default: the start URLs' hosts),
+``max_list_depth`` (int >= 0, default 3), ``selectors`` (table title/text/published/author -> CSS or
+XPath), ``encoding`` (forced page encoding).
+
+Every mistake raises :class:`SitesError` whose message names the file, the site and the key, so
+the crawl stops at start with a clear message.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+DEFAULT_MAX_LIST_DEPTH = 3
+DEFAULT_SITES_FILE = "sites.toml"
+
+_REQUIRED = ("name", "start_urls", "article_url")
+_OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "selectors", "encoding")
+_KNOWN = _REQUIRED + _OPTIONAL
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class SitesError(ValueError):
+    """A sites file that cannot be used (missing, bad TOML, bad key or value)."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """One portal of the sites file, validated."""
+
+    name: str
+    start_urls: tuple[str, ...]
+    article_url: re.Pattern[str]
+    follow_url: re.Pattern[str] | None = None
+    allowed_domains: tuple[str, ...] = ()
+    max_list_depth: int = DEFAULT_MAX_LIST_DEPTH
+    selectors: Mapping[str, str] = field(default_factory=dict)
+    encoding: str | None = None
+
+    def is_article(self, url: str) -> bool:
+        return self.article_url.search(url) is not None
+
+    def is_list(self, url: str) -> bool:
+        return self.follow_url is not None and self.follow_url.search(url) is not None
+
+    def allows(self, url: str) -> bool:
+        """True when the URL's host is one of ``allowed_domains`` or a subdomain of one."""
+        host = (urlsplit(url).hostname or "").lower()
+        if not host:
+            return False
+        return any(host == d or host.endswith("." + d) for d in self.allowed_domains)
+
+
+def _where(path: str, index: int, name: str | None) -> str:
+    site = f'site "{name}"' if name else f"site #{index + 1}"
+    return f"sites file {path}: {site}"
+
+
+def _regex(value: Any, where: str, key: str) -> re.Pattern[str]:
+    if not isinstance(value, str) or not value:
+        raise SitesError(f'{where}: key "{key}" must be a non-empty string (a regex)')
+    try:
+        return re.compile(value)
+    except re.error as exc:
+        raise SitesError(f'{where}: key "{key}" is not a valid regex ({exc}): {value!r}') from None
+
+
+def _str_list(value: Any, where: str, key: str) -> list[str]:
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(v, str) and v.strip() for v in value)
+    ):
+        raise SitesError(f'{where}: key "{key}" must be a non-empty list of strings')
+    return [v.strip() for v in value]
+
+
+def _validate_selectors(value: Any, where: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise SitesError(f'{where}: key "selectors" must be a table of strings')
+    try:
+        from newscrawl.extract import validate_selectors
+    except ImportError:  # pragma: no cover - extract package not installed
+        validate_selectors = None
+    if validate_selectors is not None:
+        try:
+            validate_selectors(value)
+        except ValueError as exc:
+            raise SitesError(f'{where}: key "selectors": {exc}') from None
+    return dict(value)
+
+
+def parse_site(raw: Any, index: int, path: str) -> Site:
+    """Validate one ``[[sites]]`` table."""
+    if not isinstance(raw, dict):
+        raise SitesError(f"{_where(path, index, None)}: each [[sites]] entry must be a table")
+    name = raw.get("name")
+    where = _where(path, index, name if isinstance(name, str) else None)
+    unknown = sorted(set(raw) - set(_KNOWN))
+    if unknown:
+        raise SitesError(
+            f'{where}: unknown key "{unknown[0]}" (known keys: {", ".join(_KNOWN)})'
+        )
+    for key in _REQUIRED:
+        if key not in raw:
+            raise SitesError(f'{where}: missing required key "{key}"')
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise SitesError(
+            f'{where}: key "name" must be a string of letters, digits, "_", "." or "-"'
+        )
+    start_urls = _str_list(raw["start_urls"], where, "start_urls")
+    for url in start_urls:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SitesError(f'{where}: key "start_urls": not an http(s) URL: {url!r}')
+    article_url = _regex(raw["article_url"], where, "article_url")
+    follow_url = _regex(raw["follow_url"], where, "follow_url") if "follow_url" in raw else None
+    if "allowed_domains" in raw:
+        domains = [d.lower().lstrip(".") for d in _str_list(raw["allowed_domains"], where,
+                                                             "allowed_domains")]
+        for d in domains:
+            if "/" in d or ":" in d:
+                raise SitesError(
+                    f'{where}: key "allowed_domains": give host names, not URLs: {d!r}'
+                )
+    else:
+        domains = sorted({(urlsplit(u).hostname or "").lower() for u in start_urls})
+    depth = raw.get("max_list_depth", DEFAULT_MAX_LIST_DEPTH)
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise SitesError(f'{where}: key "max_list_depth" must be an integer >= 0')
+    selectors = _validate_selectors(raw["selectors"], where) if "selectors" in raw else {}
+    encoding = raw.get("encoding")
+    if encoding is not None:
+        if not isinstance(encoding, str):
+            raise SitesError(f'{where}: key "encoding" must be a string')
+        try:
+            encoding = codecs.lookup(encoding).name
+        except LookupError:
+            raise SitesError(f'{where}: key "encoding": unknown encoding {encoding!r}') from None
+    return Site(
+        name=name,
+        start_urls=tuple(start_urls),
+        article_url=article_url,
+        follow_url=follow_url,
+        allowed_domains=tuple(domains),
+        max_list_depth=depth,
+        selectors=selectors,
+        encoding=encoding,
+    )
+
+
+def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
+    """Validate a parsed sites document (the dict :func:`tomllib.loads` returns)."""
+    unknown = sorted(set(data) - {"sites"})
+    if unknown:
+        raise SitesError(f'sites file {path}: unknown top-level key "{unknown[0]}"'
+                         ' (expected only [[sites]] tables)')
+    raw_sites = data.get("sites")
+    if not isinstance(raw_sites, list) or not raw_sites:
+        raise SitesError(f"sites file {path}: no [[sites]] entries")
+    sites: list[Site] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_sites):
+        site = parse_site(raw, index, path)
+        if site.name in seen:
+            raise SitesError(f'{_where(path, index, site.name)}: key "name": duplicate name')
+        seen.add(site.name)
+        sites.append(site)
+    return sites
+
+
+def load_sites(path: str | Path) -> list[Site]:
+    """Read and validate a sites file; :class:`SitesError` on any problem."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise SitesError(f"sites file {p}: not found") from None
+    except OSError as exc:
+        raise SitesError(f"sites file {p}: cannot be read ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SitesError(f"sites file {p}: not UTF-8 ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SitesError(f"sites file {p}: invalid TOML: {exc}") from None
+    return parse_sites(data, str(p))
+
+
+def default_sites_path() -> Path:
+    """``sites.toml`` in the working directory, else next to the closest ``scrapy.cfg``."""
+    here = Path(DEFAULT_SITES_FILE)
+    if here.exists():
+        return here
+    try:
+        from scrapy.utils.conf import closest_scrapy_cfg
+
+        cfg = closest_scrapy_cfg()
+    except ImportError:  # pragma: no cover
+        cfg = ""
+    if cfg:
+        return Path(cfg).parent / DEFAULT_SITES_FILE
+    return here

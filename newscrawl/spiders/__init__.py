@@ -1,0 +1,1 @@
+"""Spiders of newscrawl (``scrapy crawl portal``)."""

@@ -1,0 +1,70 @@
+"""Article storage: daily JSON Lines files (``<dir>/YYYY-MM-DD.jsonl``, UTC days).
+
+Each article is written with ONE ``write()`` on a file opened with ``O_APPEND``, so a process that
+crashes loses nothing already handed to the store, and several workers on one machine can append
+to the same daily file without interleaving lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+
+def day_of(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(timestamp))
+
+
+class ArticleStore:
+    """Append-only daily JSON Lines files under ``directory``."""
+
+    def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.directory = Path(directory)
+        self.fsync = fsync
+        self._fd: int | None = None
+        self._day: str | None = None
+
+    def path_for(self, day: str) -> Path:
+        return self.directory / f"{day}.jsonl"
+
+    def _fd_for(self, day: str) -> int:
+        if self._fd is None or self._day != day:
+            self.close()
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(
+                self.path_for(day), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
+            self._day = day
+        return self._fd
+
+    def write(self, record: Mapping[str, Any], *, now: float | None = None) -> Path:
+        """Append one record (flushed to the OS before returning); the file written."""
+        day = day_of(time.time() if now is None else now)
+        line = (json.dumps(dict(record), ensure_ascii=False, sort_keys=False) + "\n").encode()
+        fd = self._fd_for(day)
+        written = os.write(fd, line)
+        while written < len(line):  # pragma: no cover - short writes are rare on files
+            written += os.write(fd, line[written:])
+        if self.fsync:
+            os.fsync(fd)
+        return self.path_for(day)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            self._day = None
+
+
+def iter_articles(directory: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Every stored article, oldest day first (skips a torn last line after a crash)."""
+    for path in sorted(Path(directory).glob("*.jsonl")):
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if not line.endswith("\n"):
+                    break
+                yield json.loads(line)

@@ -1,0 +1,336 @@
+"""A local mock news portal for crawl tests and the crawl benchmark (stdlib only, loopback only).
+
+:class:`MockPortal` serves pages from a dict ``path -> Page`` that a test can change between runs,
+counts hits per path, and binds port 0 on the host it is given (127.0.0.1, 127.0.0.2, ...).
+:func:`build_portals` lays out two portals with everything the crawl must cope with; the article
+texts are generated here from a seeded RNG (Chinese news-like prose), never read from shared data.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# --- text generation -----------------------------------------------------------------------------
+
+_PLACES = ["北京", "上海", "广州", "深圳", "杭州", "成都", "武汉", "西安", "南京", "重庆", "天津",
+           "苏州", "长沙", "郑州", "青岛", "厦门", "昆明", "沈阳", "哈尔滨", "兰州", "贵阳", "福州"]
+_ACTORS = ["市政府", "交通运输部", "教育部门", "科技企业", "研究团队", "消防部门", "气象台",
+           "铁路部门", "环保组织", "医疗机构", "商务局", "文旅局", "农业农村局", "体育总局",
+           "银行业协会", "海关总署", "统计局", "志愿者团队", "高校实验室", "电力公司"]
+_VERBS = ["发布", "启动", "完成", "推进", "宣布", "调整", "召开", "开展", "部署", "公布", "签署",
+          "实施", "通报", "优化", "加强", "建设", "升级", "试点", "投入", "审议"]
+_OBJECTS = ["新能源汽车充电网络", "城市轨道交通规划", "义务教育改革方案", "人工智能创新平台",
+            "夏季防汛应急预案", "跨境电商综合试验区", "乡村振兴重点项目", "冬季供暖保障措施",
+            "文化遗产保护工程", "全民健身公共服务", "养老服务体系", "医保支付方式改革",
+            "老旧小区改造计划", "数字政务服务平台", "生态环境监测网络", "粮食安全保障体系",
+            "中小企业纾困政策", "高速铁路建设项目", "空气质量改善行动", "科技成果转化机制",
+            "海洋生态修复工程", "职业技能培训计划", "社区医疗服务网络", "城市更新试点项目"]
+_DETAILS = ["据介绍，该项目总投资约{n}亿元，预计明年年底前全部完工。",
+            "相关负责人表示，下一步将继续加大投入力度，确保各项任务按期落实。",
+            "数据显示，今年前{m}个月相关指标同比增长{p}%，增速高于全国平均水平。",
+            "专家认为，这一举措有助于提升公共服务水平，增强群众的获得感和幸福感。",
+            "记者在现场看到，施工人员正在紧张作业，多台大型机械同时运转。",
+            "据了解，目前已有{n}家单位参与其中，覆盖全市{m}个区县。",
+            "不少市民表示，希望有关部门进一步完善配套设施，方便日常出行。",
+            "会议强调，要坚持问题导向，细化工作措施，压实各方责任。",
+            "截至目前，已累计完成投资{n}亿元，占年度计划的{p}%。",
+            "业内人士指出，行业竞争日趋激烈，企业需要加快技术创新步伐。",
+            "该负责人还透露，明年将在更多地区推广这一做法。",
+            "与此同时，相关部门还将加强监督检查，对违规行为依法严肃处理。",
+            "调查显示，超过{p}%的受访者对此表示满意。",
+            "据悉，这是该地区首次开展此类活动，吸引了众多市民参与。",
+            "下一阶段，各地将结合实际情况，因地制宜制定具体实施细则。",
+            "有关部门提醒，广大市民要提高安全意识，注意防范各类风险。"]
+_NAMES = ["张伟", "王芳", "李娜", "刘洋", "陈静", "杨帆", "赵磊", "黄敏", "周杰", "吴琳"]
+
+
+def make_title(rng: random.Random) -> str:
+    return (f"{rng.choice(_PLACES)}{rng.choice(_ACTORS)}{rng.choice(_VERBS)}"
+            f"{rng.choice(_OBJECTS)}")
+
+
+def make_paragraphs(rng: random.Random, n_paragraphs: int = 8) -> list[str]:
+    """News-like Chinese paragraphs, ~1,000-1,500 characters in all."""
+    paragraphs = []
+    for _ in range(n_paragraphs):
+        sentences = []
+        for _ in range(rng.randint(3, 5)):
+            if rng.random() < 0.5:
+                sentences.append(
+                    f"{rng.randint(1, 12)}月{rng.randint(1, 28)}日，{rng.choice(_PLACES)}"
+                    f"{rng.choice(_ACTORS)}{rng.choice(_VERBS)}{rng.choice(_OBJECTS)}，"
+                    f"{rng.choice(_ACTORS)}和{rng.choice(_ACTORS)}共同参与。"
+                )
+            else:
+                sentences.append(rng.choice(_DETAILS).format(
+                    n=rng.randint(2, 900), m=rng.randint(2, 11), p=rng.randint(3, 97)))
+        paragraphs.append("".join(sentences))
+    return paragraphs
+
+
+@dataclass
+class Article:
+    title: str
+    paragraphs: list[str]
+    published: str = "2024-03-15 10:20"
+    author: str = "张伟"
+    source: str = "本网"
+
+    @classmethod
+    def generate(cls, seed: int | str) -> Article:
+        rng = random.Random(f"article-{seed}")
+        return cls(
+            title=make_title(rng),
+            paragraphs=make_paragraphs(rng, rng.randint(7, 10)),
+            published=f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} "
+                      f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}",
+            author=rng.choice(_NAMES),
+        )
+
+    def reprint(self, source: str) -> Article:
+        """A reprint by another portal: new headline prefix, a source line, a dropped sentence."""
+        paragraphs = list(self.paragraphs)
+        last = paragraphs[-1]
+        cut = last.rfind("。", 0, len(last) - 1)
+        if cut > 0:  # drop the final sentence of the last paragraph
+            paragraphs[-1] = last[: cut + 1]
+        paragraphs.append(f"（来源：{self.source} 责任编辑：{_NAMES[3]}）")
+        return Article(title=f"转载：{self.title}", paragraphs=paragraphs,
+                       published=self.published, author=self.author, source=source)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.paragraphs)
+
+    def html(self, charset_decl: str | None = "utf-8") -> str:
+        meta = f'<meta charset="{charset_decl}">' if charset_decl else ""
+        body = "\n".join(f"<p>{p}</p>" for p in self.paragraphs)
+        return (
+            f"<!DOCTYPE html><html><head>{meta}<title>{self.title}_{self.source}</title>"
+            f'<meta name="publishdate" content="{self.published}"></head><body>'
+            '<div class="nav"><a href="/">首页</a> <a href="/list/1.html">新闻</a></div>'
+            f'<div class="article"><h1>{self.title}</h1>'
+            f'<div class="info">{self.published} 来源：{self.source} 作者：{self.author}</div>'
+            f'<div class="content">{body}</div></div>'
+            '<div class="footer">关于我们 | 联系方式 | 版权所有</div></body></html>'
+        )
+
+
+# --- server --------------------------------------------------------------------------------
+
+
+@dataclass
+class Page:
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def html_page(html: str, content_type: str = "text/html; charset=utf-8",
+              encoding: str = "utf-8") -> Page:
+    return Page(html.encode(encoding), content_type)
+
+
+def list_html(title: str, links: list[str], extra: str = "") -> str:
+    items = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
+    return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title></head>'
+            f"<body><h1>{title}</h1><ul>{items}</ul>{extra}</body></html>")
+
+
+class MockPortal:
+    """A threaded HTTP server on ``host``:<free port> serving ``self.pages`` and counting hits."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.pages: dict[str, Page] = {}
+        self.hits: Counter[str] = Counter()
+        self.articles: dict[str, Article] = {}
+        self._lock = threading.Lock()
+        portal = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server API
+                path = self.path.split("?", 1)[0]
+                with portal._lock:
+                    portal.hits[path] += 1
+                    page = portal.pages.get(path)
+                if page is None:
+                    page = Page(b"<html><body>not found</body></html>", status=404)
+                self.send_response(page.status)
+                self.send_header("Content-Type", page.content_type)
+                self.send_header("Content-Length", str(len(page.body)))
+                for key, value in page.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(page.body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self.server = ThreadingHTTPServer((host, 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def start(self) -> MockPortal:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def set(self, path: str, page: Page) -> None:
+        with self._lock:
+            self.pages[path] = page
+
+    def add_article(self, path: str, article: Article, *, charset_decl: str | None = "utf-8",
+                    encoding: str = "utf-8",
+                    content_type: str = "text/html; charset=utf-8") -> None:
+        self.articles[path] = article
+        self.set(path, Page(article.html(charset_decl).encode(encoding), content_type))
+
+    def hit_counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.hits)
+
+
+# --- the test layout ----------------------------------------------------------------------
+
+ROBOTS = "User-agent: *\nDisallow: /private/\n"
+VIDEO_HTML = ('<!DOCTYPE html><html><head><meta charset="utf-8">'
+              '<title>视频：现场直击</title></head>'
+              '<body><div class="nav"><a href="/">首页</a></div><h1>视频：现场直击</h1>'
+              '<video src="/v/1.mp4" controls></video><div class="footer">版权所有</div>'
+              "</body></html>")
+PDF_BYTES = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+
+
+@dataclass
+class Layout:
+    """What :func:`build_portals` put where (paths per portal), for assertions."""
+
+    a: MockPortal
+    b: MockPortal
+    unique: list[tuple[MockPortal, str]]  # good article pages with distinct text
+    reprint_groups: list[list[tuple[MockPortal, str]]]  # same text (small edits): keep one each
+    no_body: list[tuple[MockPortal, str]]
+    failing: list[tuple[MockPortal, str]]  # 404, PDF, redirect loop, oversize: never stored
+    disallowed: list[tuple[MockPortal, str]]
+    too_deep: list[tuple[MockPortal, str]]
+    a_lists: list[str] = field(default_factory=list)
+
+    def all_good_articles(self) -> list[tuple[MockPortal, str]]:
+        return self.unique + [p for group in self.reprint_groups for p in group]
+
+
+def build_portals(a: MockPortal, b: MockPortal, *, n_articles: int = 12) -> Layout:
+    """Two portals that reprint each other; ``a`` also holds every troublesome page kind.
+
+    Portal a: ``/`` -> ``/list/1.html`` -> ``/list/2.html`` -> ``/list/3.html`` (pagination);
+    with ``max_list_depth = 2`` the article only listed on ``/list/3.html`` must not be fetched.
+    """
+    unique: list[tuple[MockPortal, str]] = []
+    groups: list[list[tuple[MockPortal, str]]] = []
+    for portal in (a, b):
+        portal.set("/robots.txt", Page(ROBOTS.encode(), "text/plain"))
+    a_articles = []
+    for i in range(1, n_articles + 1):
+        art = Article.generate(f"a{i}")
+        art.source = "甲网"
+        path = f"/a/{i}.html"
+        a.add_article(path, art)
+        a_articles.append(path)
+    b_articles = []
+    for i in range(1, n_articles // 2 + 1):
+        art = Article.generate(f"b{i}")
+        art.source = "乙网"
+        path = f"/a/{i}.html"
+        b.add_article(path, art)
+        b_articles.append(path)
+    # Cross-portal reprints of a/1..a/3 on b (small edits), and an exact copy of a/4 on a.
+    for i in (1, 2, 3):
+        path = f"/a/{100 + i}.html"
+        b.add_article(path, a.articles[f"/a/{i}.html"].reprint("乙网"))
+        b_articles.append(path)
+        groups.append([(a, f"/a/{i}.html"), (b, path)])
+    a.add_article("/a/104.html", a.articles["/a/4.html"])
+    a_articles.append("/a/104.html")
+    groups.append([(a, "/a/4.html"), (a, "/a/104.html")])
+    grouped = {p for g in groups for p in g}
+    unique = [(a, p) for p in a_articles if (a, p) not in grouped]
+    unique += [(b, p) for p in b_articles if (b, p) not in grouped]
+    # GBK pages: a wrong charset declaration (utf-8) and none at all.
+    for path, decl, ctype in (("/a/201.html", "utf-8", "text/html; charset=utf-8"),
+                              ("/a/202.html", None, "text/html")):
+        art = Article.generate(path)
+        art.source = "甲网"
+        a.add_article(path, art, charset_decl=decl, encoding="gbk", content_type=ctype)
+        a_articles.append(path)
+        unique.append((a, path))
+    # Troublesome pages.
+    a.set("/a/301.html", Page(VIDEO_HTML.encode()))  # video: no body
+    a.set("/a/302.pdf", Page(PDF_BYTES, "application/pdf"))
+    a.set("/a/303.html", Page(b"", status=302, headers={"Location": "/a/304.html"}))
+    a.set("/a/304.html", Page(b"", status=302, headers={"Location": "/a/303.html"}))
+    big = Article.generate("big")
+    big.paragraphs = big.paragraphs * 200  # ~250 KB: over the tests' DOWNLOAD_MAXSIZE
+    a.add_article("/a/305.html", big)
+    # /a/404.html is linked but not served (404). /private/ is disallowed by robots.txt.
+    disallowed = [(a, f"/private/a/{i}.html") for i in range(1, 11)]
+    for _, path in disallowed:
+        a.add_article(path, Article.generate(path))
+    deep = Article.generate("deep")
+    a.add_article("/a/401.html", deep)
+    trouble = ["/a/301.html", "/a/302.pdf", "/a/303.html", "/a/305.html", "/a/404.html"]
+    # List pages of a.
+    first, rest = a_articles[: len(a_articles) // 2], a_articles[len(a_articles) // 2:]
+    a.set("/", html_page(list_html("甲网首页", ["/list/1.html"] + first[:3]
+                                   + [p for _, p in disallowed]
+                                   + ["http://example.invalid/a/1.html", "/about.html"])))
+    a.set("/list/1.html", html_page(list_html("新闻 第1页", first + ["/list/2.html"])))
+    a.set("/list/2.html", html_page(list_html("新闻 第2页", rest + trouble + ["/list/3.html"])))
+    a.set("/list/3.html", html_page(list_html("新闻 第3页", ["/a/401.html"])))
+    a.set("/about.html", html_page(list_html("关于", [])))
+    a.a_lists = ["/", "/list/1.html", "/list/2.html"]
+    b.set("/", html_page(list_html("乙网首页", b_articles + ["/list/1.html"])))
+    b.set("/list/1.html", html_page(list_html("乙网 第1页", b_articles[:2])))
+    return Layout(
+        a=a, b=b, unique=unique, reprint_groups=groups,
+        no_body=[(a, "/a/301.html")],
+        failing=[(a, p) for p in ("/a/302.pdf", "/a/303.html", "/a/305.html", "/a/404.html")],
+        disallowed=disallowed,
+        too_deep=[(a, "/a/401.html"), (a, "/list/3.html")],
+        a_lists=a.a_lists,
+    )
+
+
+def sites_toml(a: MockPortal, b: MockPortal, *, max_list_depth: int = 2) -> str:
+    return (
+        "[[sites]]\n"
+        'name = "portal-a"\n'
+        f'start_urls = ["{a.base}/"]\n'
+        "article_url = '/a/\\d+\\.(html|pdf)$'\n"
+        "follow_url = '/list/\\d+\\.html$'\n"
+        f"max_list_depth = {max_list_depth}\n"
+        "\n[[sites]]\n"
+        'name = "portal-b"\n'
+        f'start_urls = ["{b.base}/"]\n'
+        "article_url = '/a/\\d+\\.html$'\n"
+        "follow_url = '/list/\\d+\\.html$'\n"
+    )
