@@ -18,14 +18,27 @@ DUPLICATES = "{prefix}:duplicates"
 # Sorted set: url scored by the time it was recorded (newest first with ZREVRANGE).
 DUPLICATES_LOG = "{prefix}:duplicates:log"
 
-# --- crawl state (scheduler, queue, dupefilter), per spider -----------------------------------
+# --- crawl state (scheduler, queue, dupefilter), per spider; see docs/readme/scheduling.md -----
+# Sorted set: JSON queue entry, scored by priority then FIFO (lowest score first).
 CRAWL_QUEUE = "{prefix}:{spider}:requests"
+# String counter: FIFO sequence number of queue entries.
+CRAWL_SEQ = "{prefix}:{spider}:requests:seq"
+# Sorted set: JSON entry popped by a worker, scored by its lease deadline (ms, Redis clock).
 CRAWL_INFLIGHT = "{prefix}:{spider}:inflight"
-CRAWL_SEEN = "{prefix}:{spider}:seen"
+# Sorted sets (65536 shards by the first 2 bytes of the 8-byte fingerprint): the other 6 bytes
+# of each processed ("done") article URL, scored by the day (days since 1970) it was last seen.
+CRAWL_SEEN = "{prefix}:{spider}:seen:{shard}"
+# String: the last day the seen shards were pruned.
+CRAWL_SEEN_PRUNED = "{prefix}:{spider}:seen-pruned"
+# Hash: 8-byte fingerprint -> number of queue/in-flight entries for that URL (queued, not done).
 CRAWL_PENDING = "{prefix}:{spider}:pending"
+# Hash: 8-byte fingerprint -> "attempts:day" of an article whose download failed.
 CRAWL_FAILURES = "{prefix}:{spider}:failures"
+# List: JSON {ts, error, raw_b64} of queue entries that could not be read (capped).
 CRAWL_DEADLETTER = "{prefix}:{spider}:deadletter"
+# String with TTL: the id of the current run (SET NX EX by the worker that starts the run).
 CRAWL_RUN = "{prefix}:{spider}:run"
+# Set with TTL: fingerprints of start/list pages already scheduled in run {run}.
 CRAWL_LISTSEEN = "{prefix}:{spider}:listseen:{run}"
 
 

@@ -1,0 +1,105 @@
+"""Retry Redis calls with backoff while the server is briefly away.
+
+``call_with_retry(fn, *args, retry_seconds=60)`` calls ``fn`` and, on a connection-level error
+(connection refused/reset, timeout, ``LOADING`` after a restart, read-only replica during a
+failover), sleeps with exponential backoff (0.1 s doubling to 5 s) and tries again until
+``retry_seconds`` have passed; then it raises :class:`RedisUnavailable`. Other errors (wrong
+type, script errors, ...) are raised at once: retrying cannot fix them.
+
+Reusable by every component that writes to Redis (scheduler, dupefilter, pipelines). The call
+blocks the calling thread (in Scrapy: the reactor) while it waits, which is deliberate: without
+Redis no request can be scheduled, acknowledged or stored, so the crawl pauses instead of
+recording work it cannot persist.
+
+Calls must be idempotent or safe to repeat: when a connection breaks after the server executed a
+command but before the reply arrived, the command runs again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import redis
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_RETRY_SECONDS = 60.0
+
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    redis.ConnectionError,  # includes BusyLoadingError (LOADING after a restart)
+    redis.TimeoutError,
+    redis.ReadOnlyError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+class RedisUnavailable(RuntimeError):
+    """Redis stayed unreachable for longer than the retry limit."""
+
+    def __init__(self, what: str, waited: float, last_error: BaseException | None) -> None:
+        self.what = what
+        self.waited = waited
+        self.last_error = last_error
+        super().__init__(
+            f"Redis unavailable for {waited:.0f} s during {what}: {last_error!r}"
+        )
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for errors that may go away when the server comes back."""
+    return isinstance(exc, TRANSIENT_ERRORS)
+
+
+def call_with_retry(
+    fn: Callable[..., T],
+    *args: Any,
+    retry_seconds: float = DEFAULT_RETRY_SECONDS,
+    what: str | None = None,
+    initial_delay: float = 0.1,
+    max_delay: float = 5.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    **kwargs: Any,
+) -> T:
+    """``fn(*args, **kwargs)``, retried with backoff on transient Redis errors.
+
+    Raises :class:`RedisUnavailable` once ``retry_seconds`` have passed since the first failure
+    (``retry_seconds <= 0``: no retry at all).
+    """
+    label = what or getattr(fn, "__name__", "redis call")
+    started: float | None = None
+    delay = initial_delay
+    attempt = 0
+    while True:
+        try:
+            result = fn(*args, **kwargs)
+        except TRANSIENT_ERRORS as exc:
+            now = clock()
+            if started is None:
+                started = now
+            waited = now - started
+            if waited >= retry_seconds:
+                logger.error(
+                    "Redis still unavailable after %.1f s (%s): giving up: %r", waited, label, exc
+                )
+                raise RedisUnavailable(label, waited, exc) from exc
+            attempt += 1
+            if attempt == 1:
+                logger.warning(
+                    "Redis unavailable (%s): %r; retrying for up to %.0f s", label, exc,
+                    retry_seconds,
+                )
+            else:
+                logger.debug("Redis retry %d (%s): %r", attempt, label, exc)
+            sleep(min(delay, max(0.0, retry_seconds - waited)))
+            delay = min(delay * 2, max_delay)
+            continue
+        if attempt:
+            logger.warning("Redis is back (%s) after %d retries", label, attempt)
+        return result
