@@ -1,0 +1,38 @@
+"""64-bit simhash fingerprints of article text (no Scrapy, no Redis here).
+
+Public API (other layers code against it)::
+
+    fingerprint(text) -> int | None   # default configuration, as the crawl pipeline applies it
+    hamming(a, b) -> int
+    simhash_from_features(pairs, bits=64) -> int
+    Fingerprinter(config).fingerprint(text) / .analyze(text) / .version
+    get_fingerprinter(idf_file=None, segmenter=None) -> Fingerprinter   # cached per arguments
+"""
+
+from __future__ import annotations
+
+from newscrawl.simhash.core import feature_hash, hamming, simhash_from_features
+from newscrawl.simhash.fingerprinter import (
+    DEFAULT_SEGMENTER,
+    FingerprintConfig,
+    Fingerprinter,
+    FingerprintResult,
+    fingerprint,
+    get_fingerprinter,
+)
+from newscrawl.simhash.idf import IdfFormatError
+from newscrawl.simhash.segmenters import SEGMENTERS
+
+__all__ = [
+    "DEFAULT_SEGMENTER",
+    "SEGMENTERS",
+    "FingerprintConfig",
+    "FingerprintResult",
+    "Fingerprinter",
+    "IdfFormatError",
+    "feature_hash",
+    "fingerprint",
+    "get_fingerprinter",
+    "hamming",
+    "simhash_from_features",
+]

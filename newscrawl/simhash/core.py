@@ -1,0 +1,122 @@
+"""Signature arithmetic: the stable 64-bit feature hash, the weighted vote and Hamming distance.
+
+Bit-order convention (used everywhere in newscrawl): a ``bits``-bit value is an ``int`` in
+``[0, 2**bits)``; *bit i* is ``(value >> i) & 1``, so bit 0 is the least significant bit. When a
+signature or a feature vector is written as a string or a tuple, it is written most significant bit
+first, like a binary literal: the vector ``(1, -1, 1)`` of a 3-bit feature hash is ``0b101`` and the
+signature written ``001`` is ``0b001 == 1``. The Redis index's block 0 is the most significant
+16 bits.
+
+The vote (Charikar 2002; Manku, Jain, Das Sarma, WWW 2007): for every bit i,
+``V[i] = sum(w if bit i of h is set else -w for h, w in features)`` and bit i of the signature is
+set iff ``V[i] > 0`` (a tie, ``V[i] == 0``, gives 0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+
+BITS = 64
+_MASK64 = (1 << 64) - 1
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of differing bits between two non-negative integers."""
+    if (
+        not isinstance(a, int)
+        or not isinstance(b, int)
+        or isinstance(a, bool)
+        or isinstance(b, bool)
+    ):
+        raise TypeError("hamming() takes two ints")
+    if a < 0 or b < 0:
+        raise ValueError("hamming() takes non-negative ints (unsigned signatures)")
+    return (a ^ b).bit_count()
+
+
+def feature_hash(token: str) -> int:
+    """Stable unsigned 64-bit hash of a feature string: BLAKE2b-64 of its UTF-8 bytes, big-endian.
+
+    Identical on every machine and process (never Python's salted ``hash()``).
+    """
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def simhash_from_features(pairs: Iterable[tuple[int, float]], bits: int = BITS) -> int:
+    """Signature of ``(feature hash, weight)`` pairs; see the module docstring for the convention.
+
+    Each feature hash must be an int in ``[0, 2**bits)`` and each weight a finite number.
+    No features (or all weights zero) gives 0.
+    """
+    if not isinstance(bits, int) or bits <= 0:
+        raise ValueError("bits must be a positive int")
+    limit = 1 << bits
+    vector = [0.0] * bits
+    for h, w in pairs:
+        if not isinstance(h, int) or h < 0 or h >= limit:
+            raise ValueError(f"feature hash {h!r} is not an int in [0, 2**{bits})")
+        if not math.isfinite(w):
+            raise ValueError(f"feature weight {w!r} is not finite")
+        for i in range(bits):
+            if (h >> i) & 1:
+                vector[i] += w
+            else:
+                vector[i] -= w
+    out = 0
+    for i, v in enumerate(vector):
+        if v > 0:
+            out |= 1 << i
+    return out
+
+
+# --- fast path for non-negative integer weights -------------------------------------------------
+# "Lanes": a 64-bit hash h is spread into one big int with bit i of h at bit LANE*i. Then
+# acc = sum(w * spread(h)) holds, in lane i, S[i] = total weight of the features whose bit i is set
+# (no lane overflows while the total weight W < LANE_CAPACITY). V[i] = S[i] - (W - S[i]), so bit i
+# of the signature is set iff 2*S[i] > W, i.e. S[i] >= T with T = W // 2 + 1. Adding 2**47 - T to
+# every lane sets bit 47 of lane i exactly when S[i] >= T; bytes slicing gathers those 64 bits.
+# One big-int multiply-add per feature instead of 64 Python-level additions.
+LANE = 48
+LANE_CAPACITY = 1 << (LANE - 1)
+_LANE_ONES = sum(1 << (LANE * i) for i in range(BITS))
+_SPREAD_BYTE = [sum(((b >> k) & 1) << (LANE * k) for k in range(8)) for b in range(256)]
+_HIGH_BIT_TO_CHAR = bytes(ord("1") if b & 0x80 else ord("0") for b in range(256))
+_LANE_BYTES = LANE // 8
+
+
+def spread(h: int) -> int:
+    """``h`` (64-bit) with bit i moved to bit ``LANE * i``."""
+    out = 0
+    for j in range(8):
+        out |= _SPREAD_BYTE[(h >> (8 * j)) & 0xFF] << (LANE * 8 * j)
+    return out
+
+
+def simhash_from_spread(weighted: Iterable[tuple[int, int]], total: int) -> int:
+    """Signature from ``(spread(h), integer weight >= 0)`` pairs whose weights sum to ``total``.
+
+    The caller guarantees ``0 <= total < LANE_CAPACITY`` (then no lane can overflow).
+    """
+    acc = 0
+    for s, w in weighted:
+        acc += s * w
+    acc += ((1 << (LANE - 1)) - (total // 2 + 1)) * _LANE_ONES
+    raw = acc.to_bytes(_LANE_BYTES * BITS + 1, "little")
+    top = raw[
+        _LANE_BYTES - 1 : _LANE_BYTES * BITS : _LANE_BYTES
+    ]  # the byte holding bit 47, per lane
+    return int(top.translate(_HIGH_BIT_TO_CHAR)[::-1], 2)
+
+
+def simhash_int_weights(weights: Mapping[int, int]) -> int:
+    """Signature of ``{feature hash: integer weight >= 0}``, same as simhash_from_features."""
+    total = sum(weights.values())
+    if total >= LANE_CAPACITY:
+        return simhash_from_features(weights.items())
+    return simhash_from_spread(((spread(h), w) for h, w in weights.items()), total)
+
+
+def mask64(value: int) -> int:
+    return value & _MASK64

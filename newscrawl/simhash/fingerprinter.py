@@ -1,0 +1,214 @@
+"""The document fingerprint: normalise -> tokens -> weighted features -> 64-bit simhash.
+
+Default configuration (chosen by measurement, see docs/readme/simhash.md):
+
+1. Only the first ``max_chars`` (100,000) characters count, so any input costs bounded time/memory.
+2. NFKC + case folding; CJK runs are segmented (``rjieba`` by default, ``jieba`` is the reference),
+   other letter/digit runs are words; pure numbers, 1-character non-CJK tokens, punctuation and
+   whitespace are dropped (see ``newscrawl.simhash.text``).
+3. Each distinct token is a feature, weighted ``idf(token) * tf_factor(count)`` with jieba's IDF
+   table (median IDF for unknown words) and a log term frequency (``1 + ln(count)``), in integers.
+4. Feature hash: BLAKE2b-64 of the token's UTF-8 bytes; the weighted vote of ``core``.
+
+Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``
+(``"empty"`` when there is no token at all, e.g. whitespace or punctuation only).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass, fields
+from typing import Any
+
+from newscrawl.simhash import core
+from newscrawl.simhash.idf import load_idf
+from newscrawl.simhash.segmenters import SEGMENTERS, load_segmenter
+from newscrawl.simhash.text import split_runs
+
+logger = logging.getLogger(__name__)
+
+ALGORITHM = "nc1"
+TF_MODES = ("log", "raw", "sqrt", "binary")
+DEFAULT_SEGMENTER = "rjieba"
+_TF_SCALE = 1000
+_SHINGLE_SEP = "\x1f"
+
+
+@dataclass(frozen=True)
+class FingerprintConfig:
+    segmenter: str = DEFAULT_SEGMENTER
+    hmm: bool = True
+    idf_file: str | None = None
+    tf: str = "log"  # term-frequency factor: log = 1 + ln(tf), raw, sqrt, binary
+    max_tf: int = 1000  # counts above this count as this
+    shingle: int = 1  # 1 = single tokens; k > 1 adds k-token shingles as extra features
+    min_cjk_len: int = 1  # CJK words shorter than this are dropped (1 keeps all)
+    max_chars: int = 100_000  # only the first max_chars characters of a text count
+    min_tokens: int = 10  # fewer tokens -> no fingerprint (reason "too_short")
+
+    def __post_init__(self) -> None:
+        if self.segmenter not in SEGMENTERS:
+            raise ValueError(f"unknown segmenter {self.segmenter!r}; choose one of {SEGMENTERS}")
+        if self.tf not in TF_MODES:
+            raise ValueError(f"unknown tf mode {self.tf!r}; choose one of {TF_MODES}")
+        for name in ("max_tf", "shingle", "min_cjk_len", "max_chars", "min_tokens"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+    def replace(self, **changes: Any) -> FingerprintConfig:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return FingerprintConfig(**values)
+
+
+@dataclass(frozen=True)
+class FingerprintResult:
+    value: int | None  # the 64-bit signature, or None
+    reason: str | None  # why there is no signature: "empty" or "too_short"; None when value is set
+    features: int  # number of distinct features that voted
+    tokens: int = 0  # number of tokens counted
+    truncated: bool = False  # True when the text was longer than max_chars
+
+
+def _tf_factor(mode: str, tf: int) -> int:
+    if mode == "log":
+        return round(_TF_SCALE * (1.0 + math.log(tf)))
+    if mode == "raw":
+        return _TF_SCALE * tf
+    if mode == "sqrt":
+        return round(_TF_SCALE * math.sqrt(tf))
+    return _TF_SCALE
+
+
+class Fingerprinter:
+    """Computes fingerprints for one configuration. Thread-safe; keeps a bounded token cache."""
+
+    CACHE_LIMIT = 50_000  # cached token -> (spread hash, idf); cleared when full (~25 MB at most)
+
+    def __init__(self, config: FingerprintConfig | None = None) -> None:
+        self.config = config or FingerprintConfig()
+        self._idf = load_idf(self.config.idf_file)
+        self._segmenter = load_segmenter(self.config.segmenter, self.config.hmm)
+        self._tf_table = [0] + [
+            _tf_factor(self.config.tf, tf) for tf in range(1, self.config.max_tf + 1)
+        ]
+        self._cache: dict[str, tuple[int, int]] = {}
+        c = self.config
+        features = f"t{c.shingle}.{c.tf}{c.max_tf}.c{c.min_cjk_len}.x{c.max_chars}.m{c.min_tokens}"
+        self.version = (
+            f"{ALGORITHM}/{self._segmenter.label}/{features}/blake2b64/idf-{self._idf.digest}"
+        )
+
+    def __repr__(self) -> str:
+        return f"Fingerprinter({self.version!r})"
+
+    # -- tokens --------------------------------------------------------------------------------
+    def tokens(self, text: str) -> list[str]:
+        """The tokens of ``text`` that count (after normalisation, filtering and truncation)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        return self._tokens(text[: self.config.max_chars])
+
+    def _tokens(self, text: str) -> list[str]:
+        cut = self._segmenter.cut
+        min_cjk = self.config.min_cjk_len
+        out: list[str] = []
+        if self.config.shingle == 1:
+            # Order does not matter for single-token features: segment all CJK runs in one call
+            # (runs joined by spaces; the segmenters cut each space-separated block on its own).
+            cjk: list[str] = []
+            for is_cjk, run in split_runs(text):
+                (cjk if is_cjk else out).append(run)
+            if cjk:
+                words = cut(" ".join(cjk))
+                out.extend(w for w in words if len(w) >= min_cjk and w != " ")
+            return out
+        for is_cjk, run in split_runs(text):
+            if is_cjk:
+                out.extend(w for w in cut(run) if len(w) >= min_cjk)
+            else:
+                out.append(run)
+        return out
+
+    # -- features ------------------------------------------------------------------------------
+    def _entry(self, token: str) -> tuple[int, int]:
+        entry = self._cache.get(token)
+        if entry is None:
+            idf = self._idf.table.get(token, self._idf.median)
+            entry = (core.spread(core.feature_hash(token)), idf)
+            if len(self._cache) >= self.CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[token] = entry
+        return entry
+
+    def weights(self, text: str) -> dict[str, int]:
+        """Feature -> integer weight for ``text`` (for inspection and tests)."""
+        toks = self.tokens(text)
+        return {f: w for f, (_, w) in self._features(toks).items()}
+
+    def _features(self, toks: list[str]) -> dict[str, tuple[int, int]]:
+        """Feature string -> (spread hash, integer weight)."""
+        tf_table = self._tf_table
+        max_tf = self.config.max_tf
+        out: dict[str, tuple[int, int]] = {}
+        for tok, n in Counter(toks).items():
+            s, idf = self._entry(tok)
+            out[tok] = (s, idf * tf_table[n if n <= max_tf else max_tf])
+        k = self.config.shingle
+        if k > 1 and len(toks) >= k:
+            grams = Counter(_SHINGLE_SEP.join(toks[i : i + k]) for i in range(len(toks) - k + 1))
+            for gram, n in grams.items():
+                idf = sum(self._entry(t)[1] for t in gram.split(_SHINGLE_SEP)) // k
+                s = self._entry(gram)[0]
+                out[gram] = (s, idf * tf_table[n if n <= max_tf else max_tf])
+        return out
+
+    # -- fingerprint ---------------------------------------------------------------------------
+    def analyze(self, text: str) -> FingerprintResult:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        truncated = len(text) > self.config.max_chars
+        toks = self._tokens(text[: self.config.max_chars])
+        if not toks:
+            return FingerprintResult(None, "empty", 0, 0, truncated)
+        if len(toks) < self.config.min_tokens:
+            return FingerprintResult(None, "too_short", 0, len(toks), truncated)
+        feats = self._features(toks)
+        total = sum(w for _, w in feats.values())
+        if total < core.LANE_CAPACITY:
+            value = core.simhash_from_spread(feats.values(), total)
+        else:  # cannot happen with the default limits; exact slow path all the same
+            value = core.simhash_from_features(
+                (core.feature_hash(f), w) for f, (_, w) in feats.items()
+            )
+        return FingerprintResult(value, None, len(feats), len(toks), truncated)
+
+    def fingerprint(self, text: str) -> int | None:
+        return self.analyze(text).value
+
+
+@functools.lru_cache(maxsize=16)
+def _cached(idf_file: str | None, segmenter: str | None) -> Fingerprinter:
+    config = FingerprintConfig(
+        segmenter=segmenter or DEFAULT_SEGMENTER,
+        idf_file=idf_file,
+    )
+    return Fingerprinter(config)
+
+
+def get_fingerprinter(
+    *, idf_file: str | os.PathLike[str] | None = None, segmenter: str | None = None
+) -> Fingerprinter:
+    """The default-configuration Fingerprinter (optionally other IDF file or segmenter), cached."""
+    path = os.path.abspath(os.fspath(idf_file)) if idf_file is not None else None
+    return _cached(path, segmenter)
+
+
+def fingerprint(text: str) -> int | None:
+    """Fingerprint of ``text`` with the default configuration (what the crawl pipeline applies)."""
+    return get_fingerprinter().fingerprint(text)

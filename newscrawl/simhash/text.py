@@ -1,0 +1,43 @@
+"""Tokenising text: CJK ideograph runs (for the segmenter) and other word tokens.
+
+* CJK runs are maximal runs of U+3400-U+4DBF / U+4E00-U+9FFF ideographs; only they go to the
+  segmenter, which never sees punctuation, spaces, Latin letters or digits.
+* Word tokens are maximal runs of other letters/digits (``\\w`` minus ``_`` and CJK ideographs).
+  Each is NFKC-normalised (full-width ``ＶＩＰ`` -> ``VIP``) and case-folded. Pure numbers and
+  one-character words are dropped, so numbers, punctuation and whitespace are never features.
+* Full-width punctuation and spaces separate tokens like their half-width forms, so width edits do
+  not change the tokens. (Normalising only the word runs gives the same tokens as NFKC on the whole
+  text for news prose, at a fraction of the cost; CJK compatibility ideographs U+F900-U+FAFF are
+  treated as word runs and normalised to their unified forms.)
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
+
+
+def normalize_word(word: str) -> str:
+    if not word.isascii():
+        word = unicodedata.normalize("NFKC", word)
+    return word.casefold()
+
+
+def keep_word(word: str) -> bool:
+    return len(word) > 1 and not word.isdigit()
+
+
+def split_runs(text: str) -> Iterator[tuple[bool, str]]:
+    """Yield ``(is_cjk, run)`` in text order; word runs are normalised and filtered."""
+    for m in TOKEN_RE.finditer(text):
+        cjk = m.group("cjk")
+        if cjk is not None:
+            yield True, cjk
+        else:
+            word = normalize_word(m.group("word"))
+            if keep_word(word):
+                yield False, word

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from newscrawl.simhash import core, feature_hash, hamming, simhash_from_features
+
+
+def vec_to_int(vec: tuple[int, ...]) -> int:
+    """(+1/-1 per bit, most significant bit first) -> int, the documented convention."""
+    out = 0
+    for v in vec:
+        out = (out << 1) | (1 if v > 0 else 0)
+    return out
+
+
+def test_worked_example_3_bits() -> None:
+    # Features h(w1..w5) with weights d = (1, 2, 0, 3, 0): vector (-4, -2, 6), signature 001.
+    hashes = [(1, -1, 1), (-1, 1, 1), (1, -1, -1), (-1, -1, 1), (1, 1, -1)]
+    weights = [1, 2, 0, 3, 0]
+    pairs = [(vec_to_int(h), float(w)) for h, w in zip(hashes, weights, strict=True)]
+    assert [p[0] for p in pairs] == [0b101, 0b011, 0b100, 0b001, 0b110]
+    assert simhash_from_features(pairs, bits=3) == 0b001
+    # Integer fast path agrees.
+    assert core.simhash_from_features(pairs, bits=3) == 1
+
+
+def test_vote_by_hand_each_bit() -> None:
+    # bit 0: +2 -1 = +1 -> 1; bit 1: -2 +1 = -1 -> 0; bit 2: -2 -1 -> 0; tie -> 0
+    assert simhash_from_features([(0b001, 2.0), (0b010, 1.0)], bits=3) == 0b001
+    assert simhash_from_features([(0b1, 1.0), (0b0, 1.0)], bits=1) == 0  # tie gives 0
+    assert simhash_from_features([], bits=64) == 0
+
+
+def test_simhash_rejects_bad_features() -> None:
+    with pytest.raises(ValueError):
+        simhash_from_features([(8, 1.0)], bits=3)
+    with pytest.raises(ValueError):
+        simhash_from_features([(-1, 1.0)])
+    with pytest.raises(ValueError):
+        simhash_from_features([(1, float("nan"))])
+    with pytest.raises(ValueError):
+        simhash_from_features([(1, 1.0)], bits=0)
+
+
+def test_fast_integer_path_matches_reference() -> None:
+    rng = random.Random(7)
+    for n in (1, 2, 3, 17, 300):
+        for _ in range(50):
+            weights = {
+                rng.getrandbits(64): rng.choice([0, 1, rng.randrange(10**9)]) for _ in range(n)
+            }
+            assert core.simhash_int_weights(weights) == simhash_from_features(weights.items())
+
+
+def test_identical_features_give_the_features_hash() -> None:
+    h = feature_hash("新闻")
+    assert simhash_from_features([(h, 3.0)]) == h
+    assert core.simhash_int_weights({h: 3}) == h
+
+
+def test_hamming() -> None:
+    assert hamming(0, 0) == 0
+    assert hamming(0b1011, 0b0001) == 2
+    assert hamming(0, (1 << 64) - 1) == 64
+    with pytest.raises(TypeError):
+        hamming(1.0, 2)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        hamming(-1, 2)
+
+
+def test_feature_hash_is_stable_64_bit() -> None:
+    # BLAKE2b-64 of the UTF-8 bytes: pinned so that a change of hash function cannot go unnoticed.
+    import hashlib
+
+    expected = int.from_bytes(hashlib.blake2b("中国".encode(), digest_size=8).digest(), "big")
+    assert feature_hash("中国") == expected
+    assert 0 <= feature_hash("x") < 1 << 64
+    assert feature_hash("a") != feature_hash("b")

@@ -1,0 +1,222 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from newscrawl.simhash import (
+    FingerprintConfig,
+    Fingerprinter,
+    FingerprintResult,
+    IdfFormatError,
+    fingerprint,
+    get_fingerprinter,
+    hamming,
+)
+
+ARTICLE = (
+    "新华社北京4月12日电 国家统计局今天发布数据，一季度国内生产总值同比增长百分之五点三，"
+    "比上年四季度加快零点一个百分点。统计局新闻发言人表示，国民经济开局良好，工业生产稳定增长，"
+    "消费市场持续恢复，固定资产投资规模扩大，就业形势总体稳定，居民收入继续增加。"
+    "专家认为，随着一系列稳增长政策落地见效，经济回升向好的态势将进一步巩固。"
+)
+LONG_ARTICLE = ARTICLE + (
+    "从行业看，高技术制造业增加值增长较快，新能源汽车、太阳能电池、服务机器人等产品产量保持两位数增长。"
+    "从需求看，社会消费品零售总额稳步增加，服务零售额增速快于商品零售额，假日旅游和文化娱乐消费活跃。"
+    "从区域看，东部地区经济总量继续领先，中西部地区增速较快，东北地区主要指标好于预期。"
+    "与此同时，外部环境复杂性严峻性不确定性上升，部分企业经营仍面临困难，有效需求仍显不足。"
+    "下一步，有关部门将加大宏观政策调控力度，着力扩大国内需求，推动经济实现质的有效提升和量的合理增长。"
+)
+ENGLISH = (
+    "Apple unveiled the new iPhone at its Cupertino headquarters, analysts expect strong sales"
+)
+
+
+def test_fingerprint_is_64_bit_int() -> None:
+    fp = fingerprint(ARTICLE)
+    assert isinstance(fp, int) and 0 <= fp < 1 << 64
+    assert fingerprint(ARTICLE) == fp
+    assert get_fingerprinter().fingerprint(ARTICLE) == fp
+
+
+def test_non_str_raises_type_error() -> None:
+    for bad in (None, b"bytes", 12, ["a"]):
+        with pytest.raises(TypeError):
+            fingerprint(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            get_fingerprinter().analyze(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t\u3000 ", "，。！？——……", "123 456 2024"])
+def test_empty_reason(text: str) -> None:
+    res = get_fingerprinter().analyze(text)
+    assert res == FingerprintResult(None, "empty", 0, 0, False)
+    assert fingerprint(text) is None
+
+
+def test_too_short_threshold_is_min_tokens() -> None:
+    fp = get_fingerprinter()
+    words = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+    ]
+    assert fp.config.min_tokens == 10
+    short = fp.analyze(" ".join(words[:9]))
+    assert (short.value, short.reason, short.tokens) == (None, "too_short", 9)
+    ok = fp.analyze(" ".join(words[:10]))
+    assert ok.value is not None and ok.reason is None and ok.tokens == 10 and ok.features == 10
+
+
+def test_long_text_work_is_capped() -> None:
+    fp = get_fingerprinter()
+    cap = fp.config.max_chars
+    head = (ARTICLE * (cap // len(ARTICLE) + 1))[:cap]
+    huge = head + "完全不同的尾部内容" * (10_000_000 // 9)  # > 10 MB of text after the cap
+    res = fp.analyze(huge)
+    assert res.truncated
+    assert res.value == fp.fingerprint(head)
+    assert not fp.analyze(head).truncated
+
+
+def test_huge_text_bounded_memory_and_time_in_subprocess() -> None:
+    # 10 MB of text in a child limited to 60 s CPU and +400 MB address space over its idle size.
+    code = textwrap.dedent(
+        """
+        import resource, sys
+        from newscrawl.simhash import fingerprint
+        fingerprint("预热文本" * 10 + " warm up words here")
+        text = ("国家统计局今天发布数据 economy grows " * 400_000)[:10_000_000]
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+        fp = fingerprint(text)
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - usage
+        print(fp is not None, grown)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    ).stdout.split()
+    assert out[0] == "True"
+    assert int(out[1]) < 200_000  # KiB: well under the text's own size x 20
+
+
+def test_same_fingerprint_under_different_hash_seeds() -> None:
+    code = (
+        "import json,sys; from newscrawl.simhash import fingerprint, get_fingerprinter;"
+        "t=sys.stdin.read(); print(json.dumps([fingerprint(t), get_fingerprinter().version]))"
+    )
+    results = []
+    for seed in ("0", "12345"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            input=ARTICLE + ENGLISH,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=True,
+        )
+        results.append(json.loads(proc.stdout))
+    assert results[0] == results[1]
+    assert results[0][0] == fingerprint(ARTICLE + ENGLISH)
+
+
+def test_mixed_chinese_english_words_are_casefolded_features() -> None:
+    fp = get_fingerprinter()
+    toks = fp.tokens("苹果公司发布 iPhone 新品，APPLE 股价上涨")
+    assert "iphone" in toks and "apple" in toks
+    assert "苹果公司" in toks and "股价" in toks
+    mixed = ARTICLE + ENGLISH
+    assert fp.fingerprint(mixed) == fp.fingerprint(ARTICLE + ENGLISH.upper())
+    assert fp.fingerprint(mixed) != fp.fingerprint(ARTICLE)
+    # English alone works too.
+    assert fp.fingerprint(ENGLISH + " and more news today") is not None
+
+
+def test_punctuation_whitespace_numbers_do_not_count() -> None:
+    fp = get_fingerprinter()
+    noisy = ARTICLE.replace("，", " ，，！！ 2024 ...  \n\n 12345 ").replace("。", "。。。 ——  ")
+    assert fp.fingerprint(noisy) == fp.fingerprint(ARTICLE)
+    toks = fp.tokens(noisy)
+    assert not any(t.isdigit() or not t.strip() for t in toks)
+    # A text that is mostly numbers and punctuation: only its few words count.
+    assert fp.analyze("2024，12，31；" * 500 + "经济").reason == "too_short"
+
+
+def test_full_width_equals_half_width() -> None:
+    fp = get_fingerprinter()
+    full = ARTICLE + "深圳地铁将设立ＶＩＰ头等车厢，２０１２年起试行（ＡＢＣ）"
+    half = ARTICLE + "深圳地铁将设立VIP头等车厢,2012年起试行(ABC)"
+    assert fp.fingerprint(full) == fp.fingerprint(half)
+    assert "vip" in fp.tokens(full)
+
+
+def test_small_edit_is_near_large_change_is_far() -> None:
+    fp = get_fingerprinter()
+    a = fp.fingerprint(LONG_ARTICLE)
+    b = fp.fingerprint(LONG_ARTICLE + "（来源：新华网 责任编辑：王小明）")
+    other = fp.fingerprint(
+        "湖人队在主场以一百零五比九十八击败马刺队，科比全场砍下三十二分，加索尔贡献两双，"
+        "球队锁定西部第一。赛后主教练表示球员们表现出色，但季后赛才是真正的考验，球队需要保持专注。"
+    )
+    assert a is not None and b is not None and other is not None
+    assert hamming(a, b) <= 6
+    assert hamming(a, other) > 10
+
+
+def test_segmenters_selectable_and_versions_differ() -> None:
+    j = get_fingerprinter(segmenter="jieba")
+    r = get_fingerprinter(segmenter="rjieba")
+    assert j.version != r.version
+    assert "jieba" in j.version and "rjieba" in r.version
+    fj, fr = j.fingerprint(ARTICLE), r.fingerprint(ARTICLE)
+    assert fj is not None and fr is not None and hamming(fj, fr) <= 3
+    assert get_fingerprinter(segmenter="jieba") is j  # cached per arguments
+    with pytest.raises(ValueError):
+        FingerprintConfig(segmenter="nope")
+
+
+def test_version_changes_with_parameters() -> None:
+    base = Fingerprinter(FingerprintConfig())
+    assert base.version == get_fingerprinter().version
+    seen = {base.version}
+    for change in ({"tf": "raw"}, {"shingle": 2}, {"min_tokens": 5}, {"hmm": False}):
+        v = Fingerprinter(FingerprintConfig().replace(**change)).version
+        assert v not in seen
+        seen.add(v)
+
+
+def test_user_idf_file(tmp_path: Path) -> None:
+    idf = tmp_path / "idf.txt"
+    idf.write_text("统计局 1.0\n经济 1.0\n增长 20.0\n", encoding="utf-8")
+    user = get_fingerprinter(idf_file=str(idf))
+    default = get_fingerprinter()
+    assert user.version != default.version
+    w = user.weights(ARTICLE)
+    assert w["增长"] > w["经济"]  # the user's table counts
+    idf.write_text("统计局 1.0\n经济 1.0\n增长 20.5\n", encoding="utf-8")
+    assert Fingerprinter(FingerprintConfig(idf_file=str(idf))).version != user.version
+
+
+def test_bad_idf_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("经济 1.0\n这一行没有数字\n", encoding="utf-8")
+    with pytest.raises(IdfFormatError, match=r"bad.txt:2"):
+        Fingerprinter(FingerprintConfig(idf_file=str(bad)))
+    with pytest.raises(FileNotFoundError):
+        Fingerprinter(FingerprintConfig(idf_file=str(tmp_path / "missing.txt")))
