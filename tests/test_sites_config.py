@@ -1,0 +1,135 @@
+"""The sites file: valid shapes load; every kind of mistake names the site and key; the real
+``scrapy crawl portal`` stops at start with exit code 1."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from crawlrun import run_crawl
+
+from newscrawl.sites import SitesError, load_sites, parse_sites
+
+REPO = Path(__file__).resolve().parent.parent
+
+GOOD = """
+[[sites]]
+name = "portal-a"
+start_urls = ["http://127.0.0.1:8001/"]
+article_url = '/a/\\d+\\.html$'      # regex on the URL (re.search): pages to extract as articles
+follow_url = '/list/\\d+\\.html$'    # optional regex: list pages to follow for links
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sites.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_contract_shape_loads(tmp_path: Path) -> None:
+    (site,) = load_sites(write(tmp_path, GOOD))
+    assert site.name == "portal-a"
+    assert site.start_urls == ("http://127.0.0.1:8001/",)
+    assert site.allowed_domains == ("127.0.0.1",)
+    assert site.is_article("http://127.0.0.1:8001/a/12.html")
+    assert not site.is_article("http://127.0.0.1:8001/a/12.html?x=1")
+    assert site.is_list("http://127.0.0.1:8001/list/3.html")
+    assert site.allows("http://127.0.0.1:9999/x")
+    assert not site.allows("http://127.0.0.2:8001/x")
+
+
+def test_optional_keys(tmp_path: Path) -> None:
+    text = GOOD + """
+allowed_domains = ["example.com"]
+max_list_depth = 1
+encoding = "GBK"
+"""
+    (site,) = load_sites(write(tmp_path, text))
+    assert site.allows("http://news.example.com/a/1.html")
+    assert not site.allows("http://example.org/a/1.html")
+    assert site.max_list_depth == 1
+    assert site.encoding == "gbk"
+    assert site.follow_url is not None
+
+
+def test_shipped_sites_files_are_valid() -> None:
+    sites = load_sites(REPO / "sites.toml")
+    assert len(sites) >= 3
+    assert all(s.start_urls and s.article_url.pattern for s in sites)
+    # The example file is all comments plus one example site.
+    assert load_sites(REPO / "sites.example.toml")
+
+
+def site_with(**changes: object) -> dict[str, object]:
+    raw: dict[str, object] = dict(tomllib.loads(GOOD)["sites"][0])
+    for key, value in changes.items():
+        if value is None:
+            raw.pop(key, None)
+        else:
+            raw[key] = value
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (site_with(article_url=None), ['site "portal-a"', '"article_url"', "missing"]),
+        (site_with(start_urls=None), ['site "portal-a"', '"start_urls"', "missing"]),
+        (site_with(name=None), ["site #1", '"name"', "missing"]),
+        (site_with(article_url="/a/(\\d+.html"), ['site "portal-a"', '"article_url"', "regex"]),
+        (site_with(follow_url="[z-a]"), ['site "portal-a"', '"follow_url"', "regex"]),
+        (site_with(start_urls="http://x/"), ['"start_urls"', "list of strings"]),
+        (site_with(start_urls=["ftp://x/"]), ['"start_urls"', "http"]),
+        (site_with(max_list_depth="2"), ['"max_list_depth"', "integer"]),
+        (site_with(max_list_depth=-1), ['"max_list_depth"', "integer"]),
+        (site_with(encoding="no-such-codec"), ['"encoding"', "unknown encoding"]),
+        (site_with(allowed_domains=["http://x.com/"]), ['"allowed_domains"', "host names"]),
+        (site_with(selectors="h1"), ['"selectors"', "table"]),
+        (site_with(start_url=["http://x/"]), ['site "portal-a"', 'unknown key "start_url"']),
+    ],
+)
+def test_bad_site_names_site_and_key(raw: dict[str, object], expected: list[str]) -> None:
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [raw]}, "s.toml")
+    message = str(info.value)
+    assert "s.toml" in message
+    for part in expected:
+        assert part in message
+
+
+def test_duplicate_name_and_empty_file() -> None:
+    with pytest.raises(SitesError, match=r'site "portal-a": key "name": duplicate'):
+        parse_sites({"sites": [site_with(), site_with()]})
+    with pytest.raises(SitesError, match="no \\[\\[sites\\]\\]"):
+        parse_sites({})
+    with pytest.raises(SitesError, match='unknown top-level key "site"'):
+        parse_sites({"site": []})
+
+
+def test_missing_file_and_bad_toml(tmp_path: Path) -> None:
+    with pytest.raises(SitesError, match="not found"):
+        load_sites(tmp_path / "nope.toml")
+    with pytest.raises(SitesError, match="invalid TOML"):
+        load_sites(write(tmp_path, "[[sites]]\nname = \n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (None, "not found"),
+        ("[[sites]]\nname = 'x'\nstart_urls = [\n", "invalid TOML"),
+        (GOOD.replace("'/a/\\d+\\.html$'", "'/a/(\\d+'"), 'site "portal-a": key "article_url"'),
+        (GOOD + GOOD, 'site "portal-a": key "name": duplicate name'),
+    ],
+)
+def test_real_crawl_stops_with_exit_code_1(tmp_path: Path, text: str | None,
+                                           expected: str) -> None:
+    path = tmp_path / "sites.toml"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    result = run_crawl(tmp_path, path, timeout=60)
+    assert result.returncode == 1, result.log[-3000:]
+    assert expected in result.log
+    assert "Spider opened" not in result.log
