@@ -1,0 +1,415 @@
+"""Compare article extractors and decoders on the labelled pages of the dev corpus.
+
+    python benchmarks/bench_extraction.py --corpus /work/shared/corpus/dev [--variants]
+
+Prints markdown tables:
+1. decoding: our byte-trusting decoder vs trusting the declaration (w3lib/Scrapy behaviour), also
+   with a wrong HTTP header (``charset=iso-8859-1``, a common server default);
+2. extraction, per dataset and extractor: body token F1 (characters for Chinese, words for
+   English), title / date (day level) / author accuracy where labelled, pages without an article,
+   pages/s (extraction only, after decoding).
+
+Extractors: ``trafilatura`` (bare_extraction, metadata on, library defaults), ``gne``
+(GeneralNewsExtractor, defaults), ``newscrawl`` (newscrawl.extract.extract_article). With
+``--variants`` also newscrawl with single knobs switched (what each added pass is worth).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import logging
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import lxml.html
+from w3lib.encoding import html_to_unicode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from newscrawl.extract import decode_html_detailed  # noqa: E402
+from newscrawl.extract.article import DEFAULT_STRATEGY, _extract, _Strategy  # noqa: E402
+
+
+@dataclass
+class Page:
+    dataset: str
+    pid: str
+    body: bytes
+    url: str
+    lang: str  # "zh" or "en"
+    text: str | None = None  # labelled body
+    title: str | None = None
+    date: tuple[int, ...] | None = None  # (y, m[, d])
+    author: str | None = None
+    html_title: str | None = None
+    weak_text: str | None = None  # machine reference (gne result.txt)
+    html: str = field(default="", repr=False)
+
+
+@dataclass
+class Out:
+    title: str | None
+    text: str
+    published: str | None
+    author: str | None
+
+
+# ---------------------------------------------------------------- loading -------------------------
+
+_LABEL_DATE = re.compile(r"^\s*((?:19|20)\d{2})(?:\D+(\d{1,2}))?(?:\D+(\d{1,2}))?")
+
+
+def _label_date(value: str | None) -> tuple[int, ...] | None:
+    if not value:
+        return None
+    m = _LABEL_DATE.match(value)
+    if not m or m.group(2) is None:
+        return None  # "UNKNOWN", a year alone, or not a date (label noise)
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8").strip()
+
+
+def load_cwced(root: Path) -> list[Page]:
+    d = root / "cwced_zh_handlabeled"
+    if not d.is_dir():
+        return []
+    index = {e["id"]: e for e in json.loads((d / "index.json").read_text(encoding="utf-8"))}
+    pages = []
+    for f in sorted((d / "original").glob("*.html")):
+        pid = f.stem
+        author = _read(d / "author" / f"{pid}.txt")
+        host = (index.get(pid) or {}).get("first_host_in_html") or "example.com"
+        pages.append(Page(
+            "cwced_zh_handlabeled", pid, f.read_bytes(), f"http://{host}/", "zh",
+            text=_read(d / "cleaned" / f"{pid}.txt"),
+            date=_label_date(_read(d / "date" / f"{pid}.txt")),
+            author=None if author in ("", "UNKNOWN") else author,
+        ))
+    return pages
+
+
+def _parse_gne_results(path: Path) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    if not path.is_file():
+        return out
+    raw = path.read_text(encoding="utf-8")
+    for m in re.finditer(r">{5,}(tests/\S+?)>{5,}\s*(\{.*?\})\s*<{5,}", raw, re.S):
+        try:
+            out[m.group(1)] = json.loads(m.group(2))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def load_gne(root: Path) -> list[Page]:
+    d = root / "gne_test_pages"
+    if not d.is_dir():
+        return []
+    index = json.loads((d / "index.json").read_text(encoding="utf-8"))
+    weak = _parse_gne_results(d / "result.txt")
+    pages = []
+    for e in index:
+        ref = weak.get(e["source_path"])
+        pages.append(Page(
+            "gne_test_pages", Path(e["file"]).stem, (d / e["file"]).read_bytes(),
+            f"http://{e['site_dir']}.example/", "zh", html_title=e.get("html_title"),
+            weak_text=ref.get("content") if ref else None,
+        ))
+    return pages
+
+
+def _html_text(html: str) -> str:
+    tree = lxml.html.fromstring(html)
+    for bad in tree.xpath("//script|//style"):
+        bad.drop_tree()
+    return tree.text_content()
+
+
+def load_readability(root: Path) -> list[Page]:
+    d = root / "readability_testpages"
+    if not d.is_dir():
+        return []
+    pages = []
+    for sub in sorted(p for p in d.iterdir() if p.is_dir()):
+        meta = json.loads((sub / "expected-metadata.json").read_text(encoding="utf-8"))
+        lang = "zh" if sub.name in ("qq", "gmw", "youth") else "en"
+        byline = meta.get("byline")
+        if byline and re.search(r"\d", byline):
+            byline = None  # seattletimes: the "byline" label is a date line
+        pages.append(Page(
+            "readability_testpages", sub.name, (sub / "source.html").read_bytes(),
+            f"http://{sub.name}.example/", lang,
+            text=_html_text((sub / "expected.html").read_text(encoding="utf-8")),
+            title=meta.get("title"), date=_label_date(meta.get("publishedTime")),
+            author=byline,
+        ))
+    return pages
+
+
+def load_aeb(root: Path) -> list[Page]:
+    d = root / "scrapinghub_aeb_en_news"
+    if not d.is_dir():
+        return []
+    truth = json.loads((d / "ground-truth.json").read_text(encoding="utf-8"))
+    pages = []
+    for pid, gt in sorted(truth.items()):
+        f = d / "html" / f"{pid}.html.gz"
+        if not f.is_file():
+            continue
+        pages.append(Page("scrapinghub_aeb_en_news", pid[:10], gzip.decompress(f.read_bytes()),
+                          gt.get("url") or "", "en", text=gt["articleBody"]))
+    return pages
+
+
+LOADERS: dict[str, Callable[[Path], list[Page]]] = {
+    "cwced_zh_handlabeled": load_cwced,
+    "gne_test_pages": load_gne,
+    "readability_testpages": load_readability,
+    "scrapinghub_aeb_en_news": load_aeb,
+}
+
+# ---------------------------------------------------------------- metrics -------------------------
+
+
+def tokens(text: str, lang: str) -> Counter[str]:
+    if lang == "zh":
+        return Counter(c for c in text if not c.isspace())
+    return Counter(re.findall(r"\w+", text.lower()))
+
+
+def f1(ref: str, got: str, lang: str) -> float:
+    a, b = tokens(ref, lang), tokens(got, lang)
+    common = sum((a & b).values())
+    if not common:
+        return 0.0
+    p, r = common / sum(b.values()), common / sum(a.values())
+    return 2 * p * r / (p + r)
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip().lower()
+
+
+def title_ok(pred: str | None, exp: str) -> bool:
+    """Equal, or equal up to a site suffix ("标题_科技_腾讯网", "Title | BBC News")."""
+    if not pred:
+        return False
+    p, e = _norm(pred), _norm(exp)
+    if p == e:
+        return True
+    for short, long in ((p, e), (e, p)):
+        if short and long.startswith(short) and long[len(short):].lstrip()[:1] in "_|-–—:":
+            return True
+    return False
+
+
+def date_ok(pred: str | None, exp: tuple[int, ...]) -> bool:
+    if not pred:
+        return False
+    m = re.match(r"(\d{4})-(\d{2})(?:-(\d{2}))?", pred)
+    if not m:
+        return False
+    got = tuple(int(g) for g in m.groups() if g is not None)
+    return got[: len(exp)] == exp
+
+
+def _author_norm(s: str) -> str:
+    s = re.sub(r"^\s*by\s+", "", s, flags=re.I)
+    return re.sub(r"[\W_]+", "", s).lower()
+
+
+def author_ok(pred: str | None, exp: str) -> bool:
+    return bool(pred) and _author_norm(pred or "") == _author_norm(exp)
+
+
+# ---------------------------------------------------------------- extractors ----------------------
+
+
+def run_trafilatura(html: str, url: str) -> Out | None:
+    import trafilatura
+
+    doc = trafilatura.bare_extraction(html, url=url, with_metadata=True)
+    if doc is None or isinstance(doc, dict):
+        return None
+    if not doc.text:
+        return None
+    return Out(doc.title, doc.text, doc.date, doc.author)
+
+
+_GNE = None
+
+
+def run_gne(html: str, url: str) -> Out | None:
+    global _GNE
+    from gne import GeneralNewsExtractor
+
+    if _GNE is None:
+        _GNE = GeneralNewsExtractor()
+    try:
+        r = _GNE.extract(html)
+    except Exception:  # GNE raises on pages it cannot read; that is "no article"
+        return None
+    if not r.get("content"):
+        return None
+    return Out(r.get("title"), r.get("content") or "", r.get("publish_time"), r.get("author"))
+
+
+def make_newscrawl(strategy: _Strategy) -> Callable[[str, str], Out | None]:
+    def run(html: str, url: str) -> Out | None:
+        a = _extract(html, url, None, strategy)
+        return None if a is None else Out(a.title, a.text, a.published, a.author)
+
+    return run
+
+
+def methods(variants: bool) -> dict[str, Callable[[str, str], Out | None]]:
+    out: dict[str, Callable[[str, str], Out | None]] = {
+        "trafilatura": run_trafilatura,
+        "gne": run_gne,
+        "newscrawl": make_newscrawl(DEFAULT_STRATEGY),
+    }
+    if variants:
+        s = DEFAULT_STRATEGY
+        for name, alt in {
+            "nc-no-meta-date": replace(s, meta_date=False),
+            "nc-no-line-date": replace(s, line_date=False),
+            "nc-no-url-date": replace(s, url_date=False),
+            "nc-no-lib-date": replace(s, library_date=False),
+            "nc-lib-date-extensive": replace(s, library_date_extensive=True),
+            "nc-no-line-author": replace(s, line_author=False),
+            "nc-no-lib-author": replace(s, library_author=False),
+            "nc-favor-recall": replace(s, favor="recall"),
+            "nc-favor-precision": replace(s, favor="precision"),
+        }.items():
+            out[name] = make_newscrawl(alt)
+    return out
+
+
+# ---------------------------------------------------------------- reports -------------------------
+
+
+def _fmt(values: list[bool]) -> str:
+    if not values:
+        return "–"
+    return f"{sum(values) / len(values):.2f} ({sum(values)}/{len(values)})"
+
+
+def evaluate(pages: list[Page], name: str, fn: Callable[[str, str], Out | None]) -> list[str]:
+    f1s: list[float] = []
+    weak: list[float] = []
+    titles: list[bool] = []
+    dates: list[bool] = []
+    authors: list[bool] = []
+    none = 0
+    elapsed = 0.0
+    for p in pages:
+        t0 = time.perf_counter()
+        out = fn(p.html, p.url)
+        elapsed += time.perf_counter() - t0
+        if out is None:
+            none += 1
+        text = out.text if out else ""
+        if p.text is not None:
+            f1s.append(f1(p.text, text, p.lang))
+        if p.weak_text is not None:
+            weak.append(f1(p.weak_text, text, p.lang))
+        if p.title is not None:
+            titles.append(title_ok(out.title if out else None, p.title))
+        elif p.html_title is not None:
+            titles.append(title_ok(out.title if out else None, p.html_title))
+        if p.date is not None:
+            dates.append(date_ok(out.published if out else None, p.date))
+        if p.author is not None:
+            authors.append(author_ok(out.author if out else None, p.author))
+    body = weak if not f1s else f1s
+    tag = "" if f1s else " (weak ref)"
+    mean = f"{statistics.mean(body):.3f}{tag}" if body else "–"
+    median = f"{statistics.median(body):.3f}" if body else "–"
+    return [name, str(len(pages)), mean, median, _fmt(titles), _fmt(dates), _fmt(authors),
+            str(none), f"{len(pages) / elapsed:.1f}" if elapsed else "–"]
+
+
+def table(header: list[str], rows: Iterable[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def decoding_report(pages: list[Page]) -> str:
+    rows = []
+    for ds in sorted({p.dataset for p in pages}):
+        sub = [p for p in pages if p.dataset == ds and p.dataset != "scrapinghub_aeb_en_news"]
+        if not sub:
+            continue
+        for header in (None, "text/html; charset=iso-8859-1"):
+            for label in ("declared (w3lib)", "newscrawl"):
+                bad_pages = bad_chars = 0
+                recalls: list[float] = []
+                t0 = time.perf_counter()
+                for p in sub:
+                    if label == "newscrawl":
+                        text = decode_html_detailed(p.body, header_encoding=header).text
+                    else:
+                        text = html_to_unicode(header, p.body)[1]
+                    n = text.count("\ufffd")
+                    bad_pages += n > 0
+                    bad_chars += n
+                    if p.text is not None:
+                        a, b = tokens(p.text, "zh"), tokens(text, "zh")
+                        recalls.append(sum((a & b).values()) / max(1, sum(a.values())))
+                dt = time.perf_counter() - t0
+                rows.append([ds, header or "(none)", label, str(len(sub)), str(bad_pages),
+                             str(bad_chars),
+                             f"{statistics.mean(recalls):.3f}" if recalls else "–",
+                             f"{sum(len(p.body) for p in sub) / dt / 1e6:.0f}"])
+    return table(["dataset", "HTTP header", "decoder", "pages", "pages with U+FFFD",
+                  "U+FFFD chars", "label char recall", "MB/s"], rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, required=True, help="path to corpus/dev")
+    ap.add_argument("--datasets", nargs="*", default=list(LOADERS))
+    ap.add_argument("--methods", nargs="*", default=None, help="subset of extractor names")
+    ap.add_argument("--variants", action="store_true", help="also newscrawl with knobs switched")
+    args = ap.parse_args(argv)
+    logging.disable(logging.WARNING)  # the libraries log every odd page
+
+    pages: list[Page] = []
+    for ds in args.datasets:
+        pages += LOADERS[ds](args.corpus)
+    if not pages:
+        print(f"no pages found under {args.corpus}", file=sys.stderr)
+        return 1
+    for p in pages:
+        p.html = decode_html_detailed(p.body).text
+
+    print("## Decoding\n")
+    print(decoding_report(pages))
+    fns = methods(args.variants)
+    if args.methods:
+        fns = {k: v for k, v in fns.items() if k in args.methods}
+    header = ["extractor", "pages", "body F1 mean", "body F1 median", "title acc", "date acc",
+              "author acc", "no article", "pages/s"]
+    for ds in args.datasets:
+        sub = [p for p in pages if p.dataset == ds]
+        if not sub:
+            continue
+        print(f"\n## {ds}\n")
+        print(table(header, (evaluate(sub, name, fn) for name, fn in fns.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

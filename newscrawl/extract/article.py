@@ -1,0 +1,306 @@
+"""Article extraction: trafilatura for the body and title, plus a metadata and date-line pass.
+
+See docs/readme/extraction.md for the measurements behind each choice.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import lxml.html
+import trafilatura
+from lxml import etree
+
+from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
+from newscrawl.extract.selectors import compile_selector, validate_selectors
+from newscrawl.extract.zh import author_from_lines, cjk_share
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MAX_HTML_CHARS", "MIN_BODY_CHARS", "Article", "ExtractionError", "extract_article"]
+
+# Only the first MAX_HTML_CHARS characters of a page are parsed: news articles sit well inside
+# that, and it bounds the time spent on a huge page (see the README for timings).
+MAX_HTML_CHARS = 2_000_000
+# A body with fewer non-space characters than this is not an article (video/list/error page).
+MIN_BODY_CHARS = 40
+# A page must contain an HTML tag near its start to be treated as HTML (not JSON, PDF, text).
+_HTML_SNIFF_CHARS = 65_536
+_HTML_TAG = re.compile(r"<(?:html|head|body|div|p|article|title|meta|section|span|table)\b", re.I)
+# Text around the body searched for the date line and the byline.
+_ZONE_BEFORE = 400
+_ZONE_AFTER = 300
+_CST_SHARE = 0.3
+
+_META_DATE_XPATH = etree.XPath(
+    "//meta[@property='article:published_time' or @name='article:published_time'"
+    " or @itemprop='datePublished' or @name='pubdate' or @name='PubDate' or @name='publishdate'"
+    " or @name='publish_date' or @name='publishDate' or @name='og:release_date'"
+    " or @property='og:release_date' or @name='parsely-pub-date' or @name='sailthru.date'"
+    " or @name='dc.date.issued' or @name='DC.date.issued' or @name='dcterms.created'"
+    " or @name='datePublished' or @name='weibo: article:create_at'"
+    " or @name='apub:time' or @name='firstpublishedtime' or @name='release_date']/@content"
+    " | //*[@itemprop='datePublished']/@datetime"
+    " | //*[@itemprop='datePublished']/@content"
+)
+_JSONLD_XPATH = etree.XPath("//script[@type='application/ld+json']/text()")
+_JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]{8,40})"')
+_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe")
+
+
+class ExtractionError(Exception):
+    """The extraction library failed on a page in an unexpected way (count it, keep crawling)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Article:
+    """One extracted article. ``text``: paragraphs separated by ``"\\n"``.
+
+    ``published``: ISO 8601 date (``2024-03-15``) or datetime (``2024-03-15T10:20:00+08:00``),
+    or None.
+    """
+
+    title: str | None
+    text: str
+    published: str | None
+    author: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Strategy:
+    """Knobs compared by benchmarks/bench_extraction.py; the defaults are what measured best."""
+
+    meta_date: bool = True
+    line_date: bool = True
+    url_date: bool = True
+    library_date: bool = True
+    library_date_extensive: bool = False
+    line_author: bool = True
+    library_author: bool = True
+    favor: str | None = None  # None, "precision" or "recall"
+
+
+DEFAULT_STRATEGY = _Strategy()
+
+
+def _looks_like_html(html: str) -> bool:
+    return _HTML_TAG.search(html, 0, _HTML_SNIFF_CHARS) is not None
+
+
+def _parse(html: str) -> lxml.html.HtmlElement | None:
+    try:
+        return lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError) as exc:
+        logger.debug("unparseable page: %s", exc)
+        return None
+
+
+_VISIBLE_TEXT_XPATH = etree.XPath(
+    "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript"
+    " or ancestor::template or ancestor::svg or ancestor::iframe)]"
+)
+
+
+def _visible_text(tree: lxml.html.HtmlElement) -> str:
+    """Visible text nodes of the page body, one per line."""
+    nodes = _VISIBLE_TEXT_XPATH(tree)
+    assert isinstance(nodes, list)
+    return "\n".join(t for t in (str(n).strip() for n in nodes) if t)
+
+
+def _select(tree: lxml.html.HtmlElement, selector: str, *, joiner: str) -> str | None:
+    xp = compile_selector(selector)
+    try:
+        result = xp(tree)
+    except etree.XPathEvalError as exc:
+        logger.debug("selector %r failed: %s", selector, exc)
+        return None
+    if not isinstance(result, list):
+        value = str(result).strip()
+        return value or None
+    texts: list[str] = []
+    for node in result:
+        if isinstance(node, str):
+            t = node.strip()
+        elif isinstance(node, lxml.html.HtmlElement):
+            t = _element_text(node)
+        else:
+            t = ""
+        if t:
+            texts.append(t)
+    return joiner.join(texts) or None
+
+
+def _element_text(el: lxml.html.HtmlElement) -> str:
+    """Text of an element, one line per block element, scripts and styles left out."""
+    blocks = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section",
+              "article", "blockquote", "pre", "table", "ul", "ol", "dd", "dt", "figcaption"}
+    out: list[str] = []
+
+    def walk(node: etree._Element) -> None:
+        if not isinstance(node.tag, str) or node.tag in _DROP_TAGS:
+            return
+        if node.tag in blocks:
+            out.append("\n")
+        if node.text:
+            out.append(node.text)
+        for child in node:
+            walk(child)
+            if child.tail:
+                out.append(child.tail)
+        if node.tag in blocks:
+            out.append("\n")
+
+    walk(el)
+    raw_lines = "".join(out).split("\n")
+    lines = (re.sub(r"[ \t\r\f\v\u3000\xa0]+", " ", line).strip() for line in raw_lines)
+    return "\n".join(line for line in lines if line)
+
+
+def _meta_date(tree: lxml.html.HtmlElement) -> ParsedDate | None:
+    for value in _META_DATE_XPATH(tree):
+        parsed = parse_date(str(value))
+        if parsed is not None:
+            return parsed
+    for script in _JSONLD_XPATH(tree):
+        m = _JSONLD_DATE.search(str(script))
+        if m:
+            parsed = parse_date(m.group(1))
+            if parsed is not None:
+                return parsed
+    return None
+
+
+def _zones(page_text: str, title: str | None, body: str) -> tuple[str, str]:
+    """Text just before the body (below the title) and just after it, in the visible page text."""
+    lines = body.split("\n")
+    first = next((ln for ln in lines if len(ln.strip()) >= 6), body)[:20].strip()
+    last = next((ln for ln in reversed(lines) if len(ln.strip()) >= 6), body)[-20:].strip()
+    start = page_text.find(first) if first else -1
+    if start < 0:
+        return "", ""
+    lo = max(0, start - _ZONE_BEFORE)
+    if title:
+        t = page_text.rfind(title[:12].strip(), lo, start)
+        if t >= 0:
+            lo = t
+    end = page_text.find(last, start) if last else -1
+    end = end + len(last) if end >= 0 else start
+    return page_text[lo:start], page_text[end : end + _ZONE_AFTER]
+
+
+def _clean_author(value: str | None) -> str | None:
+    if not value:
+        return None
+    value = value.strip()
+    low = value.lower()
+    if "www" in low or ".com" in low or ".cn" in low or len(value) > 60 or "■" in value:
+        return None
+    return value
+
+
+def _library_date(doc: object) -> ParsedDate | None:
+    return parse_date(getattr(doc, "date", None))
+
+
+def _extract(
+    html: str,
+    url: str,
+    selectors: Mapping[str, str] | None,
+    strategy: _Strategy,
+) -> Article | None:
+    if not isinstance(html, str):
+        raise TypeError(f"html must be str, not {type(html).__name__}")
+    validate_selectors(selectors)
+    if len(html) > MAX_HTML_CHARS:
+        logger.debug("page %s: parsing only the first %d of %d characters", url, MAX_HTML_CHARS,
+                     len(html))
+        html = html[:MAX_HTML_CHARS]
+    html = html.replace("\x00", "")
+    if not html.strip() or not _looks_like_html(html):
+        return None
+    tree = _parse(html)
+    if tree is None:
+        return None
+
+    try:
+        doc = trafilatura.bare_extraction(
+            html,
+            url=url or None,
+            with_metadata=True,
+            include_comments=False,
+            include_tables=True,
+            favor_precision=strategy.favor == "precision",
+            favor_recall=strategy.favor == "recall",
+            date_extraction_params={
+                "original_date": True,
+                "extensive_search": strategy.library_date_extensive,
+            },
+        )
+    except Exception as exc:  # the library's failure modes are not enumerable
+        raise ExtractionError(f"trafilatura failed on {url}: {exc!r}") from exc
+
+    text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
+    title = (getattr(doc, "title", None) or None) if doc is not None else None
+    sel = selectors or {}
+    if "text" in sel:
+        text = _select(tree, sel["text"], joiner="\n") or ""
+    if "title" in sel:
+        title = _select(tree, sel["title"], joiner=" ") or title
+    text = "\n".join(ln.strip() for ln in text.split("\n") if ln.strip())
+    if sum(1 for c in text if not c.isspace()) < MIN_BODY_CHARS:
+        return None
+    if title:
+        title = re.sub(r"\s+", " ", title).strip() or None
+
+    page_text = _visible_text(tree)
+    before, after = _zones(page_text, title, text)
+    assume_cst = cjk_share(text) >= _CST_SHARE
+
+    published: ParsedDate | None = None
+    if "published" in sel:
+        published = parse_date(_select(tree, sel["published"], joiner=" "))
+    if published is None and strategy.meta_date:
+        published = _meta_date(tree)
+    if published is None and strategy.line_date:
+        found = find_dates(before) or find_dates(text[:200])
+        if found:
+            published = found[0][1]
+    if published is None and strategy.url_date:
+        published = date_from_url(url)
+    if published is None and strategy.library_date and doc is not None:
+        published = _library_date(doc)
+
+    author: str | None = None
+    if "author" in sel:
+        author = _select(tree, sel["author"], joiner=" ")
+    if author is None and strategy.library_author and doc is not None:
+        author = _clean_author(getattr(doc, "author", None))
+    if author is None and strategy.line_author:
+        author = author_from_lines(before, text[-200:], after)
+
+    return Article(
+        title=title,
+        text=text,
+        published=published.iso(assume_cst=assume_cst) if published else None,
+        author=author,
+    )
+
+
+def extract_article(
+    html: str,
+    url: str,
+    *,
+    selectors: Mapping[str, str] | None = None,
+) -> Article | None:
+    """Extract the article from a decoded page; None when the page has no article body.
+
+    ``selectors`` are per-site overrides (keys ``title``, ``text``, ``published``, ``author``; XPath
+    when the value starts with ``/`` or ``(``, CSS otherwise); an override wins for its field.
+    Raises ValueError for invalid selectors (check them at start-up with ``validate_selectors``),
+    TypeError when ``html`` is not ``str`` and ExtractionError when the extraction library fails.
+    """
+    return _extract(html, url, selectors, DEFAULT_STRATEGY)
