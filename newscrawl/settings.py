@@ -15,6 +15,14 @@ SCHEDULER = "newscrawl.scheduling.scheduler.Scheduler"
 DUPEFILTER_CLASS = "newscrawl.scheduling.dupefilter.RedisDupeFilter"
 SCHEDULER_QUEUE_CLASS = "newscrawl.scheduling.queue.LeasedPriorityQueue"
 SCHEDULER_PERSIST = True
+# `scrapy crawl` exits non-zero when Redis stayed away (newscrawl/scheduling/commands/crawl.py).
+COMMANDS_MODULE = "newscrawl.scheduling.commands"
+NEWSCRAWL_LEASE_SECONDS = 120  # in-flight lease; expired leases (dead workers) are requeued
+NEWSCRAWL_MAX_ATTEMPTS = 3  # failed downloads of an article before giving up on it
+NEWSCRAWL_REDIS_RETRY_SECONDS = 60  # retry Redis this long, then stop with exit code 3
+NEWSCRAWL_URL_RETENTION_DAYS = 365  # done-URL records older than this are pruned
+NEWSCRAWL_RUN_TTL = 900  # run marker TTL (refreshed while the run's first worker lives)
+NEWSCRAWL_IDLE_EXIT_SECONDS = 10  # exit 0 after the queue is empty and nothing in flight this long
 
 # --- politeness -------------------------------------------------------------------------------
 USER_AGENT = "newscrawl/0.1 (+https://github.com/newscrawl/newscrawl)"

@@ -72,7 +72,7 @@ def call_with_retry(
     Raises :class:`RedisUnavailable` once ``retry_seconds`` have passed since the first failure
     (``retry_seconds <= 0``: no retry at all).
     """
-    label = what or getattr(fn, "__name__", "redis call")
+    label: str = what or str(getattr(fn, "__name__", "redis call"))
     started: float | None = None
     delay = initial_delay
     attempt = 0

@@ -102,8 +102,8 @@ def request_to_dict(request: Request, spider: Spider | None) -> tuple[dict[str, 
         raise SerializationError(f"cookies of {request.url} are not JSON-serializable")
     headers: dict[str, list[str]] = {}
     for name, values in request.headers.items():
-        key = name.decode("latin-1") if isinstance(name, bytes) else str(name)
-        headers[key] = [
+        header = name.decode("latin-1") if isinstance(name, bytes) else str(name)
+        headers[header] = [
             v.decode("latin-1") if isinstance(v, bytes) else str(v) for v in (values or [])
         ]
     d: dict[str, Any] = {
@@ -122,11 +122,11 @@ def request_to_dict(request: Request, spider: Spider | None) -> tuple[dict[str, 
         "cb_kwargs": cb_kwargs,
     }
     if type(request) is not Request:
-        name = type(request).__module__ + "." + type(request).__name__
-        if name not in _allowed_classes():
-            logger.debug("Queuing %s as a plain Request (body and headers kept)", name)
+        cls_name = type(request).__module__ + "." + type(request).__name__
+        if cls_name not in _allowed_classes():
+            logger.debug("Queuing %s as a plain Request (body and headers kept)", cls_name)
         else:
-            d["_class"] = name
+            d["_class"] = cls_name
     return d, dropped
 
 
@@ -166,7 +166,7 @@ def _spider_method(spider: Spider, name: Any, what: str) -> Callable[..., Any] |
     method = getattr(spider, name, None)
     if method is None or not callable(method) or getattr(method, "__self__", None) is not spider:
         raise SerializationError(f"{what} {name!r} is not a method of spider {spider.name!r}")
-    return method  # type: ignore[no-any-return]
+    return method
 
 
 def request_from_dict(d: Any, spider: Spider) -> Request:

@@ -1,0 +1,1 @@
+"""Scrapy commands of newscrawl (``COMMANDS_MODULE``): ``crawl`` with meaningful exit codes."""

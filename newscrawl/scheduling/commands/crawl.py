@@ -1,0 +1,35 @@
+"""``scrapy crawl`` that also fails (non-zero exit) when the crawl itself failed.
+
+Scrapy's own ``crawl`` exits 1 only when the crawler could not start; a spider closed because
+Redis went away for good would exit 0. This command keeps the crawler and exits with the code
+the scheduler asked for (:data:`newscrawl.scheduling.run.EXIT_REDIS_UNAVAILABLE`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.exceptions import UsageError
+
+from newscrawl.scheduling.run import exit_code
+
+if TYPE_CHECKING:
+    import argparse
+
+
+class Command(ScrapyCrawlCommand):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if len(args) < 1:
+            raise UsageError
+        if len(args) > 1:
+            raise UsageError("running 'scrapy crawl' with more than one spider is not supported")
+        assert self.crawler_process
+        crawler = self._create_crawler(args[0])
+        self.crawler_process.crawl(crawler, **opts.spargs)
+        self.crawler_process.start()
+        if self.crawler_process.bootstrap_failed:
+            self.exitcode = 1
+        code = exit_code(crawler)
+        if code:
+            self.exitcode = code

@@ -1,0 +1,247 @@
+"""Which requests to schedule: articles once ever, start/list pages once per run.
+
+Records, all in Redis (keys in :mod:`newscrawl.keys`):
+
+* **done** -- article URLs that were processed (response handled and its items through the
+  pipelines) or given up on. 8-byte fingerprints (the first 8 bytes of Scrapy's request
+  fingerprint) in 65536 sorted-set shards (first 2 bytes select the shard, the other 6 are the
+  member) scored by the day they were last seen; records older than
+  ``NEWSCRAWL_URL_RETENTION_DAYS`` are pruned (once a day, by the worker that starts a run), so
+  the state stays bounded for a crawl that runs daily for years.
+* **pending** -- URLs with an entry in the queue or in flight: not enqueued a second time.
+* **listseen:{run}** -- start/list pages already scheduled in the current run (TTL).
+
+Unlike scrapy-redis, a URL is never marked seen before it was processed: a download that failed
+can be tried again on a later run (up to ``NEWSCRAWL_MAX_ATTEMPTS``).
+
+The de-duplication itself runs atomically with the push (see ``queue.LUA_PUSH``); this class
+builds the specs, logs filtered requests and updates ``dupefilter/filtered``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from scrapy.dupefilters import BaseDupeFilter
+
+from newscrawl import keys
+from newscrawl.scheduling.queue import (
+    MODE_FORCE,
+    MODE_FORCE_PENDING,
+    MODE_ONCE,
+    MODE_RUN,
+    DedupeSpec,
+)
+from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+KIND_META = "newscrawl_kind"
+RUN_KINDS = frozenset({"start", "list"})
+SHARDS = 1 << 16
+SECONDS_PER_DAY = 86400
+
+
+def today() -> int:
+    """Days since 1970-01-01 (UTC)."""
+    return int(time.time() // SECONDS_PER_DAY)
+
+
+def request_kind(request: Request) -> str:
+    kind = request.meta.get(KIND_META)
+    return kind if isinstance(kind, str) and kind else "article"
+
+
+class RedisDupeFilter(BaseDupeFilter):
+    """De-duplication state of one spider in Redis (see the module docstring)."""
+
+    def __init__(
+        self,
+        server: redis.Redis,
+        *,
+        prefix: str,
+        spider_name: str,
+        fingerprinter: Any,
+        stats: StatsCollector | None = None,
+        retention_days: int = 365,
+        run_ttl: int = 900,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+        debug: bool = False,
+    ) -> None:
+        self.server = server
+        self.prefix = prefix
+        self.spider_name = spider_name
+        self.fingerprinter = fingerprinter
+        self.stats = stats
+        self.retention_days = retention_days
+        self.run_ttl = run_ttl
+        self.retry_seconds = retry_seconds
+        self.debug = debug
+        self._logged_once = False
+        self.pending_key = keys.CRAWL_PENDING.format(prefix=prefix, spider=spider_name)
+        self.failures_key = keys.CRAWL_FAILURES.format(prefix=prefix, spider=spider_name)
+        self.pruned_key = keys.CRAWL_SEEN_PRUNED.format(prefix=prefix, spider=spider_name)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisDupeFilter:
+        from newscrawl.crawler_redis import redis_for_crawler
+        from newscrawl.scheduling.config import SchedulingConfig
+
+        config = SchedulingConfig.from_settings(crawler.settings)
+        spider = crawler.spider
+        name = spider.name if spider is not None else crawler.spidercls.name
+        return cls(
+            redis_for_crawler(crawler),
+            prefix=config.prefix,
+            spider_name=name,
+            fingerprinter=crawler.request_fingerprinter,
+            stats=crawler.stats,
+            retention_days=config.url_retention_days,
+            run_ttl=config.run_ttl,
+            retry_seconds=config.redis_retry_seconds,
+            debug=crawler.settings.getbool("DUPEFILTER_DEBUG"),
+        )
+
+    # --- fingerprints and keys ----------------------------------------------------------------
+
+    def fingerprint8(self, request: Request) -> bytes:
+        return bytes(self.fingerprinter.fingerprint(request))[:8]
+
+    def seen_target(self, fp: bytes) -> tuple[str, bytes]:
+        """(shard key, member) of the done record of fingerprint ``fp``."""
+        shard = fp[:2].hex()
+        key = keys.CRAWL_SEEN.format(prefix=self.prefix, spider=self.spider_name, shard=shard)
+        return key, fp[2:]
+
+    def shard_keys(self) -> list[str]:
+        return [
+            keys.CRAWL_SEEN.format(prefix=self.prefix, spider=self.spider_name, shard=f"{i:04x}")
+            for i in range(SHARDS)
+        ]
+
+    def listseen_key(self, run_id: str) -> str:
+        return keys.CRAWL_LISTSEEN.format(prefix=self.prefix, spider=self.spider_name, run=run_id)
+
+    def spec(self, request: Request, kind: str, fp: bytes, run_id: str) -> DedupeSpec:
+        seen_key, member = self.seen_target(fp)
+        if kind in RUN_KINDS:
+            mode = MODE_FORCE if request.dont_filter else MODE_RUN
+        else:
+            mode = MODE_FORCE_PENDING if request.dont_filter else MODE_ONCE
+        return DedupeSpec(
+            mode=mode,
+            fp=fp,
+            seen_key=seen_key,
+            seen_member=member,
+            listseen_key=self.listseen_key(run_id),
+            day=today(),
+            listseen_ttl=self.run_ttl,
+        )
+
+    # --- BaseDupeFilter interface -------------------------------------------------------------
+
+    def request_seen(self, request: Request) -> bool:
+        """True if ``request`` (an article) was processed or is queued. Read-only: the scheduler
+        records pending/done atomically with push and ack."""
+        fp = self.fingerprint8(request)
+        seen_key, member = self.seen_target(fp)
+
+        def check() -> bool:
+            pipe = self.server.pipeline(transaction=False)
+            pipe.zscore(seen_key, member)
+            pipe.hexists(self.pending_key, fp)
+            score, pending = pipe.execute()
+            return score is not None or bool(pending)
+
+        return bool(call_with_retry(check, retry_seconds=self.retry_seconds, what="seen check"))
+
+    def is_done(self, request: Request) -> bool:
+        seen_key, member = self.seen_target(self.fingerprint8(request))
+        score = call_with_retry(self.server.zscore, seen_key, member,
+                                retry_seconds=self.retry_seconds, what="done check")
+        return score is not None
+
+    def log(self, request: Request, spider: Spider | None = None) -> None:
+        if self.stats is not None:
+            self.stats.inc_value("dupefilter/filtered")
+        if self.debug:
+            logger.debug("Filtered duplicate request: %s", request)
+        elif not self._logged_once:
+            logger.debug(
+                "Filtered duplicate request %s - no more duplicates will be shown"
+                " (see DUPEFILTER_DEBUG to show all duplicates)", request
+            )
+            self._logged_once = True
+
+    def close(self, reason: str = "") -> None:
+        """State persists between runs (SCHEDULER_PERSIST); nothing to do."""
+
+    def clear(self) -> None:
+        """Delete every record of this spider (done, pending, failures, listseen)."""
+        pattern_listseen = self.listseen_key("*")
+
+        def wipe() -> None:
+            names = [self.pending_key, self.failures_key, self.pruned_key]
+            names += list(self.server.scan_iter(match=pattern_listseen, count=1000))
+            shard_keys = self.shard_keys()
+            for i in range(0, len(shard_keys), 4096):
+                self.server.delete(*shard_keys[i : i + 4096])
+            self.server.delete(*names)
+
+        call_with_retry(wipe, retry_seconds=self.retry_seconds, what="clear dupefilter")
+
+    # --- retention ----------------------------------------------------------------------------
+
+    def prune(self, *, force: bool = False, batch: int = 2048) -> int:
+        """Drop done records older than the retention (at most once a day unless ``force``).
+
+        Returns the number of records removed (done + failure records)."""
+        if self.retention_days <= 0:
+            return 0
+        day = today()
+        last = call_with_retry(self.server.getset, self.pruned_key, day,
+                               retry_seconds=self.retry_seconds, what="prune marker")
+        if not force and (last is None or int(last) >= day):
+            return 0  # pruned today already, or a new crawl (nothing old to prune)
+        cutoff = day - self.retention_days  # keep records with day >= cutoff
+        removed = 0
+        shard_keys = self.shard_keys()
+        for i in range(0, len(shard_keys), batch):
+            chunk = shard_keys[i : i + batch]
+
+            def prune_chunk(chunk: list[str] = chunk) -> list[int]:
+                pipe = self.server.pipeline(transaction=False)
+                for key in chunk:
+                    pipe.zremrangebyscore(key, "-inf", f"({cutoff}")
+                return list(pipe.execute())
+
+            removed += sum(call_with_retry(prune_chunk, retry_seconds=self.retry_seconds,
+                                           what="prune done records"))
+        removed += self._prune_failures(cutoff)
+        logger.info("Pruned %d URL records older than %d days", removed, self.retention_days)
+        return removed
+
+    def _prune_failures(self, cutoff: int) -> int:
+        def prune() -> int:
+            stale = []
+            for field, value in self.server.hscan_iter(self.failures_key, count=1000):
+                try:
+                    day = int(bytes(value).split(b":")[1])
+                except (IndexError, ValueError):
+                    day = 0
+                if day < cutoff:
+                    stale.append(field)
+            if stale:
+                self.server.hdel(self.failures_key, *stale)
+            return len(stale)
+
+        return int(call_with_retry(prune, retry_seconds=self.retry_seconds,
+                                   what="prune failure records"))

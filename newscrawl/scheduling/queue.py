@@ -1,0 +1,405 @@
+"""A Redis priority queue whose pops are leased, not deleted.
+
+``pop()`` moves an entry atomically (Lua) from the queue (sorted set by priority, then FIFO) to the
+in-flight sorted set, scored by a lease deadline taken from the Redis clock. The worker renews the
+leases of the entries it holds (``renew``) and removes an entry only when its request has been
+processed (``ack``). Entries whose lease ran out -- their worker died -- go back to the queue
+(``reap``), so a killed worker loses nothing.
+
+Entries are JSON (see :mod:`newscrawl.scheduling.serializer`); one that does not parse (e.g. a
+pickle planted in the queue) is moved to the dead-letter list and counted, never executed.
+
+The queue takes a redis client and key names, never Scrapy settings.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import redis
+from scrapy_redis.queue import Base
+
+from newscrawl.scheduling import serializer
+from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry
+from newscrawl.scheduling.serializer import SerializationError
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+
+logger = logging.getLogger(__name__)
+
+ENTRY_VERSION = 1
+PRIORITY_SPAN = 4294967296  # score = -priority * 2**32 + sequence number
+MAX_PRIORITY = 1 << 20
+
+# push modes
+MODE_ONCE = "once"  # article: skip when done or pending, else count as pending
+MODE_RUN = "run"  # start/list page: skip when already scheduled in this run
+MODE_FORCE = "force"  # dont_filter: always push, not counted as pending
+MODE_FORCE_PENDING = "forcepending"  # dont_filter article (a retry): always push, pending
+
+# push results
+PUSHED = 1
+FILTERED_DONE = 0
+FILTERED_PENDING = -1
+FILTERED_RUN = -2
+
+# ack outcomes / results
+OUTCOME_DONE = "done"
+OUTCOME_FAILED = "failed"
+OUTCOME_RELEASE = "release"
+ACK_LOST = -1
+ACK_RELEASED = 0
+ACK_DONE = 1
+ACK_FAILED = 2
+ACK_GAVE_UP = 3
+
+_LUA_PUSH_FN = """
+local function push(queue, seq, payload, priority)
+  local n = redis.call('INCR', seq)
+  redis.call('ZADD', queue, -priority * 4294967296 + n, payload)
+end
+local function priority_of(payload)
+  local ok, obj = pcall(cjson.decode, payload)
+  if ok and type(obj) == 'table' and type(obj['r']) == 'table'
+     and type(obj['r']['priority']) == 'number' then
+    local p = obj['r']['priority']
+    if p > 1048576 then p = 1048576 elseif p < -1048576 then p = -1048576 end
+    return p
+  end
+  return 0
+end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+"""
+
+# KEYS: queue, seq, pending, seen shard, listseen
+# ARGV: payload, priority, mode, fp, seen member, day, listseen ttl
+LUA_PUSH = _LUA_PUSH_FN + """
+local mode = ARGV[3]
+if mode == 'once' then
+  if redis.call('ZSCORE', KEYS[4], ARGV[5]) then
+    redis.call('ZADD', KEYS[4], 'XX', 'GT', ARGV[6], ARGV[5])
+    return 0
+  end
+  if redis.call('HEXISTS', KEYS[3], ARGV[4]) == 1 then return -1 end
+  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+elseif mode == 'run' then
+  if redis.call('SADD', KEYS[5], ARGV[4]) == 0 then return -2 end
+  redis.call('EXPIRE', KEYS[5], ARGV[7])
+elseif mode == 'forcepending' then
+  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+end
+push(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]))
+return 1
+"""
+
+# KEYS: queue, inflight   ARGV: lease ms
+LUA_POP = _LUA_PUSH_FN + """
+local items = redis.call('ZRANGE', KEYS[1], 0, 0)
+if #items == 0 then return false end
+redis.call('ZREM', KEYS[1], items[1])
+redis.call('ZADD', KEYS[2], now_ms() + tonumber(ARGV[1]), items[1])
+return items[1]
+"""
+
+# KEYS: inflight   ARGV: lease ms, payload...
+LUA_RENEW = _LUA_PUSH_FN + """
+local deadline = now_ms() + tonumber(ARGV[1])
+local n = 0
+for i = 2, #ARGV do
+  n = n + redis.call('ZADD', KEYS[1], 'XX', 'CH', deadline, ARGV[i])
+end
+return n
+"""
+
+# KEYS: inflight, queue, seq   ARGV: limit
+LUA_REAP = _LUA_PUSH_FN + """
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms(), 'LIMIT', 0, ARGV[1])
+for _, payload in ipairs(expired) do
+  redis.call('ZREM', KEYS[1], payload)
+  push(KEYS[2], KEYS[3], payload, priority_of(payload))
+end
+return #expired
+"""
+
+# KEYS: inflight, queue, seq   ARGV: payload
+LUA_REQUEUE = _LUA_PUSH_FN + """
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+push(KEYS[2], KEYS[3], ARGV[1], priority_of(ARGV[1]))
+return 1
+"""
+
+# KEYS: inflight, pending, failures, seen shard...
+# ARGV: payload, outcome, fp, pending flag, day, max attempts, seen member... (one per shard)
+LUA_ACK = """
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return -1 end
+if ARGV[4] == '1' then
+  if redis.call('HINCRBY', KEYS[2], ARGV[3], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[3]) end
+end
+local function mark_done()
+  for i = 4, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[5], ARGV[i + 3]) end
+  redis.call('HDEL', KEYS[3], ARGV[3])
+end
+local outcome = ARGV[2]
+if outcome == 'done' then
+  mark_done()
+  return 1
+elseif outcome == 'failed' then
+  local attempts = 0
+  local record = redis.call('HGET', KEYS[3], ARGV[3])
+  if record then attempts = tonumber(string.match(record, '^(%d+)')) or 0 end
+  attempts = attempts + 1
+  if attempts >= tonumber(ARGV[6]) then
+    mark_done()
+    return 3
+  end
+  redis.call('HSET', KEYS[3], ARGV[3], attempts .. ':' .. ARGV[5])
+  return 2
+end
+return 0
+"""
+
+# KEYS: seen shard...   ARGV: day, member... (one per shard)
+LUA_MARK_DONE = """
+for i = 1, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[1], ARGV[i + 1]) end
+return #KEYS
+"""
+
+
+@dataclass(frozen=True)
+class DedupeSpec:
+    """How one request is de-duplicated on push (built by the dupefilter)."""
+
+    mode: str
+    fp: bytes  # 8-byte fingerprint
+    seen_key: str
+    seen_member: bytes
+    listseen_key: str
+    day: int
+    listseen_ttl: int
+
+
+@dataclass
+class Entry:
+    """A popped queue entry: the exact Redis member plus the decoded request."""
+
+    raw: bytes
+    id: str
+    kind: str
+    fp: bytes
+    pending: bool
+    origins: list[bytes]
+    request: Request
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class LeasedPriorityQueue(Base):
+    """Per-spider priority queue with leased pops (see the module docstring)."""
+
+    def __init__(
+        self,
+        server: redis.Redis,
+        spider: Spider,
+        key: str,
+        serializer_module: Any = serializer,
+        *,
+        inflight_key: str,
+        seq_key: str,
+        deadletter_key: str,
+        pending_key: str,
+        failures_key: str,
+        lease_seconds: float = 120,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+        deadletter_max: int = 10000,
+        on_dead_letter: Callable[[bytes, str], None] | None = None,
+        on_meta_dropped: Callable[[Request, list[str]], None] | None = None,
+    ) -> None:
+        super().__init__(server, spider, key, serializer=serializer_module)
+        self.inflight_key = inflight_key
+        self.seq_key = seq_key
+        self.deadletter_key = deadletter_key
+        self.pending_key = pending_key
+        self.failures_key = failures_key
+        self.lease_ms = int(lease_seconds * 1000)
+        self.retry_seconds = retry_seconds
+        self.deadletter_max = deadletter_max
+        self.on_dead_letter = on_dead_letter
+        self.on_meta_dropped = on_meta_dropped
+        self._push = server.register_script(LUA_PUSH)
+        self._pop = server.register_script(LUA_POP)
+        self._renew = server.register_script(LUA_RENEW)
+        self._reap = server.register_script(LUA_REAP)
+        self._requeue = server.register_script(LUA_REQUEUE)
+        self._ack = server.register_script(LUA_ACK)
+        self._mark_done = server.register_script(LUA_MARK_DONE)
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _call(self, fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:
+        return call_with_retry(fn, *args, retry_seconds=self.retry_seconds, what=what, **kwargs)
+
+    def encode(
+        self, request: Request, *, kind: str, fp: bytes, pending: bool, origins: Sequence[bytes]
+    ) -> bytes:
+        """The JSON entry for ``request`` (raises SerializationError)."""
+        data, dropped = serializer.request_to_dict(request, self.spider)
+        if dropped and self.on_meta_dropped is not None:
+            self.on_meta_dropped(request, dropped)
+        envelope = {
+            "v": ENTRY_VERSION,
+            "id": os.urandom(8).hex(),
+            "k": kind,
+            "fp": fp.hex(),
+            "p": 1 if pending else 0,
+            "o": [o.hex() for o in origins],
+            "r": data,
+        }
+        return bytes(self.serializer.dumps(envelope))
+
+    def decode(self, raw: bytes) -> Entry:
+        """Parse an entry (raises SerializationError for anything unexpected)."""
+        obj = self.serializer.loads(raw)
+        if obj.get("v") != ENTRY_VERSION:
+            raise SerializationError(f"unknown entry version {obj.get('v')!r}")
+        try:
+            entry_id = str(obj["id"])
+            kind = str(obj.get("k") or "")
+            fp = bytes.fromhex(obj["fp"])
+            origins = [bytes.fromhex(o) for o in obj.get("o") or []]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SerializationError(f"bad entry envelope: {exc!r}") from None
+        if len(fp) != 8 or any(len(o) != 8 for o in origins):
+            raise SerializationError("fingerprints must be 8 bytes")
+        request = serializer.request_from_dict(obj.get("r"), self.spider)
+        return Entry(
+            raw=raw,
+            id=entry_id,
+            kind=kind,
+            fp=fp,
+            pending=obj.get("p") == 1,
+            origins=origins,
+            request=request,
+        )
+
+    # scrapy-redis Base interface (used by nothing here but kept coherent)
+    def _encode_request(self, request: Request) -> bytes:
+        return self.encode(request, kind="", fp=bytes(8), pending=False, origins=())
+
+    def _decode_request(self, encoded_request: bytes) -> Request:
+        return self.decode(encoded_request).request
+
+    # --- queue operations ---------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self._call(self.server.zcard, self.key, what="queue length"))
+
+    def inflight_count(self) -> int:
+        return int(self._call(self.server.zcard, self.inflight_key, what="in-flight count"))
+
+    def push_entry(self, payload: bytes, priority: int, spec: DedupeSpec) -> int:
+        """Push ``payload`` unless ``spec`` says it is a duplicate; returns PUSHED / FILTERED_*."""
+        priority = max(-MAX_PRIORITY, min(MAX_PRIORITY, int(priority)))
+        return int(
+            self._call(
+                self._push,
+                keys=[self.key, self.seq_key, self.pending_key, spec.seen_key, spec.listseen_key],
+                args=[payload, priority, spec.mode, spec.fp, spec.seen_member, spec.day,
+                      spec.listseen_ttl],
+                what="enqueue",
+            )
+        )
+
+    def push(self, request: Request) -> None:
+        """Plain push without de-duplication (scrapy-redis interface)."""
+        payload = self._encode_request(request)
+        spec = DedupeSpec(MODE_FORCE, bytes(8), self.key + ":none", b"", self.key + ":none", 0, 1)
+        self.push_entry(payload, request.priority, spec)
+
+    def pop_raw(self) -> bytes | None:
+        raw = self._call(self._pop, keys=[self.key, self.inflight_key], args=[self.lease_ms],
+                         what="dequeue")
+        return bytes(raw) if raw is not None else None
+
+    def pop(self, timeout: int = 0, max_bad: int = 100) -> Entry | None:
+        """The next entry, leased; unreadable entries are dead-lettered on the way."""
+        for _ in range(max_bad):
+            raw = self.pop_raw()
+            if raw is None:
+                return None
+            try:
+                return self.decode(raw)
+            except SerializationError as exc:
+                self.dead_letter(raw, str(exc))
+        return None
+
+    def dead_letter(self, raw: bytes, error: str) -> None:
+        record = json.dumps({
+            "ts": time.time(),
+            "error": error,
+            "raw_b64": base64.b64encode(raw).decode("ascii"),
+        })
+
+        def move() -> None:
+            pipe = self.server.pipeline(transaction=True)
+            pipe.zrem(self.inflight_key, raw)
+            pipe.rpush(self.deadletter_key, record)
+            pipe.ltrim(self.deadletter_key, -self.deadletter_max, -1)
+            pipe.execute()
+
+        self._call(move, what="dead-letter")
+        logger.error("Unreadable queue entry moved to %s: %s", self.deadletter_key, error)
+        if self.on_dead_letter is not None:
+            self.on_dead_letter(raw, error)
+
+    def renew(self, raws: Sequence[bytes]) -> int:
+        if not raws:
+            return 0
+        return int(self._call(self._renew, keys=[self.inflight_key],
+                              args=[self.lease_ms, *raws], what="lease renewal"))
+
+    def reap(self, limit: int = 1000) -> int:
+        """Move entries whose lease expired back to the queue; returns how many."""
+        return int(self._call(self._reap, keys=[self.inflight_key, self.key, self.seq_key],
+                              args=[limit], what="reap expired leases"))
+
+    def requeue(self, raw: bytes) -> bool:
+        """Give a leased entry back to the queue (e.g. at shutdown)."""
+        return bool(self._call(self._requeue, keys=[self.inflight_key, self.key, self.seq_key],
+                               args=[raw], what="requeue"))
+
+    def ack(
+        self,
+        entry: Entry,
+        outcome: str,
+        seen: Sequence[tuple[str, bytes]],
+        day: int,
+        max_attempts: int,
+    ) -> int:
+        """Remove a processed entry from the in-flight set and record its outcome.
+
+        ``seen`` lists (shard key, member) to mark done on success or when giving up.
+        Returns ACK_* (ACK_LOST when the entry was no longer in flight).
+        """
+        keys = [self.inflight_key, self.pending_key, self.failures_key, *(k for k, _ in seen)]
+        args: list[Any] = [entry.raw, outcome, entry.fp, "1" if entry.pending else "0", day,
+                           max_attempts, *(m for _, m in seen)]
+        return int(self._call(self._ack, keys=keys, args=args, what="ack"))
+
+    def mark_done(self, seen: Sequence[tuple[str, bytes]], day: int) -> None:
+        if seen:
+            self._call(self._mark_done, keys=[k for k, _ in seen],
+                       args=[day, *(m for _, m in seen)], what="mark done")
+
+    def clear(self) -> None:
+        self._call(self.server.delete, self.key, self.inflight_key, self.seq_key,
+                   what="clear queue")

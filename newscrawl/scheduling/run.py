@@ -1,0 +1,108 @@
+"""The run marker (one run of the crawl at a time, joined by extra workers) and exit codes.
+
+The first worker of a run claims ``{prefix}:{spider}:run`` (``SET NX EX NEWSCRAWL_RUN_TTL``) and
+schedules the start pages; the marker is refreshed while that worker lives and deleted when the
+run is finished (queue drained and nothing in flight). A worker that finds a marker joins that
+run: it drops its own start requests and helps with the queue. A run whose first worker crashed
+blocks new runs for at most ``NEWSCRAWL_RUN_TTL`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+#: Exit code of ``scrapy crawl`` when Redis stayed unreachable past NEWSCRAWL_REDIS_RETRY_SECONDS.
+EXIT_REDIS_UNAVAILABLE = 3
+#: Close reason of the spider in that case.
+REASON_REDIS_UNAVAILABLE = "redis_unavailable"
+
+_EXIT_ATTR = "_newscrawl_exit_code"
+
+# KEYS: run, queue, inflight, pending   ARGV: new run id, ttl
+LUA_CLAIM = """
+local current = redis.call('GET', KEYS[1])
+if current then return {0, current} end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if redis.call('ZCARD', KEYS[2]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
+  redis.call('DEL', KEYS[4])
+end
+return {1, ARGV[1]}
+"""
+
+# KEYS: run   ARGV: run id, ttl ('' = delete)
+LUA_REFRESH = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 1
+"""
+
+
+@dataclass
+class RunMarker:
+    server: redis.Redis
+    key: str
+    queue_key: str
+    inflight_key: str
+    pending_key: str
+    ttl: int
+    retry_seconds: float = DEFAULT_RETRY_SECONDS
+    run_id: str = ""
+    claimed: bool = False
+
+    def claim(self) -> bool:
+        """Start a new run, or join the current one. True if this worker started it.
+
+        Starting a run with an empty queue and nothing in flight also resets the pending
+        records (nothing can be pending then; repairs counts left by a crash)."""
+        new_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + os.urandom(4).hex()
+        script = self.server.register_script(LUA_CLAIM)
+        claimed, run_id = call_with_retry(
+            script,
+            keys=[self.key, self.queue_key, self.inflight_key, self.pending_key],
+            args=[new_id, self.ttl],
+            retry_seconds=self.retry_seconds,
+            what="claim run",
+        )
+        self.claimed = bool(int(claimed))
+        self.run_id = run_id.decode() if isinstance(run_id, bytes) else str(run_id)
+        return self.claimed
+
+    def _refresh(self, ttl: str) -> bool:
+        script = self.server.register_script(LUA_REFRESH)
+        return bool(call_with_retry(script, keys=[self.key], args=[self.run_id, ttl],
+                                    retry_seconds=self.retry_seconds, what="refresh run"))
+
+    def refresh(self) -> bool:
+        """Extend the marker's TTL (only the worker that claimed it)."""
+        return self.claimed and self._refresh(str(self.ttl))
+
+    def release(self) -> bool:
+        """Delete the marker if it is still ours: the run is finished."""
+        if not self.claimed:
+            return False
+        released = self._refresh("")
+        self.claimed = False
+        return released
+
+
+def set_exit_code(crawler: Crawler, code: int) -> None:
+    """Ask ``scrapy crawl`` (newscrawl's command) to exit with ``code``."""
+    if code and not getattr(crawler, _EXIT_ATTR, 0):
+        setattr(crawler, _EXIT_ATTR, code)
+
+
+def exit_code(crawler: Crawler) -> int:
+    """The exit code requested for ``crawler`` (0 if none). For scripts using CrawlerProcess."""
+    return int(getattr(crawler, _EXIT_ATTR, 0) or 0)

