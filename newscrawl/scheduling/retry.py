@@ -77,12 +77,13 @@ def call_with_retry(
     delay = initial_delay
     attempt = 0
     while True:
+        call_started = clock()
         try:
             result = fn(*args, **kwargs)
         except TRANSIENT_ERRORS as exc:
             now = clock()
             if started is None:
-                started = now
+                started = call_started  # the outage began before the first failing call
             waited = now - started
             if waited >= retry_seconds:
                 logger.error(

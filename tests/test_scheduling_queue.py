@@ -1,0 +1,297 @@
+"""Leased queue, dupefilter records, serializer and retry helper against a real redis-server."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from scrapy import Request, Spider
+from scrapy.http import FormRequest
+from scrapy.utils.test import get_crawler
+
+from newscrawl.scheduling import queue as q
+from newscrawl.scheduling import serializer
+from newscrawl.scheduling.dupefilter import RedisDupeFilter, today
+from newscrawl.scheduling.retry import RedisUnavailable, call_with_retry
+from newscrawl.scheduling.serializer import SerializationError
+from redisserver import RedisServer
+
+
+class MySpider(Spider):
+    name = "unit"
+
+    def parse_article(self, response: Any) -> None:
+        pass
+
+    def on_error(self, failure: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with RedisServer(tmp_path_factory.mktemp("redis"), persist=False) as srv:
+        yield srv
+
+
+@pytest.fixture
+def client(server: RedisServer) -> redis.Redis:
+    c = server.client()
+    c.flushall()
+    return c
+
+
+@pytest.fixture
+def spider() -> MySpider:
+    return MySpider()
+
+
+@pytest.fixture
+def dupefilter(client: redis.Redis) -> RedisDupeFilter:
+    crawler = get_crawler(MySpider)
+    return RedisDupeFilter(client, prefix="t", spider_name="unit",
+                           fingerprinter=crawler.request_fingerprinter, run_ttl=60,
+                           retention_days=10)
+
+
+def make_queue(client: redis.Redis, spider: Spider, lease: float = 60,
+               dead: list[str] | None = None) -> q.LeasedPriorityQueue:
+    return q.LeasedPriorityQueue(
+        client, spider, "t:unit:requests", inflight_key="t:unit:inflight",
+        seq_key="t:unit:seq", deadletter_key="t:unit:dead", pending_key="t:unit:pending",
+        failures_key="t:unit:failures", lease_seconds=lease, retry_seconds=1,
+        on_dead_letter=(lambda raw, err: dead.append(err)) if dead is not None else None,
+    )
+
+
+def push(queue: q.LeasedPriorityQueue, df: RedisDupeFilter, request: Request,
+         kind: str = "article", run: str = "r1") -> int:
+    fp = df.fingerprint8(request)
+    spec = df.spec(request, kind, fp, run)
+    payload = queue.encode(request, kind=kind, fp=fp,
+                           pending=spec.mode in (q.MODE_ONCE, q.MODE_FORCE_PENDING), origins=())
+    return queue.push_entry(payload, request.priority, spec)
+
+
+# --- serializer ------------------------------------------------------------------------------
+
+
+def test_serializer_round_trip_keeps_fields(spider: MySpider) -> None:
+    request = FormRequest(
+        "http://example.com/a?x=1", formdata={"k": "v"}, callback=spider.parse_article,
+        errback=spider.on_error, priority=7, dont_filter=True, flags=["f"],
+        cb_kwargs={"n": 1}, headers={"X-Test": "yes"},
+        meta={"newscrawl_kind": "article", "obj": object(), "depth": 2},
+    )
+    data, dropped = serializer.request_to_dict(request, spider)
+    assert dropped == ["obj"]
+    back = serializer.request_from_dict(serializer.loads(serializer.dumps(data)), spider)
+    assert type(back) is FormRequest
+    assert (back.url, back.method, back.body) == (request.url, "POST", request.body)
+    assert back.callback == spider.parse_article and back.errback == spider.on_error
+    assert back.priority == 7 and back.dont_filter and back.flags == ["f"]
+    assert back.cb_kwargs == {"n": 1}
+    assert back.headers.get("X-Test") == b"yes"
+    assert back.meta == {"newscrawl_kind": "article", "depth": 2}
+
+
+def test_serializer_binary_body(spider: MySpider) -> None:
+    body = bytes(range(256))
+    data, _ = serializer.request_to_dict(Request("http://e.com/", method="PUT", body=body), spider)
+    back = serializer.request_from_dict(serializer.loads(serializer.dumps(data)), spider)
+    assert back.body == body
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"_class": "os.system"},
+        {"callback": "__init__"},
+        {"callback": "nonexistent"},
+        {"errback": "settings"},
+        {"url": 5},
+        {"body": "not base64!"},
+        {"headers": {"a": "b"}},
+        {"priority": True},
+    ],
+)
+def test_serializer_rejects_bad_fields(spider: MySpider, patch: dict[str, Any]) -> None:
+    data, _ = serializer.request_to_dict(Request("http://e.com/"), spider)
+    data.update(patch)
+    with pytest.raises(SerializationError):
+        serializer.request_from_dict(data, spider)
+
+
+def test_serializer_rejects_non_spider_callback(spider: MySpider) -> None:
+    with pytest.raises(SerializationError):
+        serializer.request_to_dict(Request("http://e.com/", callback=print), spider)
+
+
+# --- queue -------------------------------------------------------------------------------------
+
+
+def test_pop_is_leased_and_expired_leases_are_reaped(client: redis.Redis, spider: MySpider,
+                                                     dupefilter: RedisDupeFilter) -> None:
+    queue = make_queue(client, spider, lease=1)
+    assert push(queue, dupefilter, Request("http://e.com/1", callback=spider.parse_article)) == 1
+    entry = queue.pop()
+    assert entry is not None and entry.request.url == "http://e.com/1"
+    assert len(queue) == 0 and queue.inflight_count() == 1
+    assert queue.reap() == 0  # lease still valid
+    time.sleep(1.1)
+    assert queue.reap() == 1
+    assert len(queue) == 1 and queue.inflight_count() == 0
+    again = queue.pop()
+    assert again is not None and again.raw == entry.raw
+    # the first holder's ack is refused: the entry belongs to the new lease
+    assert queue.ack(entry, q.OUTCOME_RELEASE, [], today(), 3) in (q.ACK_LOST, q.ACK_RELEASED)
+
+
+def test_renew_keeps_lease(client: redis.Redis, spider: MySpider,
+                           dupefilter: RedisDupeFilter) -> None:
+    queue = make_queue(client, spider, lease=1)
+    push(queue, dupefilter, Request("http://e.com/1"))
+    entry = queue.pop()
+    assert entry is not None
+    for _ in range(3):
+        time.sleep(0.5)
+        assert queue.renew([entry.raw]) == 1
+        assert queue.reap() == 0
+
+
+def test_priority_then_fifo(client: redis.Redis, spider: MySpider,
+                            dupefilter: RedisDupeFilter) -> None:
+    queue = make_queue(client, spider)
+    for i in range(3):
+        push(queue, dupefilter, Request(f"http://e.com/a{i}"))
+    push(queue, dupefilter, Request("http://e.com/list", priority=10), kind="list")
+    urls = []
+    while (entry := queue.pop()) is not None:
+        urls.append(entry.request.url)
+    assert urls == ["http://e.com/list", "http://e.com/a0", "http://e.com/a1", "http://e.com/a2"]
+
+
+def test_article_pending_then_done_then_filtered(client: redis.Redis, spider: MySpider,
+                                                 dupefilter: RedisDupeFilter) -> None:
+    queue = make_queue(client, spider)
+    req = Request("http://e.com/article")
+    assert push(queue, dupefilter, req) == q.PUSHED
+    assert push(queue, dupefilter, req) == q.FILTERED_PENDING
+    assert dupefilter.request_seen(req)
+    entry = queue.pop()
+    assert entry is not None
+    assert push(queue, dupefilter, req) == q.FILTERED_PENDING  # in flight counts as pending
+    seen = [dupefilter.seen_target(entry.fp)]
+    assert queue.ack(entry, q.OUTCOME_DONE, seen, today(), 3) == q.ACK_DONE
+    assert queue.ack(entry, q.OUTCOME_DONE, seen, today(), 3) == q.ACK_LOST  # idempotent
+    assert client.hlen("t:unit:pending") == 0
+    assert dupefilter.is_done(req)
+    assert push(queue, dupefilter, req) == q.FILTERED_DONE
+    # list pages: once per run, again in the next run
+    page = Request("http://e.com/list")
+    assert push(queue, dupefilter, page, kind="list", run="r1") == q.PUSHED
+    assert push(queue, dupefilter, page, kind="list", run="r1") == q.FILTERED_RUN
+    assert push(queue, dupefilter, page, kind="list", run="r2") == q.PUSHED
+
+
+def test_failed_article_is_retried_until_max_attempts(client: redis.Redis, spider: MySpider,
+                                                      dupefilter: RedisDupeFilter) -> None:
+    queue = make_queue(client, spider)
+    req = Request("http://e.com/flaky")
+    results = []
+    for _ in range(3):
+        assert push(queue, dupefilter, req) == q.PUSHED  # not seen after a failure
+        entry = queue.pop()
+        assert entry is not None
+        results.append(queue.ack(entry, q.OUTCOME_FAILED, [dupefilter.seen_target(entry.fp)],
+                                 today(), 3))
+    assert results == [q.ACK_FAILED, q.ACK_FAILED, q.ACK_GAVE_UP]
+    assert push(queue, dupefilter, req) == q.FILTERED_DONE
+    assert client.hlen("t:unit:failures") == 0
+
+
+def test_pickle_entry_runs_no_code_and_is_dead_lettered(
+    client: redis.Redis, spider: MySpider, dupefilter: RedisDupeFilter, tmp_path: Path
+) -> None:
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self) -> Any:
+            return (os.system, (f"touch {marker}",))
+
+    client.zadd("t:unit:requests", {pickle.dumps(Evil()): -1e15})
+    client.zadd("t:unit:requests", {b'{"v":1,"id":"x","r":{"url":1}}': -1e14})
+    push(queue := make_queue(client, spider, dead=(dead := [])), dupefilter,
+         Request("http://e.com/good"))
+    entry = queue.pop()
+    assert entry is not None and entry.request.url == "http://e.com/good"
+    assert not marker.exists()
+    assert len(dead) == 2
+    assert client.llen("t:unit:dead") == 2
+    assert queue.inflight_count() == 1  # only the good entry
+
+
+def test_prune_drops_records_older_than_retention(client: redis.Redis,
+                                                  dupefilter: RedisDupeFilter) -> None:
+    old_key, old_member = dupefilter.seen_target(b"\x00\x01" + b"o" * 6)
+    new_key, new_member = dupefilter.seen_target(b"\xff\xfe" + b"n" * 6)
+    client.zadd(old_key, {old_member: today() - 11})
+    client.zadd(new_key, {new_member: today() - 9})
+    client.hset(dupefilter.failures_key, mapping={b"a" * 8: f"1:{today() - 30}",
+                                                  b"b" * 8: f"1:{today()}"})
+    assert dupefilter.prune(force=True) == 2
+    assert client.zscore(old_key, old_member) is None
+    assert client.zscore(new_key, new_member) == today() - 9
+    assert client.hkeys(dupefilter.failures_key) == [b"b" * 8]
+
+
+# --- retry helper ------------------------------------------------------------------------------
+
+
+def test_call_with_retry_recovers_and_gives_up() -> None:
+    calls = {"n": 0}
+    sleeps: list[float] = []
+    now = {"t": 0.0}
+
+    def flaky() -> str:
+        calls["n"] += 1
+        if calls["n"] < 4:
+            raise redis.ConnectionError("down")
+        return "ok"
+
+    def sleep(s: float) -> None:
+        sleeps.append(s)
+        now["t"] += s
+
+    assert call_with_retry(flaky, retry_seconds=10, sleep=sleep, clock=lambda: now["t"]) == "ok"
+    assert sleeps == [0.1, 0.2, 0.4]
+
+    def down() -> None:
+        raise redis.ConnectionError("down")
+
+    with pytest.raises(RedisUnavailable):
+        call_with_retry(down, retry_seconds=3, sleep=sleep, clock=lambda: now["t"])
+    with pytest.raises(redis.ResponseError):  # not transient: raised at once
+        call_with_retry(lambda: (_ for _ in ()).throw(redis.ResponseError("WRONGTYPE")),
+                        retry_seconds=3, sleep=sleep, clock=lambda: now["t"])
+
+
+def test_call_with_retry_against_a_stopped_server(tmp_path: Path) -> None:
+    srv = RedisServer(tmp_path / "r").start()
+    client = srv.client(socket_timeout=2)
+    client.set("k", "v")
+    srv.stop()
+    t0 = time.monotonic()
+    with pytest.raises(RedisUnavailable):
+        call_with_retry(client.get, "k", retry_seconds=1)
+    # redis-py retries a few times inside one call too (~4 s on a refused connection)
+    assert time.monotonic() - t0 < 9
+    srv.start()
+    try:
+        assert call_with_retry(client.get, "k", retry_seconds=5) == b"v"
+    finally:
+        srv.kill()
