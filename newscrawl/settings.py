@@ -44,6 +44,8 @@ DOWNLOADER_MIDDLEWARES = {
     # robots.txt also for the first concurrent requests to a host (see newscrawl/middlewares/robots.py)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "newscrawl.middlewares.robots.RobotsTxtMiddleware": 100,
+    # a redirect loop becomes a counted failure instead of a silently filtered request
+    "newscrawl.middlewares.redirects.RedirectLoopMiddleware": 610,
 }
 ITEM_PIPELINES = {
     "newscrawl.pipelines.dedup.NearDuplicatePipeline": 300,

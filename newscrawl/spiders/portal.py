@@ -179,7 +179,11 @@ class PortalSpider(scrapy.Spider):
             return
         self._inc("newscrawl/pages/article")
         content_type = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip()
-        if not isinstance(response, TextResponse) and content_type.lower() not in _HTML_TYPES:
+        if (
+            not isinstance(response, TextResponse)
+            or (content_type and content_type.lower() not in _HTML_TYPES)
+            or response.body[:5] == b"%PDF-"
+        ):
             self._inc("newscrawl/extract/not_html")
             logger.info("Not an HTML page, skipped: %s (%s)", response.url,
                         content_type.decode("latin-1") or "no Content-Type")

@@ -1,0 +1,34 @@
+"""Turn redirect loops into a failure the request's errback sees.
+
+Without this, ``/a -> /b -> /a`` ends silently: the second request for ``/a`` is dropped by the
+dupefilter (or, without one, after ``REDIRECT_MAX_TIMES`` hops). Here a 3xx whose target was
+already visited in the same redirect chain raises :class:`IgnoreRequest` ("redirect loop"), so the
+spider's errback logs and counts it (``newscrawl/download/failed/redirect_loop``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin
+
+from scrapy.exceptions import IgnoreRequest
+from w3lib.url import safe_url_string
+
+if TYPE_CHECKING:
+    from scrapy.http import Request, Response
+
+
+class RedirectLoopMiddleware:
+    """Sits just closer to the downloader than Scrapy's RedirectMiddleware (600)."""
+
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        if response.status not in (301, 302, 303, 307, 308):
+            return response
+        location = response.headers.get(b"Location")
+        if not location:
+            return response
+        target = safe_url_string(urljoin(request.url, location.decode("latin-1")))
+        chain = [*request.meta.get("redirect_urls", []), request.url]
+        if target in chain:
+            raise IgnoreRequest(f"redirect loop: {' -> '.join([*chain, target])}")
+        return response
