@@ -114,6 +114,7 @@ class StoreToRedis:
         from newscrawl.crawler_redis import redis_for_crawler
 
         self.redis = redis_for_crawler(crawler)
+        self.retry_seconds = crawler.settings.getfloat("NEWSCRAWL_REDIS_RETRY_SECONDS", 60)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> StoreToRedis:
@@ -122,7 +123,7 @@ class StoreToRedis:
     def process_item(self, item: Any) -> Any:
         from newscrawl.scheduling.retry import call_with_retry
 
-        call_with_retry(self.redis.rpush, STORED_KEY, item["url"], retry_seconds=30)
+        call_with_retry(self.redis.rpush, STORED_KEY, item["url"], retry_seconds=self.retry_seconds)
         return item
 
 
