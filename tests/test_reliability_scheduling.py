@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from redisserver import RedisServer
 from scheduling_site import STORED_KEY, Portal, run_worker, start_worker, stats_of
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import redis
+from redisserver import RedisServer
 from scrapy import Request, Spider
 from scrapy.http import FormRequest
 from scrapy.utils.test import get_crawler
@@ -19,7 +20,6 @@ from newscrawl.scheduling import serializer
 from newscrawl.scheduling.dupefilter import RedisDupeFilter, today
 from newscrawl.scheduling.retry import RedisUnavailable, call_with_retry
 from newscrawl.scheduling.serializer import SerializationError
-from redisserver import RedisServer
 
 
 class MySpider(Spider):
