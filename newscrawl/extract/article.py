@@ -16,7 +16,7 @@ from lxml import etree
 
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.selectors import compile_selector, validate_selectors
-from newscrawl.extract.zh import author_from_lines, cjk_share
+from newscrawl.extract.zh import _NOT_NAMES, author_from_lines, cjk_share
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ _HTML_TAG = re.compile(r"<(?:html|head|body|div|p|article|title|meta|section|spa
 # Text around the body searched for the date line and the byline.
 _ZONE_BEFORE = 400
 _ZONE_AFTER = 300
+_BODY_EDGE = 200
 _CST_SHARE = 0.3
 
 _META_DATE_XPATH = etree.XPath(
@@ -48,6 +49,7 @@ _META_DATE_XPATH = etree.XPath(
 )
 _JSONLD_XPATH = etree.XPath("//script[@type='application/ld+json']/text()")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]{8,40})"')
+_AUTHOR_JUNK = frozenset({"username", "admin", "administrator", "editor", "staff", "unknown"})
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe")
 
 
@@ -80,10 +82,56 @@ class _Strategy:
     library_date_extensive: bool = False
     line_author: bool = True
     library_author: bool = True
-    favor: str | None = None  # None, "precision" or "recall"
+    favor: str | None = "precision"  # None, "precision" or "recall"
 
 
 DEFAULT_STRATEGY = _Strategy()
+
+
+_BULKY_OPEN = re.compile(r"<(script|style)\b([^>]*)>|<!--", re.I)
+
+
+def _strip_bulky(html: str) -> str:
+    """Remove scripts (except JSON-LD), styles and comments in one linear pass.
+
+    An unterminated one runs to the end of the page, as in a browser.
+    """
+    out: list[str] = []
+    pos = 0
+    low = html.lower()
+    while True:
+        m = _BULKY_OPEN.search(html, pos)
+        if m is None:
+            out.append(html[pos:])
+            break
+        if m.group(1) is None:
+            end_tag = "-->"
+        else:
+            end_tag = f"</{m.group(1).lower()}"
+        end = low.find(end_tag, m.end())
+        keep = m.group(1) is not None and "ld+json" in (m.group(2) or "").lower()
+        if end < 0:
+            stop = len(html)
+        elif m.group(1) is None:
+            stop = end + len(end_tag)
+        else:
+            close = html.find(">", end)
+            stop = len(html) if close < 0 else close + 1
+        out.append(html[pos : stop if keep else m.start()])
+        if stop >= len(html):
+            break
+        pos = stop
+    return "".join(out)
+
+
+def _shrink(html: str, url: str) -> str:
+    """A huge page: drop scripts (not JSON-LD), styles and comments, then keep the start."""
+    size = len(html)
+    html = _strip_bulky(html)
+    if len(html) > MAX_HTML_CHARS:
+        html = html[:MAX_HTML_CHARS]
+    logger.debug("page %s: %d characters, parsing %d", url, size, len(html))
+    return html
 
 
 def _looks_like_html(html: str) -> bool:
@@ -174,22 +222,62 @@ def _meta_date(tree: lxml.html.HtmlElement) -> ParsedDate | None:
     return None
 
 
+_TABLE_RULE = re.compile(r"^[|\-:\s]+$")
+
+
+def _plain_lines(text: str) -> str:
+    """Plain text, one paragraph a line: the library prints tables as ``| a | b |`` rows."""
+    out: list[str] = []
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if line.startswith("|") and line.endswith("|"):
+            if _TABLE_RULE.match(line):
+                continue
+            line = " ".join(cell.strip() for cell in line.strip("|").split(" | ") if cell.strip())
+        if line:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _below_title(page_text: str, title: str | None) -> str:
+    """Page text just below the first visible occurrence of the title (where date lines live)."""
+    if not title:
+        return ""
+    pos = page_text.find(title[:12].strip())
+    if pos < 0:
+        return ""
+    return page_text[pos + len(title) : pos + len(title) + _ZONE_BEFORE]
+
+
+def _squeeze(text: str) -> tuple[str, list[int]]:
+    """``text`` without whitespace, and the index in ``text`` of each kept character."""
+    kept = [(i, c) for i, c in enumerate(text) if not c.isspace() and c != "|"]
+    return "".join(c for _, c in kept), [i for i, _ in kept]
+
+
 def _zones(page_text: str, title: str | None, body: str) -> tuple[str, str]:
-    """Text just before the body (below the title) and just after it, in the visible page text."""
-    lines = body.split("\n")
-    first = next((ln for ln in lines if len(ln.strip()) >= 6), body)[:20].strip()
-    last = next((ln for ln in reversed(lines) if len(ln.strip()) >= 6), body)[-20:].strip()
-    start = page_text.find(first) if first else -1
+    """Text just before the body (below the title) and just after it, in the visible page text.
+
+    The body is located by its first and last lines with whitespace ignored (the library and the
+    page text space things differently).
+    """
+    lines = [ln for ln in (re.sub(r"[\s|]+", "", ln) for ln in body.split("\n")) if len(ln) >= 6]
+    if not lines:
+        return "", ""
+    squeezed, index = _squeeze(page_text)
+    first, last = lines[0][:16], lines[-1][-16:]
+    start = squeezed.find(first)
     if start < 0:
         return "", ""
-    lo = max(0, start - _ZONE_BEFORE)
+    end = squeezed.find(last, start)
+    end = end + len(last) if end >= 0 else start + len(first)
+    start_raw, end_raw = index[start], index[end - 1] + 1
+    lo = max(0, start_raw - _ZONE_BEFORE)
     if title:
-        t = page_text.rfind(title[:12].strip(), lo, start)
+        t = page_text.rfind(title[:12].strip(), lo, start_raw)
         if t >= 0:
             lo = t
-    end = page_text.find(last, start) if last else -1
-    end = end + len(last) if end >= 0 else start
-    return page_text[lo:start], page_text[end : end + _ZONE_AFTER]
+    return page_text[lo:start_raw], page_text[end_raw : end_raw + _ZONE_AFTER]
 
 
 def _clean_author(value: str | None) -> str | None:
@@ -199,7 +287,12 @@ def _clean_author(value: str | None) -> str | None:
     low = value.lower()
     if "www" in low or ".com" in low or ".cn" in low or len(value) > 60 or "■" in value:
         return None
-    return value
+    if low in _AUTHOR_JUNK or value in _NOT_NAMES:
+        return None
+    # "Jeffrey Gettleman; JEFFREY GETTLEMAN" -> "Jeffrey Gettleman"
+    names = list(dict.fromkeys(n.strip() for n in value.split(";") if n.strip()))
+    unique = {n.lower(): n for n in reversed(names)}
+    return "; ".join(n for n in names if unique.get(n.lower()) == n) or None
 
 
 def _library_date(doc: object) -> ParsedDate | None:
@@ -216,9 +309,7 @@ def _extract(
         raise TypeError(f"html must be str, not {type(html).__name__}")
     validate_selectors(selectors)
     if len(html) > MAX_HTML_CHARS:
-        logger.debug("page %s: parsing only the first %d of %d characters", url, MAX_HTML_CHARS,
-                     len(html))
-        html = html[:MAX_HTML_CHARS]
+        html = _shrink(html, url)
     html = html.replace("\x00", "")
     if not html.strip() or not _looks_like_html(html):
         return None
@@ -250,11 +341,13 @@ def _extract(
         text = _select(tree, sel["text"], joiner="\n") or ""
     if "title" in sel:
         title = _select(tree, sel["title"], joiner=" ") or title
-    text = "\n".join(ln.strip() for ln in text.split("\n") if ln.strip())
-    if sum(1 for c in text if not c.isspace()) < MIN_BODY_CHARS:
-        return None
+    text = _plain_lines(text)
     if title:
         title = re.sub(r"\s+", " ", title).strip() or None
+    if title and "text" not in sel and text.split("\n", 1)[0].strip() == title:
+        text = text.split("\n", 1)[1] if "\n" in text else ""  # the headline is the title
+    if sum(1 for c in text if not c.isspace()) < MIN_BODY_CHARS:
+        return None
 
     page_text = _visible_text(tree)
     before, after = _zones(page_text, title, text)
@@ -266,7 +359,8 @@ def _extract(
     if published is None and strategy.meta_date:
         published = _meta_date(tree)
     if published is None and strategy.line_date:
-        found = find_dates(before) or find_dates(text[:200])
+        below = _below_title(page_text, title)
+        found = find_dates(before) or find_dates(text[:_BODY_EDGE]) or find_dates(below)
         if found:
             published = found[0][1]
     if published is None and strategy.url_date:
@@ -280,7 +374,12 @@ def _extract(
     if author is None and strategy.library_author and doc is not None:
         author = _clean_author(getattr(doc, "author", None))
     if author is None and strategy.line_author:
-        author = author_from_lines(before, text[-200:], after)
+        author = author_from_lines(
+            before=before or _below_title(page_text, title),
+            head=text[:_BODY_EDGE],
+            tail=text[-_BODY_EDGE:],
+            after=after,
+        )
 
     return Article(
         title=title,

@@ -45,8 +45,9 @@ _CJK_MULTIBYTE = frozenset(
 _GB_PLAUSIBLE_SHARE = 0.8
 # How many characters to sample for that check (enough for a stable share, cheap on huge pages).
 _GB_SAMPLE_CHARS = 200_000
-# Fallback: above this share of damaged non-ASCII characters, a candidate is considered wrong.
-_FALLBACK_DAMAGE = 0.05
+# Fallback: when this share of non-ASCII characters is damaged, the candidate is wrong (a
+# Western page read as UTF-8 damages ~100%, a Chinese page with a few bad bytes ~1-5%).
+_FALLBACK_DAMAGE = 0.3
 # A UTF-8 character is at most 4 bytes: an error this close to the end is a truncated character.
 _UTF8_TAIL = 4
 
@@ -195,7 +196,7 @@ def decode_html_detailed(
 
     # Nothing decodes cleanly: least damage wins; ties go to the earlier (more trusted) candidate.
     # GB18030 only counts when the result looks like Chinese; cp1252 (never fails) is the last
-    # resort for undeclared Western pages, when every candidate damages > 5% of non-ASCII chars.
+    # resort for undeclared Western pages, when every candidate damages > 30% of non-ASCII chars.
     best: tuple[str, int, str] | None = None
     for enc in dict.fromkeys([*declared_list, "utf-8", "gb18030"]):
         text, bad = _replace(body, enc)

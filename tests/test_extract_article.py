@@ -1,0 +1,180 @@
+"""Article extraction on small pages built here (no shared corpus)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from newscrawl.extract import (
+    MAX_HTML_CHARS,
+    Article,
+    decode_html,
+    extract_article,
+    validate_selectors,
+)
+
+P1 = "国家统计局今天发布数据显示，一季度国内生产总值同比增长百分之五点三，经济运行开局良好。"
+P2 = "分行业看，工业生产稳步回升，服务业持续恢复，消费市场保持活跃，就业形势总体稳定。"
+P3 = "专家表示，随着一系列政策措施落地见效，经济回升向好的态势将进一步巩固和增强。"
+
+
+TITLE = "一季度经济数据发布"
+
+
+def zh_page(*, info: str = "", tail: str = "", head: str = "", title: str = TITLE) -> str:
+    nav = "".join(f'<li><a href="/c{i}">频道{i}</a></li>' for i in range(12))
+    return f"""<html><head><meta charset="gbk"><title>{title}_新闻中心_示例网</title>{head}</head>
+<body><div class="nav"><ul>{nav}</ul></div>
+<div class="main"><h1 class="headline">{title}</h1>
+<div class="info">{info}</div>
+<div class="content" id="article"><p>{P1}</p><p>{P2}</p><p>{P3}</p>{tail}</div></div>
+<div class="footer"><p>版权所有 示例网 京ICP备00000000号</p><a href="/about">关于我们</a></div>
+</body></html>"""
+
+
+def test_gbk_page_with_wrong_charset_extracts_text_date_author() -> None:
+    html = zh_page(info="2024年03月15日 10:20 来源：新华社 作者：张三")
+    body = html.replace('charset="gbk"', 'charset="utf-8"').encode("gbk")
+    text, _ = decode_html(body)
+    art = extract_article(text, "http://news.example.cn/a/123.html")
+    assert isinstance(art, Article)
+    assert art.title == "一季度经济数据发布"
+    assert art.text.split("\n") == [P1, P2, P3]
+    assert art.published == "2024-03-15T10:20:00+08:00"
+    assert art.author == "张三"
+
+
+def test_reporter_byline_in_parentheses_and_editor_line() -> None:
+    art = extract_article(zh_page(tail="<p>（记者 李四）</p>"), "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == "李四"
+    art = extract_article(zh_page(tail="<p>责任编辑：王五</p>"), "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == "王五"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://news.example.cn/2024/0315/c1001-123.html", "2024-03-15"),
+        ("http://news.example.cn/20240315/abc.shtml", "2024-03-15"),
+        ("http://www.example.gov.cn/zhengce/202403/t20240315_123.html", "2024-03-15"),
+        ("http://news.example.cn/a/123.html", None),
+    ],
+)
+def test_date_from_url_when_page_has_none(url: str, expected: str | None) -> None:
+    art = extract_article(zh_page(), url)
+    assert art is not None
+    assert art.published == expected
+
+
+def test_metadata_date_with_offset_wins_over_url() -> None:
+    head = '<meta property="article:published_time" content="2024-03-16T08:00:00+01:00">'
+    art = extract_article(zh_page(head=head), "http://x.example/2024/0315/a.html")
+    assert art is not None
+    assert art.published == "2024-03-16T08:00:00+01:00"
+
+
+def test_video_page_without_body_is_none() -> None:
+    html = """<html><head><title>视频：现场画面</title></head><body>
+    <div class="nav"><a href="/">首页</a> <a href="/v">视频</a></div>
+    <h1>视频：现场画面</h1><div class="player"><video src="/v/1.mp4"></video></div>
+    <div class="footer">版权所有</div></body></html>"""
+    assert extract_article(html, "http://x.example/v/1.html") is None
+
+
+@pytest.mark.parametrize(
+    "html",
+    ["", "   ", '{"title": "新闻", "content": "' + P1 * 5 + '"}', "%PDF-1.4 \x00\x01 obj << >>",
+     "just some plain text " * 20],
+)
+def test_non_html_and_empty_inputs_are_none(html: str) -> None:
+    assert extract_article(html, "http://x.example/a") is None
+
+
+def test_broken_html_does_not_crash() -> None:
+    html = "<html><body><div><p>" + P1 + "<p>" + P2 + "<div><span>" + P3 + "</b></i></table>"
+    art = extract_article(html, "http://x.example/a.html")
+    assert art is not None
+    assert P2 in art.text
+
+
+def test_english_page() -> None:
+    paras = [
+        "The city council voted on Tuesday to expand the bike lane network across downtown.",
+        "Supporters said the plan would make streets safer for cyclists and pedestrians alike.",
+        "Opponents argued that the loss of parking would hurt small businesses on Main Street.",
+    ]
+    body = "".join(f"<p>{p}</p>" for p in paras)
+    html = f"""<html lang="en"><head><title>Council backs bike lanes | Example Times</title>
+    <meta name="author" content="Jane Doe">
+    <meta property="article:published_time" content="2023-06-07T20:54:26Z"></head>
+    <body><nav><a href="/">Home</a><a href="/news">News</a></nav><article>
+    <h1>Council backs bike lanes</h1>{body}</article><footer>(c) Example Times</footer>
+    </body></html>"""
+    art = extract_article(html, "https://example.com/news/bike-lanes")
+    assert art is not None
+    assert art.title == "Council backs bike lanes"
+    assert art.text.split("\n") == paras
+    assert art.published == "2023-06-07T20:54:26+00:00"
+    assert art.author == "Jane Doe"
+
+
+def test_english_date_without_zone_stays_local() -> None:
+    html = """<html><head><meta name="pubdate" content="2019-04-28 06:01:07"></head><body>
+    <article><h1>Halibut season opens</h1><p>""" + "The boat left the harbour early. " * 10 + \
+        "</p></article></body></html>"
+    art = extract_article(html, "https://example.com/a")
+    assert art is not None
+    assert art.published == "2019-04-28T06:01:07"
+
+
+def test_selector_overrides_css_and_xpath() -> None:
+    info = '<span class="t">发布时间：2023-01-02 08:30</span><span class="a">赵六</span>'
+    html = zh_page(info=info)
+    sel = {
+        "title": "h1.headline",
+        "text": "//div[@id='article']/p[position() < 3]",
+        "published": "div.info span.t::text",
+        "author": "(//div[@class='info']/span[@class='a'])[1]/text()",
+    }
+    validate_selectors(sel)
+    art = extract_article(html, "http://x.example/2020/0101/a.html", selectors=sel)
+    assert art is not None
+    assert art.title == "一季度经济数据发布"
+    assert art.text == P1 + "\n" + P2
+    assert art.published == "2023-01-02T08:30:00+08:00"
+    assert art.author == "赵六"
+
+
+def test_selector_that_matches_nothing_falls_back_to_library() -> None:
+    art = extract_article(zh_page(), "http://x.example/a.html", selectors={"title": "h2.nothing"})
+    assert art is not None
+    assert art.title == "一季度经济数据发布"
+
+
+@pytest.mark.parametrize(
+    ("mapping", "key"),
+    [({"body": "p"}, "body"), ({"text": "div[["}, "text"), ({"title": "//h1["}, "title"),
+     ({"author": ""}, "author"), ({"published": 3}, "published")],
+)
+def test_bad_selectors_raise_value_error_naming_the_key(mapping: dict, key: str) -> None:
+    with pytest.raises(ValueError, match=key):
+        validate_selectors(mapping)
+    with pytest.raises(ValueError, match=key):
+        extract_article(zh_page(), "http://x.example/a.html", selectors=mapping)
+
+
+def test_huge_page_is_bounded() -> None:
+    para = "<p>" + P1 * 3 + "</p>"
+    script = "<script>var data = '" + "x" * (6 * 1024 * 1024) + "';</script>"
+    html = "<html><head>" + script + "</head><body><article>" + para * 40 + \
+        "</article>" + "<div>" + "填充内容。" * 1_000_000 + "</div></body></html>"
+    assert len(html) > 3 * MAX_HTML_CHARS
+    t0 = time.perf_counter()
+    art = extract_article(html, "http://x.example/big.html")
+    elapsed = time.perf_counter() - t0
+    assert art is not None
+    assert P1 in art.text
+    assert elapsed < 60  # generous bound: catches unbounded parsing, not a speed target

@@ -1,0 +1,120 @@
+"""Decoding: trust the bytes, not the declaration (pages built here; no shared corpus)."""
+
+from __future__ import annotations
+
+import pytest
+
+from newscrawl.extract import decode_html, decode_html_detailed, validate_encoding
+
+ZH = "国务院发布关于进一步优化营商环境的意见，记者从发布会上了解到相关政策细节。"
+
+
+def page(charset_meta: str | None, body: str = ZH) -> str:
+    meta = f'<meta http-equiv="Content-Type" content="text/html; charset={charset_meta}">' \
+        if charset_meta else ""
+    return f"<html><head>{meta}<title>news</title></head><body><p>{body}</p></body></html>"
+
+
+def test_gbk_bytes_with_wrong_meta_utf8_decode_as_gb18030() -> None:
+    body = page("utf-8").encode("gbk")
+    text, enc = decode_html(body)
+    assert enc == "gb18030"
+    assert ZH in text
+    assert "\ufffd" not in text
+
+
+def test_gbk_bytes_without_any_declaration() -> None:
+    text, enc = decode_html(page(None).encode("gbk"))
+    assert enc == "gb18030"
+    assert ZH in text
+
+
+def test_gbk_bytes_with_server_default_latin1_header() -> None:
+    body = page(None).encode("gbk")
+    d = decode_html_detailed(body, header_encoding="text/html; charset=ISO-8859-1")
+    assert d.encoding == "gb18030"
+    assert ZH in d.text
+    assert d.declared == "cp1252"
+
+
+def test_utf8_bytes_declared_gb2312_decode_as_utf8() -> None:
+    text, enc = decode_html(page("gb2312").encode("utf-8"))
+    assert enc == "utf-8"
+    assert ZH in text
+
+
+def test_gb2312_declaration_reads_as_gb18030_superset() -> None:
+    # 镕 (as in 朱镕基) is in GBK but not in GB2312: a strict gb2312 decoder would fail on it.
+    body = page("gb2312", "朱镕基总理视察").encode("gbk")
+    text, enc = decode_html(body)
+    assert enc == "gb18030"
+    assert "朱镕基" in text
+
+
+def test_header_bare_charset_and_header_value() -> None:
+    body = page(None).encode("gbk")
+    assert decode_html(body, header_encoding="gbk")[1] == "gb18030"
+    assert decode_html(body, header_encoding="text/html; charset=GBK")[1] == "gb18030"
+
+
+def test_forced_encoding_wins_even_over_valid_utf8() -> None:
+    body = page("utf-8", "abc").encode("utf-8")
+    _, enc = decode_html(body, forced_encoding="gbk")
+    assert enc == "gb18030"
+    big5 = page(None, "臺灣新聞").encode("big5")
+    text, enc = decode_html(big5, forced_encoding="big5")
+    assert "臺灣新聞" in text
+
+
+def test_unknown_forced_encoding_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown encoding"):
+        decode_html(b"<p>x</p>", forced_encoding="no-such-codec")
+    with pytest.raises(ValueError):
+        validate_encoding("")
+    assert validate_encoding("GB2312") == "gb18030"
+
+
+def test_western_cp1252_page_is_not_mistaken_for_chinese() -> None:
+    text_in = "Café déjà vu: naïve façade, résumé. " * 20
+    body = page("windows-1252", text_in).encode("cp1252")
+    text, enc = decode_html(body)
+    assert enc == "cp1252"
+    assert "Café déjà vu" in text
+    # Undeclared too: GB18030 would "decode" some of these bytes, but they are not Chinese.
+    text, enc = decode_html(page(None, text_in).encode("cp1252"))
+    assert "Café déjà vu" in text
+
+
+def test_bad_bytes_never_raise_and_are_counted() -> None:
+    good = page(None).encode("gbk")
+    broken = good[:60] + b"\xff\xff\xfe" + good[60:]
+    d = decode_html_detailed(broken)
+    assert d.source == "fallback"
+    assert d.encoding == "gb18030"
+    assert d.replacements >= 1
+    assert "记者从发布会上了解到" in d.text
+
+
+def test_truncated_utf8_tail_is_still_utf8() -> None:
+    body = page("utf-8").encode("utf-8")
+    cut = body[:-30] + "新".encode()[:2]
+    text, enc = decode_html(cut)
+    assert enc == "utf-8"
+    assert text.endswith("\ufffd")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"%PDF-1.4\n\x00\x01\x02\xff\xfe binary", b'{"json": true}', bytes(range(256)) * 4],
+)
+def test_odd_inputs_decode_without_raising(body: bytes) -> None:
+    text, enc = decode_html(body)
+    assert isinstance(text, str)
+    assert enc
+
+
+def test_bom_wins() -> None:
+    body = "<html><body><p>你好</p></body></html>".encode("utf-16")
+    text, enc = decode_html(body)
+    assert "你好" in text
+    assert enc.startswith("utf-16")
