@@ -356,19 +356,20 @@ def decoding_report(pages: list[Page]) -> str:
             for label in ("declared (w3lib)", "newscrawl"):
                 bad_pages = bad_chars = 0
                 recalls: list[float] = []
-                t0 = time.perf_counter()
+                dt = 0.0
                 for p in sub:
+                    t0 = time.perf_counter()
                     if label == "newscrawl":
                         text = decode_html_detailed(p.body, header_encoding=header).text
                     else:
                         text = html_to_unicode(header, p.body)[1]
+                    dt += time.perf_counter() - t0
                     n = text.count("\ufffd")
                     bad_pages += n > 0
                     bad_chars += n
                     if p.text is not None:
                         a, b = tokens(p.text, "zh"), tokens(text, "zh")
                         recalls.append(sum((a & b).values()) / max(1, sum(a.values())))
-                dt = time.perf_counter() - t0
                 rows.append([ds, header or "(none)", label, str(len(sub)), str(bad_pages),
                              str(bad_chars),
                              f"{statistics.mean(recalls):.3f}" if recalls else "–",
