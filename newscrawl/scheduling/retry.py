@@ -47,8 +47,12 @@ class RedisUnavailable(RuntimeError):
         self.waited = waited
         self.last_error = last_error
         super().__init__(
-            f"Redis unavailable for {waited:.0f} s during {what}: {last_error!r}"
+            f"Redis unavailable for {waited:.0f} s during {what}: {describe(last_error)}"
         )
+
+
+def describe(exc: BaseException | None) -> str:
+    return f"{type(exc).__name__}: {exc}" if exc is not None else "no error"
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -87,17 +91,18 @@ def call_with_retry(
             waited = now - started
             if waited >= retry_seconds:
                 logger.error(
-                    "Redis still unavailable after %.1f s (%s): giving up: %r", waited, label, exc
+                    "Redis still unavailable after %.1f s (%s): giving up: %s", waited, label,
+                    describe(exc),
                 )
                 raise RedisUnavailable(label, waited, exc) from exc
             attempt += 1
             if attempt == 1:
                 logger.warning(
-                    "Redis unavailable (%s): %r; retrying for up to %.0f s", label, exc,
+                    "Redis unavailable (%s): %s; retrying for up to %.0f s", label, describe(exc),
                     retry_seconds,
                 )
             else:
-                logger.debug("Redis retry %d (%s): %r", attempt, label, exc)
+                logger.debug("Redis retry %d (%s): %s", attempt, label, describe(exc))
             sleep(min(delay, max(0.0, retry_seconds - waited)))
             delay = min(delay * 2, max_delay)
             continue

@@ -107,6 +107,7 @@ class Scheduler(BaseScheduler):
         self._finished = False
         self._loop: Any = None
         self._engine_remove: Callable[..., Any] | None = None
+        self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
@@ -118,8 +119,17 @@ class Scheduler(BaseScheduler):
                 f"DUPEFILTER_CLASS must be a RedisDupeFilter for {cls.__module__}.Scheduler,"
                 f" got {df_cls!r}"
             )
+        queue_cls = load_object(crawler.settings.get("SCHEDULER_QUEUE_CLASS")
+                                or q.LeasedPriorityQueue)
+        if not issubclass(queue_cls, q.LeasedPriorityQueue):
+            raise ValueError(
+                f"SCHEDULER_QUEUE_CLASS must be a LeasedPriorityQueue for {cls.__module__}"
+                f".Scheduler, got {queue_cls!r}"
+            )
         dupefilter = build_from_crawler(df_cls, crawler)
-        return cls(crawler, config, server, dupefilter)
+        scheduler = cls(crawler, config, server, dupefilter)
+        scheduler.queue_cls = queue_cls
+        return scheduler
 
     # --- stats ----------------------------------------------------------------------------------
 
@@ -134,8 +144,15 @@ class Scheduler(BaseScheduler):
         return template.format(prefix=self.config.prefix, spider=self.spider.name)
 
     def open(self, spider: Spider) -> None:
+        try:
+            self._open(spider)
+        except RedisUnavailable as exc:
+            self._set_fatal(exc, close=False)
+            raise
+
+    def _open(self, spider: Spider) -> None:
         self.spider = spider
-        self.queue = q.LeasedPriorityQueue(
+        self.queue = self.queue_cls(
             self.server,
             spider,
             self._key(keys.CRAWL_QUEUE),
