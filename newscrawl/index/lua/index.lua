@@ -44,7 +44,6 @@ if version ~= '' then
 end
 
 local q1, q2, q3, q4 = struct.unpack('>HHHH', fp)
-local q = {q1, q2, q3, q4}
 
 local function bucket_key(block, value)
   return string.format('%s:simhash:%d:%04x', prefix, block, value)
@@ -94,53 +93,65 @@ end
 
 local writing = (mode == 'check_add')
 
--- Hamming distance to the query, stopping as soon as it exceeds maxd.
-local function distance(a1, a2, a3, a4)
-  local a = {a1, a2, a3, a4}
-  local d = 0
-  for i = 1, 4 do
-    local x = bit.bxor(a[i], q[i])
-    while x ~= 0 do
-      x = bit.band(x, x - 1)
-      d = d + 1
-      if d > maxd then
-        return d
-      end
-    end
+local function popcount16(x, d)
+  while x ~= 0 do
+    x = bit.band(x, x - 1)
+    d = d + 1
   end
   return d
 end
 
-local seen = {}
+-- Scan the four buckets. A stored fingerprint sharing several blocks with the query sits in
+-- several of them: it is handled in the first (lowest) block it shares, skipped in the others.
+local retention = min_day >= 0
 local matches = {}
+-- Without retention the values are not needed to compare: fetch the fields only (HKEYS) and
+-- read a doc id (HGET) for matches only.
+local fetch = retention and 'HGETALL' or 'HKEYS'
+local step = retention and 2 or 1
 for i = 1, 4 do
-  local entries = redis.call('HGETALL', KEYS[i + 1])
-  for j = 1, #entries, 2 do
+  local entries = redis.call(fetch, KEYS[i + 1])
+  for j = 1, #entries, step do
     local f = entries[j]
-    if not seen[f] and string.len(f) == 8 then
-      seen[f] = true
-      local v = entries[j + 1]
-      local day, docid
-      if i == 1 then
-        local d, rest = string.match(v, '^(%-?%d+):(.*)$')
-        day = tonumber(d)
-        docid = rest
-      else
-        day = tonumber(v)
+    local a1, a2, a3, a4 = 0, 0, 0, 0
+    local ok = string.len(f) == 8
+    if ok then
+      a1, a2, a3, a4 = struct.unpack('>HHHH', f)
+      ok = not ((i > 1 and a1 == q1) or (i > 2 and a2 == q2) or (i > 3 and a3 == q3))
+    end
+    if ok then
+      local expired = false
+      if retention then
+        local day = tonumber(string.match(entries[j + 1], '^(%-?%d+)'))
+        expired = day ~= nil and day < min_day
       end
-      if min_day >= 0 and day ~= nil and day < min_day then
+      if expired then
         if writing then
           delete_entry(f)
         end
       else
-        local a1, a2, a3, a4 = struct.unpack('>HHHH', f)
-        local dist = distance(a1, a2, a3, a4)
+        local dist = popcount16(bit.bxor(a1, q1), 0)
         if dist <= maxd then
-          if docid == nil then
-            local v0 = redis.call('HGET', bucket_key(0, a1), f)
-            if v0 then
-              docid = string.match(v0, '^%-?%d+:(.*)$')
+          dist = popcount16(bit.bxor(a2, q2), dist)
+          if dist <= maxd then
+            dist = popcount16(bit.bxor(a3, q3), dist)
+            if dist <= maxd then
+              dist = popcount16(bit.bxor(a4, q4), dist)
             end
+          end
+        end
+        if dist <= maxd then
+          local docid
+          local v0
+          if i == 1 and retention then
+            v0 = entries[j + 1]
+          elseif i == 1 then
+            v0 = redis.call('HGET', KEYS[2], f)
+          else
+            v0 = redis.call('HGET', bucket_key(0, a1), f)
+          end
+          if v0 then
+            docid = string.match(v0, '^%-?%d+:(.*)$')
           end
           if docid ~= nil then
             table.insert(matches, {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), docid})

@@ -1,0 +1,180 @@
+"""Benchmark of the Redis near-duplicate index (newscrawl.index) on the embedded Redis.
+
+Loads N fingerprints with realistic URLs (60-90 characters), then measures from one client:
+
+* check_and_add/s (new fingerprints: lookup + add; near-duplicates: lookup + match), against a
+  PING round-trip baseline measured in the same run;
+* Redis used_memory per stored fingerprint for the newscrawl layout vs a naive layout (hex
+  fingerprint fields, URL repeated in all four bucket hashes), loaded side by side into the same
+  server with the same configuration.
+
+Prints a markdown table.  Usage::
+
+    python benchmarks/bench_index.py                 # 1,000,000 fingerprints
+    python benchmarks/bench_index.py -n 100000 --ops 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import redis
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from newscrawl.index import SimhashIndex, blocks_of, ensure_compact_encoding  # noqa: E402
+from newscrawl.redis_conn import open_embedded  # noqa: E402
+
+DOMAINS = [
+    "news.sina.com.cn",
+    "www.thepaper.cn",
+    "news.163.com",
+    "www.xinhuanet.com",
+    "news.sohu.com",
+    "www.chinanews.com.cn",
+    "finance.ifeng.com",
+    "world.people.com.cn",
+    "www.bbc.co.uk",
+    "www.theguardian.com",
+]
+SECTIONS = ["politics", "world", "china", "finance", "tech", "sports", "society", "local"]
+SLUG_WORDS = "city council budget vote storm flood market shares rise fall talks trade new".split()
+
+
+def realistic_url(rng: random.Random) -> str:
+    domain = rng.choice(DOMAINS)
+    url = (
+        f"https://{domain}/{rng.choice(SECTIONS)}/{rng.randint(2015, 2025)}-"
+        f"{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}/{rng.randint(10**8, 10**10)}"
+    )
+    target = rng.randint(60, 90)
+    slug = ""
+    while len(url) + len(slug) + 6 < target:
+        slug += "-" + rng.choice(SLUG_WORDS)
+    return (url + slug)[: target - 6] + ".shtml"
+
+
+def items(n: int, seed: int) -> Iterator[tuple[int, str]]:
+    rng = random.Random(seed)
+    for _ in range(n):
+        yield rng.getrandbits(64), realistic_url(rng)
+
+
+def used_memory(client: redis.Redis) -> int:
+    return int(client.info("memory")["used_memory"])
+
+
+def load_naive(client: redis.Redis, n: int, seed: int, prefix: str) -> None:
+    pipe = client.pipeline(transaction=False)
+    for i, (fp, url) in enumerate(items(n, seed), 1):
+        field = f"{fp:016x}"
+        for block, value in enumerate(blocks_of(fp)):
+            pipe.hset(f"{prefix}:simhash:{block}:{value:04x}", field, url)
+        if i % 5000 == 0:
+            pipe.execute()
+    pipe.execute()
+
+
+def rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else float("inf")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=1_000_000, help="fingerprints stored")
+    parser.add_argument("--ops", type=int, default=20_000, help="timed check_and_add calls")
+    parser.add_argument("--data-dir", help="embedded Redis data dir (default: a temp dir)")
+    args = parser.parse_args(argv)
+
+    data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="bench-index-"))
+    client = open_embedded(data_dir)
+    client.config_set("appendonly", "no")  # measure the index, not the disk
+    client.flushall()
+    ensure_compact_encoding(client)
+    config = client.config_get("hash-max-ziplist-*")
+    rows: list[tuple[str, str]] = []
+
+    # --- memory: newscrawl layout ----------------------------------------------------------
+    base = used_memory(client)
+    idx = SimhashIndex(client, prefix="bench", version="bench-v1")
+    t0 = time.perf_counter()
+    idx.add_many(items(args.n, seed=1))
+    load_s = time.perf_counter() - t0
+    ours = (used_memory(client) - base) / args.n
+    stored = idx.count()
+    assert stored == args.n, (stored, args.n)
+
+    # --- throughput on the loaded index ----------------------------------------------------
+    rng = random.Random(5)
+    t0 = time.perf_counter()
+    for _ in range(args.ops):
+        client.ping()
+    ping_rate = rate(args.ops, time.perf_counter() - t0)
+
+    new_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(args.ops)]
+    client.config_resetstat()
+    t0 = time.perf_counter()
+    accepted = sum(1 for fp, url in new_fps if idx.check_and_add(fp, url) is None)
+    new_rate = rate(args.ops, time.perf_counter() - t0)
+    server_us = float(client.info("commandstats")["cmdstat_evalsha"]["usec_per_call"])
+
+    existing = [fp for fp, _ in items(args.ops, seed=1)]
+    near = [fp ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64)) for fp in existing]
+    t0 = time.perf_counter()
+    matched = sum(1 for fp in near if idx.check_and_add(fp, "https://dup.example.com/x"))
+    dup_rate = rate(args.ops, time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    for fp in near[: args.ops // 2]:
+        idx.query(fp)
+    query_rate = rate(args.ops // 2, time.perf_counter() - t0)
+
+    # --- memory: naive layout (same server, same config), loaded after dropping ours -------
+    client.flushall()
+    base = used_memory(client)
+    t0 = time.perf_counter()
+    load_naive(client, args.n, seed=1, prefix="naive")
+    naive_load_s = time.perf_counter() - t0
+    naive = (used_memory(client) - base) / args.n
+    client.flushall()
+
+    rows += [
+        ("fingerprints stored", f"{args.n:,}"),
+        ("server config", ", ".join(f"{k} {v}" for k, v in sorted(config.items()))),
+        ("bulk load (add_many, pipelined Lua)", f"{load_s:.1f} s ({rate(args.n, load_s):,.0f}/s)"),
+        ("PING round trips/s (baseline)", f"{ping_rate:,.0f}"),
+        (
+            "check_and_add/s, new fingerprints",
+            f"{new_rate:,.0f} ({new_rate / ping_rate:.2f}x PING); {accepted:,} accepted",
+        ),
+        (
+            "check_and_add/s, near-duplicates (d<=2)",
+            f"{dup_rate:,.0f} ({dup_rate / ping_rate:.2f}x PING); {matched:,} matched",
+        ),
+        ("server time per check_and_add (INFO commandstats)", f"{server_us:.0f} us"),
+        ("query/s", f"{query_rate:,.0f} ({query_rate / ping_rate:.2f}x PING)"),
+        ("used_memory per fingerprint, newscrawl layout", f"{ours:.0f} B"),
+        (
+            f"used_memory per fingerprint, naive layout (load {naive_load_s:.0f} s)",
+            f"{naive:.0f} B",
+        ),
+        ("newscrawl / naive memory", f"{ours / naive:.2f}"),
+    ]
+    print("| measure | value |")
+    print("|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+    cleanup = getattr(client, "_cleanup", None)
+    if cleanup is not None:
+        cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
