@@ -96,15 +96,12 @@ def _validate_selectors(value: Any, where: str) -> dict[str, str]:
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
         raise SitesError(f'{where}: key "selectors" must be a table of strings')
+    from newscrawl.extract import validate_selectors
+
     try:
-        from newscrawl.extract import validate_selectors
-    except ImportError:  # pragma: no cover - extract package not installed
-        validate_selectors = None
-    if validate_selectors is not None:
-        try:
-            validate_selectors(value)
-        except ValueError as exc:
-            raise SitesError(f'{where}: key "selectors": {exc}') from None
+        validate_selectors(value)
+    except ValueError as exc:
+        raise SitesError(f'{where}: key "selectors": {exc}') from None
     return dict(value)
 
 

@@ -36,9 +36,8 @@ def run_crawl(workdir: Path, sites: Path | None, *settings: str, timeout: float 
     cmd = [sys.executable, "-m", "scrapy", "crawl", "portal", "-s", "LOG_LEVEL=INFO"]
     if sites is not None:
         cmd += ["-a", f"sites={sites}"]
-    if os.environ.get("NEWSCRAWL_TEST_MEMORY_SCHEDULER"):  # development aid only
-        cmd += ["-s", "SCHEDULER=scrapy.core.scheduler.Scheduler",
-                "-s", "DUPEFILTER_CLASS=scrapy.dupefilters.RFPDupeFilter"]
+    # Tests end a worker soon after its queue is drained (the default waits 10 s for other workers).
+    cmd += ["-s", "NEWSCRAWL_IDLE_EXIT_SECONDS=0.5"]
     for setting in settings:
         cmd += ["-s", setting]
     full_env = dict(os.environ)

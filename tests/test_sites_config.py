@@ -87,6 +87,8 @@ def site_with(**changes: object) -> dict[str, object]:
         (site_with(encoding="no-such-codec"), ['"encoding"', "unknown encoding"]),
         (site_with(allowed_domains=["http://x.com/"]), ['"allowed_domains"', "host names"]),
         (site_with(selectors="h1"), ['"selectors"', "table"]),
+        (site_with(selectors={"titel": "h1"}), ['site "portal-a"', '"selectors"', "titel"]),
+        (site_with(selectors={"text": "div[["}), ['site "portal-a"', '"selectors"', "text"]),
         (site_with(start_url=["http://x/"]), ['site "portal-a"', 'unknown key "start_url"']),
     ],
 )

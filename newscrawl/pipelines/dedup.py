@@ -8,8 +8,12 @@ in the duplicate log (url, original url, distance, both fingerprints, time, site
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import multiprocessing
 import time
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +48,7 @@ class DedupConfig:
     idf_file: str | None
     retention_days: int | None
     prefix: str
+    workers: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DedupConfig:
@@ -54,6 +59,7 @@ class DedupConfig:
             idf_file=settings.get("NEWSCRAWL_IDF_FILE") or None,
             retention_days=int(retention) if retention not in (None, "") else None,
             prefix=RedisConfig.from_settings(settings).prefix,
+            workers=max(0, settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS", 1)),
         )
 
 
@@ -61,27 +67,78 @@ def hex64(value: int) -> str:
     return f"{value:016x}"
 
 
+def _worker_fingerprint(text: str, idf_file: str | None) -> int | None:
+    """Runs in a fingerprint worker process (the fingerprinter is cached per process)."""
+    from newscrawl.simhash import get_fingerprinter
+
+    return get_fingerprinter(idf_file=idf_file).fingerprint(text)
+
+
+def _worker_version(idf_file: str | None) -> str:
+    from newscrawl.simhash import get_fingerprinter
+
+    return get_fingerprinter(idf_file=idf_file).version
+
+
+class Fingerprints:
+    """``fingerprint(text)`` in a worker process (a spare core) or, with 0 workers, in-process.
+
+    Extraction keeps the crawl process busy; segmenting and weighting the text in another process
+    takes the fingerprint off the crawl's critical path. If the worker dies, fingerprints are
+    computed in-process from then on (logged).
+    """
+
+    def __init__(self, idf_file: str | None, workers: int) -> None:
+        self.idf_file = idf_file
+        self._pool: Executor | None = None
+        if workers > 0:
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("spawn")
+            )
+            self.version = self._pool.submit(_worker_version, idf_file).result()
+        else:
+            self.version = _worker_version(idf_file)
+
+    async def fingerprint(self, text: str) -> int | None:
+        if self._pool is not None:
+            try:
+                future = self._pool.submit(_worker_fingerprint, text, self.idf_file)
+                return await asyncio.wrap_future(future)
+            except (BrokenProcessPool, RuntimeError) as exc:
+                logger.error("Fingerprint worker failed (%s): fingerprinting in-process", exc)
+                self.close()
+        return _worker_fingerprint(text, self.idf_file)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
 class NearDuplicatePipeline:
     def __init__(self, crawler: Crawler, config: DedupConfig) -> None:
+        from scrapy.utils.reactor import is_asyncio_reactor_installed
+
         from newscrawl.index import DuplicateLog, SimhashIndex
-        from newscrawl.simhash import get_fingerprinter
 
         self.config = config
         self.stats: StatsCollector | None = crawler.stats
-        self.fingerprinter = get_fingerprinter(idf_file=config.idf_file)
+        workers = config.workers if is_asyncio_reactor_installed() else 0
+        self.fingerprints = Fingerprints(config.idf_file, workers)
         client = redis_for_crawler(crawler)
         self.index = SimhashIndex(
             client,
             prefix=config.prefix,
             max_distance=config.max_distance,
-            version=self.fingerprinter.version,
+            version=self.fingerprints.version,
             retention_days=config.retention_days,
         )
         self.log = DuplicateLog(client, prefix=config.prefix)
         logger.info(
-            "Near-duplicate check on: Hamming distance <= %d, fingerprint version %s",
+            "Near-duplicate check on: Hamming distance <= %d, fingerprint version %s, %s",
             config.max_distance,
-            self.fingerprinter.version,
+            self.fingerprints.version,
+            f"{workers} fingerprint worker process(es)" if workers else "fingerprints in-process",
         )
 
     @classmethod
@@ -89,16 +146,20 @@ class NearDuplicatePipeline:
         config = DedupConfig.from_settings(crawler.settings)
         if not config.enabled:
             raise NotConfigured("NEWSCRAWL_DEDUP_ENABLED is off")
-        return cls(crawler, config)
+        pipe = cls(crawler, config)
+        from scrapy import signals
+
+        crawler.signals.connect(pipe.fingerprints.close, signal=signals.spider_closed)
+        return pipe
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(STATS + key)
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         url = item["url"]
         text = item.get("text") or ""
-        fp = self.fingerprinter.fingerprint(text)
+        fp = await self.fingerprints.fingerprint(text)
         if fp is None:
             self._inc("no_text")
             item["simhash"] = None
