@@ -120,10 +120,20 @@ class StoreToRedis:
     def from_crawler(cls, crawler: Any) -> StoreToRedis:
         return cls(crawler)
 
+    # Idempotent per delivery: a retry after a lost reply (Redis restarted between executing the
+    # command and answering) must not store twice, but a second delivery of the same article
+    # (a scheduler bug) must show up as a duplicate. So: one token per process_item call.
+    STORE_LUA = """
+    if redis.call('SADD', KEYS[2], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[1]) end
+    """
+
     def process_item(self, item: Any) -> Any:
         from newscrawl.scheduling.retry import call_with_retry
 
-        call_with_retry(self.redis.rpush, STORED_KEY, item["url"], retry_seconds=self.retry_seconds)
+        token = os.urandom(8).hex()
+        store = self.redis.register_script(self.STORE_LUA)
+        call_with_retry(store, keys=[STORED_KEY, STORED_KEY + ":tokens"], args=[item["url"], token],
+                        retry_seconds=self.retry_seconds)
         return item
 
 
