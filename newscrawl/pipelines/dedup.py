@@ -117,13 +117,15 @@ class Fingerprints:
 
 class NearDuplicatePipeline:
     def __init__(self, crawler: Crawler, config: DedupConfig) -> None:
-        from scrapy.utils.reactor import is_asyncio_reactor_installed
+        from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
         from newscrawl.index import DuplicateLog, SimhashIndex
 
         self.config = config
         self.stats: StatsCollector | None = crawler.stats
-        workers = config.workers if is_asyncio_reactor_installed() else 0
+        # Worker processes need asyncio to await their futures; otherwise fingerprint in-process.
+        asyncio_ok = is_reactor_installed() and is_asyncio_reactor_installed()
+        workers = config.workers if asyncio_ok else 0
         self.fingerprints = Fingerprints(config.idf_file, workers)
         client = redis_for_crawler(crawler)
         self.index = SimhashIndex(
