@@ -58,6 +58,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LEASE_META = "_newscrawl_lease"
+# How often an idle worker looks at the shared queue (Scrapy's own heartbeat is 5 s).
+POLL_SECONDS = 0.5
 STATS = "newscrawl/scheduler/"
 
 
@@ -104,6 +106,7 @@ class Scheduler(BaseScheduler):
         self._leases: dict[str, Lease] = {}
         self._fatal: RedisUnavailable | None = None
         self._idle_since: float | None = None
+        self._last_reap = time.monotonic()
         self._finished = False
         self._loop: Any = None
         self._engine_remove: Callable[..., Any] | None = None
@@ -199,7 +202,7 @@ class Scheduler(BaseScheduler):
         from scrapy.utils.asyncio import create_looping_call
 
         self._loop = create_looping_call(self._tick)
-        self._loop.start(self.config.reap_interval, now=False)
+        self._loop.start(POLL_SECONDS, now=False)
 
     def _hook_engine(self) -> None:
         engine = self.crawler.engine
@@ -421,6 +424,12 @@ class Scheduler(BaseScheduler):
     def _tick(self) -> None:
         if self._fatal is not None or self.queue is None or self.run is None:
             return
+        # Wake the engine so a worker with free slots takes requests others have queued.
+        self._wake_engine()
+        now = time.monotonic()
+        if now - self._last_reap < self.config.reap_interval:
+            return
+        self._last_reap = now
         try:
             raws = [lease.entry.raw for lease in self._leases.values()]
             renewed = self.queue.renew(raws)
@@ -435,8 +444,6 @@ class Scheduler(BaseScheduler):
         except RedisUnavailable as exc:
             self._set_fatal(exc)
             return
-        if reaped or self._idle_since is not None:
-            self._wake_engine()
 
     def _wake_engine(self) -> None:
         slot = getattr(self.crawler.engine, "_slot", None)
