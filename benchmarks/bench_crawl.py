@@ -1,4 +1,4 @@
-"""Crawl throughput on a local mock portal: near-duplicate pipeline on/off, memory vs Redis scheduler.
+"""Crawl throughput on a local mock portal: dedup pipeline on/off, memory vs Redis scheduler.
 
 Builds a local portal (stdlib http.server on 127.0.0.1, port 0) with N generated Chinese article
 pages (default 2,000; 5% of them reprints of others) behind list pages, then runs real
