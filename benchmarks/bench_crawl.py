@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", help="run only configs containing this text")
     args = parser.parse_args(argv)
 
-    portal = TimedPortal().start()
+    portal = TimedPortal()
+    portal.start()
     t0 = time.perf_counter()
     n = build(portal, args.articles)
     print(f"built {n} article pages in {time.perf_counter() - t0:.1f} s", file=sys.stderr)

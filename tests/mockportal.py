@@ -355,7 +355,6 @@ def build_portals(a: MockPortal, b: MockPortal, *, n_articles: int = 12) -> Layo
     a.set("/list/2.html", html_page(list_html("新闻 第2页", rest + trouble + ["/list/3.html"])))
     a.set("/list/3.html", html_page(list_html("新闻 第3页", ["/a/401.html"])))
     a.set("/about.html", html_page(list_html("关于", [])))
-    a.a_lists = ["/", "/list/1.html", "/list/2.html"]
     b.set("/", html_page(list_html("乙网首页", b_articles + ["/list/1.html"])))
     b.set("/list/1.html", html_page(list_html("乙网 第1页", b_articles[:2])))
     return Layout(
@@ -364,7 +363,7 @@ def build_portals(a: MockPortal, b: MockPortal, *, n_articles: int = 12) -> Layo
         failing=[(a, p) for p in ("/a/302.pdf", "/a/303.html", "/a/305.html", "/a/404.html")],
         disallowed=disallowed,
         too_deep=[(a, "/a/401.html"), (a, "/list/3.html")],
-        a_lists=a.a_lists,
+        a_lists=["/", "/list/1.html", "/list/2.html"],
     )
 
 
