@@ -81,6 +81,12 @@ def load_naive(client: redis.Redis, n: int, seed: int, prefix: str) -> None:
     pipe.execute()
 
 
+def server_cpu(client: redis.Redis) -> float:
+    """CPU seconds used by the Redis server process so far (user + system)."""
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
 def rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
@@ -119,9 +125,13 @@ def main(argv: list[str] | None = None) -> int:
 
     new_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(args.ops)]
     client.config_resetstat()
+    server_cpu0 = server_cpu(client)
+    cpu0 = time.process_time()
     t0 = time.perf_counter()
     accepted = sum(1 for fp, url in new_fps if idx.check_and_add(fp, url) is None)
     new_rate = rate(args.ops, time.perf_counter() - t0)
+    client_cpu_us = (time.process_time() - cpu0) / args.ops * 1e6
+    server_cpu_us = (server_cpu(client) - server_cpu0) / args.ops * 1e6
     server_us = float(client.info("commandstats")["cmdstat_evalsha"]["usec_per_call"])
 
     existing = [fp for fp, _ in items(args.ops, seed=1)]
@@ -158,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{dup_rate:,.0f} ({dup_rate / ping_rate:.2f}x PING); {matched:,} matched",
         ),
         ("server time per check_and_add (INFO commandstats)", f"{server_us:.0f} us"),
+        (
+            "CPU per check_and_add: client + server",
+            f"{client_cpu_us:.0f} + {server_cpu_us:.0f} us "
+            f"(=> {1e6 / (client_cpu_us + server_cpu_us):,.0f}/s when not contended)",
+        ),
         ("query/s", f"{query_rate:,.0f} ({query_rate / ping_rate:.2f}x PING)"),
         ("used_memory per fingerprint, newscrawl layout", f"{ours:.0f} B"),
         (

@@ -46,15 +46,15 @@ class DuplicateRecord:
 
     def to_json_dict(self) -> dict[str, Any]:
         """JSON-ready dict: fingerprints as 16 hex digits, ``seen_at`` as ISO 8601 (UTC)."""
-        out: dict[str, Any] = dict(self.extra)
-        out.update(
-            url=self.url,
-            original_url=self.original_url,
-            distance=self.distance,
-            simhash=fingerprint_hex(self.simhash),
-            original_simhash=fingerprint_hex(self.original_simhash),
-            seen_at=self.seen_at_iso,
-        )
+        out: dict[str, Any] = {
+            "url": self.url,
+            "original_url": self.original_url,
+            "distance": self.distance,
+            "simhash": fingerprint_hex(self.simhash),
+            "original_simhash": fingerprint_hex(self.original_simhash),
+            "seen_at": self.seen_at_iso,
+        }
+        out.update((k, v) for k, v in self.extra.items() if k not in out)
         return out
 
     @classmethod

@@ -9,7 +9,7 @@
 -- ARGV[5] today's day number (days since the Unix epoch)
 -- ARGV[6] oldest day still compared (-1 = no retention)
 -- ARGV[7] doc id (check_add / add; remove: "" = any)
--- ARGV[8] key prefix (to name the other buckets of a stored fingerprint)
+-- ARGV[8] bucket key format, e.g. 'newscrawl:simhash:%d:%04x' (from newscrawl/keys.py)
 -- ARGV[9] now (seconds since the epoch, for the meta hash)
 --
 -- Bucket layout: field = 8-byte fingerprint in all four hashes; block-0 value "<day>:<doc id>",
@@ -24,7 +24,7 @@ local maxd = tonumber(ARGV[4])
 local today = tonumber(ARGV[5])
 local min_day = tonumber(ARGV[6])
 local doc = ARGV[7]
-local prefix = ARGV[8]
+local bucket_format = ARGV[8]
 local now = ARGV[9]
 local meta = KEYS[1]
 
@@ -46,7 +46,7 @@ end
 local q1, q2, q3, q4 = struct.unpack('>HHHH', fp)
 
 local function bucket_key(block, value)
-  return string.format('%s:simhash:%d:%04x', prefix, block, value)
+  return string.format(bucket_format, block, value)
 end
 
 local function add_entry()
@@ -54,8 +54,7 @@ local function add_entry()
   for i = 3, 5 do
     redis.call('HSET', KEYS[i], fp, today)
   end
-  if created == 1 then
-    redis.call('HINCRBY', meta, 'count', 1)
+  if created == 1 and redis.call('HINCRBY', meta, 'count', 1) == 1 then
     redis.call('HSETNX', meta, 'created', now)
   end
   return created

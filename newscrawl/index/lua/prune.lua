@@ -2,11 +2,11 @@
 --
 -- KEYS[1]   meta hash
 -- KEYS[2..] block-0 bucket hashes ({prefix}:simhash:0:{value})
--- ARGV[1] oldest day kept; ARGV[2] key prefix
+-- ARGV[1] oldest day kept; ARGV[2] bucket key format, e.g. 'newscrawl:simhash:%d:%04x'
 -- Returns the number of fingerprints deleted.
 
 local min_day = tonumber(ARGV[1])
-local prefix = ARGV[2]
+local bucket_format = ARGV[2]
 local deleted = 0
 for k = 2, #KEYS do
   local entries = redis.call('HGETALL', KEYS[k])
@@ -16,9 +16,9 @@ for k = 2, #KEYS do
     if string.len(f) == 8 and day ~= nil and day < min_day then
       local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
       redis.call('HDEL', KEYS[k], f)
-      redis.call('HDEL', string.format('%s:simhash:1:%04x', prefix, c2), f)
-      redis.call('HDEL', string.format('%s:simhash:2:%04x', prefix, c3), f)
-      redis.call('HDEL', string.format('%s:simhash:3:%04x', prefix, c4), f)
+      redis.call('HDEL', string.format(bucket_format, 1, c2), f)
+      redis.call('HDEL', string.format(bucket_format, 2, c3), f)
+      redis.call('HDEL', string.format(bucket_format, 3, c4), f)
       deleted = deleted + 1
     end
   end
