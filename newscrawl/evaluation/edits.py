@@ -1,0 +1,190 @@
+"""Reprint edits: one deterministic function per edit kind, ``edit(text, rng, ctx) -> text``.
+
+Every function takes a ``random.Random`` (seeded by the caller) and an ``EditContext`` holding other
+articles of the corpus (for inserted sentences and replacement headlines). The magnitudes are fixed
+here, before any tuning, and documented in docs/readme/simhash.md:
+
+* ``source_line``: a "来源：<site> 作者：<name> 责任编辑：<name>" line added at the top or the end.
+* ``footer``: a portal footer (copyright/disclaimer/app promotion, 31-49 characters) appended.
+* ``drop_sentence``: one sentence (not the first) removed.
+* ``insert_sentence``: one sentence from another article inserted at a random sentence boundary.
+* ``headline``: the headline reworded: one of its parts dropped, or its parts reordered, or one end
+  clipped; plus a tag such as "【快讯】" or "（图）". The headline is the first line when the text
+  has one, else the first 24 characters (THUCNews headlines run into the body).
+* ``width``: ASCII letters/digits/punctuation made full-width and CJK punctuation made half-width.
+* ``typos``: 2-4 CJK characters replaced by other common CJK characters.
+* ``truncate``: the last 5-20 % of the text cut off (at a sentence end when there is one).
+* ``combo``: two different edits of the above, applied one after the other.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+SENTENCE_RE = re.compile(r"[^。！？!?；;\n]*(?:[。！？!?；;]+[”’」』）)]*|\n|$)")
+
+SITES = [
+    "新华网", "人民网", "央视网", "中国新闻网", "澎湃新闻", "新浪新闻", "腾讯新闻", "网易新闻",
+    "搜狐新闻", "凤凰网", "环球时报", "南方都市报", "北京青年报", "光明网", "中国日报网",
+    "界面新闻",
+]  # fmt: skip
+NAMES = [
+    "王小明",
+    "李华",
+    "张伟",
+    "刘洋",
+    "陈静",
+    "杨帆",
+    "赵磊",
+    "黄丽",
+    "周杰",
+    "吴敏",
+    "徐鹏",
+    "孙悦",
+]
+FOOTERS = [
+    "（本文来自{site}，转载请注明出处。文中观点仅代表作者本人，不代表本站立场。）",
+    "声明：本文转载自{site}，版权归原作者所有，如有侵权请联系删除。",
+    "更多精彩内容，请下载{site}客户端，或关注{site}官方微信公众号。",
+    "【免责声明】本文仅代表作者个人观点，与{site}无关。其原创性以及文中陈述文字和内容未经本站证实。",
+    "（编辑：{name}）欢迎关注{site}，获取更多新闻资讯。扫描二维码下载客户端，随时随地看新闻。",
+]
+COMMON_CJK = (
+    "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过"
+    "子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体"
+    "制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内"
+)
+HEADLINE_CHARS = 24
+
+Edit = Callable[[str, random.Random, "EditContext"], str]
+
+
+@dataclass
+class EditContext:
+    """Other articles of the corpus: donors of sentences and headlines (never the edited text)."""
+
+    others: Sequence[str] = field(default_factory=list)
+
+    def other(self, rng: random.Random, not_text: str) -> str:
+        for _ in range(10):
+            if not self.others:
+                break
+            cand = self.others[rng.randrange(len(self.others))]
+            if cand != not_text:
+                return cand
+        return "据悉，相关部门正在进一步调查此事，具体情况将在近日公布。"
+
+
+def sentences(text: str) -> list[str]:
+    """The text cut after sentence-ending punctuation; ``"".join(sentences(t)) == t``."""
+    parts = [m.group(0) for m in SENTENCE_RE.finditer(text) if m.group(0)]
+    return parts if parts else [text]
+
+
+def _headline_span(text: str) -> int:
+    nl = text.find("\n")
+    if 0 < nl <= 80:
+        return nl
+    return min(HEADLINE_CHARS, len(text) // 4)
+
+
+def source_line(text: str, rng: random.Random, ctx: EditContext) -> str:
+    site, editor, author = rng.choice(SITES), rng.choice(NAMES), rng.choice(NAMES)
+    line = f"来源：{site} 作者：{author} 责任编辑：{editor}"
+    return f"{line}\n{text}" if rng.random() < 0.5 else f"{text}\n{line}"
+
+
+def footer(text: str, rng: random.Random, ctx: EditContext) -> str:
+    tpl = rng.choice(FOOTERS)
+    return text + "\n" + tpl.format(site=rng.choice(SITES), name=rng.choice(NAMES))
+
+
+def drop_sentence(text: str, rng: random.Random, ctx: EditContext) -> str:
+    sents = sentences(text)
+    if len(sents) < 3:
+        return text[: len(text) * 9 // 10]
+    del sents[rng.randrange(1, len(sents))]
+    return "".join(sents)
+
+
+def insert_sentence(text: str, rng: random.Random, ctx: EditContext) -> str:
+    donor = [s for s in sentences(ctx.other(rng, text)) if len(s) >= 12] or [
+        "据悉，此事仍在调查中。"
+    ]
+    sents = sentences(text)
+    pos = rng.randrange(1, len(sents) + 1)
+    sents.insert(pos, rng.choice(donor))
+    return "".join(sents)
+
+
+HEADLINE_TAGS = ["【快讯】", "重磅！", "（图）", "最新：", "独家｜", "（组图）", "！", "【热点】"]
+
+
+def headline(text: str, rng: random.Random, ctx: EditContext) -> str:
+    """Reword the headline as portals do: drop one of its parts, reorder parts, add a tag."""
+    span = _headline_span(text)
+    head, body = text[:span], text[span:]
+    parts = [p for p in re.split(r"[\s，,：:！!？?|｜]+", head) if p]
+    if len(parts) >= 2 and rng.random() < 0.5:
+        del parts[rng.randrange(len(parts))]
+    elif len(parts) >= 2:
+        rng.shuffle(parts)
+    elif parts and len(parts[0]) > 6:
+        cut = rng.randrange(2, len(parts[0]) // 2)
+        parts[0] = parts[0][cut:] if rng.random() < 0.5 else parts[0][:-cut]
+    tag = rng.choice(HEADLINE_TAGS)
+    new = " ".join(parts)
+    new = tag + new if tag.startswith(("【", "最", "独", "重")) else new + tag
+    return new + body
+
+
+_TO_FULL = {c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7F))}
+_TO_HALF = {"，": ",", "。": ".", "：": ":", "；": ";", "！": "!", "？": "?", "（": "(", "）": ")",
+            "“": '"', "”": '"', "、": ","}  # fmt: skip
+
+
+def width(text: str, rng: random.Random, ctx: EditContext) -> str:
+    return "".join(_TO_FULL.get(c) or _TO_HALF.get(c) or c for c in text)
+
+
+def typos(text: str, rng: random.Random, ctx: EditContext) -> str:
+    chars = list(text)
+    cjk = [i for i, c in enumerate(chars) if "\u4e00" <= c <= "\u9fff"]
+    for i in rng.sample(cjk, min(len(cjk), rng.randint(2, 4))):
+        chars[i] = rng.choice(COMMON_CJK.replace(chars[i], ""))
+    return "".join(chars)
+
+
+def truncate(text: str, rng: random.Random, ctx: EditContext) -> str:
+    keep = int(len(text) * (1 - rng.uniform(0.05, 0.20)))
+    cut = text[:keep]
+    ends = [m.end() for m in re.finditer(r"[。！？!?]", cut)]
+    if ends and ends[-1] >= keep * 0.8:
+        return cut[: ends[-1]]
+    return cut
+
+
+EDITS: dict[str, Edit] = {
+    "source_line": source_line,
+    "footer": footer,
+    "drop_sentence": drop_sentence,
+    "insert_sentence": insert_sentence,
+    "headline": headline,
+    "width": width,
+    "typos": typos,
+    "truncate": truncate,
+}
+
+
+BASE_KINDS = tuple(EDITS)
+
+
+def combo(text: str, rng: random.Random, ctx: EditContext) -> str:
+    first, second = rng.sample(BASE_KINDS, 2)
+    return EDITS[second](EDITS[first](text, rng, ctx), rng, ctx)
+
+
+EDITS["combo"] = combo

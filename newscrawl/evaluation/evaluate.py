@@ -1,0 +1,194 @@
+"""Precision/recall of a fingerprinter on labelled pairs, per Hamming threshold and per kind.
+
+A pair is predicted "duplicate" at threshold k when both texts have a fingerprint and their Hamming
+distance is <= k. A text without fingerprint (empty/too short) makes its pair "not duplicate".
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from newscrawl.evaluation.pairs import Pair, read_pairs
+from newscrawl.simhash.core import hamming
+
+THRESHOLDS = tuple(range(9))
+CHOSEN = 3
+
+
+class SupportsFingerprint(Protocol):
+    def fingerprint(self, text: str) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class ThresholdRow:
+    threshold: int
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+
+@dataclass(frozen=True)
+class KindRow:
+    kind: str
+    duplicate: bool
+    pairs: int
+    matched: int  # distance <= chosen threshold
+    no_fingerprint: int
+    median_distance: float | None
+    p95_distance: float | None
+
+    @property
+    def rate(self) -> float:
+        return self.matched / self.pairs if self.pairs else 0.0
+
+
+@dataclass
+class EvalReport:
+    name: str
+    thresholds: list[ThresholdRow]
+    kinds: list[KindRow]
+    chosen: int = CHOSEN
+    positives: int = 0
+    negatives: int = 0
+    texts: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def at(self, threshold: int) -> ThresholdRow:
+        return next(r for r in self.thresholds if r.threshold == threshold)
+
+
+def _quantile(values: Sequence[int], q: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return float(s[min(len(s) - 1, int(q * len(s)))])
+
+
+def evaluate(
+    pairs: Iterable[Pair],
+    fingerprinter: SupportsFingerprint,
+    *,
+    thresholds: Sequence[int] = THRESHOLDS,
+    chosen: int = CHOSEN,
+    name: str | None = None,
+) -> EvalReport:
+    """Fingerprint every distinct text once, then score all pairs."""
+    pairs = list(pairs)
+    cache: dict[str, int | None] = {}
+    start = time.perf_counter()
+    for p in pairs:
+        for text in (p.a, p.b):
+            if text not in cache:
+                cache[text] = fingerprinter.fingerprint(text)
+    seconds = time.perf_counter() - start
+    distances: list[int | None] = []
+    for p in pairs:
+        fa, fb = cache[p.a], cache[p.b]
+        distances.append(None if fa is None or fb is None else hamming(fa, fb))
+    rows = []
+    for k in thresholds:
+        tp = fp = fn = tn = 0
+        for p, d in zip(pairs, distances, strict=True):
+            hit = d is not None and d <= k
+            if p.duplicate:
+                tp, fn = tp + hit, fn + (not hit)
+            else:
+                fp, tn = fp + hit, tn + (not hit)
+        rows.append(ThresholdRow(k, tp, fp, fn, tn))
+    groups: dict[tuple[bool, str], list[int | None]] = defaultdict(list)
+    for p, d in zip(pairs, distances, strict=True):
+        groups[(p.duplicate, p.kind)].append(d)
+    kinds = []
+    for (dup, kind), ds in sorted(groups.items(), key=lambda kv: (not kv[0][0], kv[0][1])):
+        known = [d for d in ds if d is not None]
+        kinds.append(
+            KindRow(
+                kind=kind,
+                duplicate=dup,
+                pairs=len(ds),
+                matched=sum(1 for d in known if d <= chosen),
+                no_fingerprint=len(ds) - len(known),
+                median_distance=_quantile(known, 0.5),
+                p95_distance=_quantile(known, 0.95),
+            )
+        )
+    return EvalReport(
+        name=name or str(getattr(fingerprinter, "version", type(fingerprinter).__name__)),
+        thresholds=rows,
+        kinds=kinds,
+        chosen=chosen,
+        positives=sum(p.duplicate for p in pairs),
+        negatives=sum(not p.duplicate for p in pairs),
+        texts=len(cache),
+        seconds=seconds,
+    )
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:g}"
+
+
+def format_report(report: EvalReport) -> str:
+    """Markdown: a threshold table and a per-kind table at the chosen threshold."""
+    lines = [
+        f"Fingerprinter: `{report.name}`",
+        "",
+        f"{report.positives} duplicate pairs, {report.negatives} non-duplicate pairs, "
+        f"{report.texts} distinct texts fingerprinted in {report.seconds:.2f} s.",
+        "",
+        "| Hamming <= | precision | recall | TP | FP | FN |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in report.thresholds:
+        mark = " **(chosen)**" if r.threshold == report.chosen else ""
+        lines.append(
+            f"| {r.threshold}{mark} | {r.precision:.4f} | {r.recall:.4f} "
+            f"| {r.tp} | {r.fp} | {r.fn} |"
+        )
+    lines += [
+        "",
+        f"Per kind at Hamming <= {report.chosen} (duplicates: recall; non-duplicates: "
+        "false-positive rate):",
+        "",
+        "| kind | duplicate | pairs | matched | rate | no fingerprint | median d | p95 d |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for k in report.kinds:
+        lines.append(
+            f"| {k.kind} | {'yes' if k.duplicate else 'no'} | {k.pairs} | {k.matched} | "
+            f"{k.rate:.3f} | {k.no_fingerprint} | {_fmt(k.median_distance)} | "
+            f"{_fmt(k.p95_distance)} |"
+        )
+    lines += [f"- {n}" for n in report.notes]
+    return "\n".join(lines) + "\n"
+
+
+def run_eval(
+    path: str | os.PathLike[str],
+    *,
+    idf_file: str | None = None,
+    segmenter: str | None = None,
+) -> str:
+    """``newscrawl eval PAIRS.jsonl``: evaluate the default (or chosen) fingerprinter, markdown out.
+
+    Raises PairFormatError (a ValueError naming file and line) for a malformed pairs file.
+    """
+    from newscrawl.simhash import get_fingerprinter
+
+    fp = get_fingerprinter(idf_file=idf_file, segmenter=segmenter)
+    return format_report(evaluate(read_pairs(path), fp))

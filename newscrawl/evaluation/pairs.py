@@ -1,0 +1,217 @@
+"""Labelled pairs for the near-duplicate benchmark, corpus loaders and JSONL input/output.
+
+A pair is ``{"a": text, "b": text, "duplicate": bool, "kind": str}``. Positive kinds are the edit
+kinds of ``newscrawl.evaluation.edits`` (plus ``exact`` for real duplicate bodies found in a
+corpus); negative kinds are ``same_category`` (two different articles of one category) and, from
+the Sohu text-matching data, ``sohu_same_event`` / ``sohu_same_topic`` / ``sohu_unrelated``.
+
+Negatives that are in fact near-identical texts (character 3-gram Jaccard >= ``NEAR_IDENTICAL``
+after dropping punctuation and spaces, e.g. the same headline with one punctuation mark changed) are
+not labelled "not duplicate": they are left out and counted (``PairSet.excluded``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from newscrawl.evaluation.edits import EDITS, EditContext
+
+NEAR_IDENTICAL = 0.5
+NEGATIVE_KINDS = ("same_category", "sohu_same_event", "sohu_same_topic", "sohu_unrelated")
+_SOHU_KIND = {5: "sohu_same_event", 3: "sohu_same_topic", 0: "sohu_unrelated"}
+
+
+@dataclass(frozen=True)
+class Doc:
+    text: str
+    category: str = ""
+    ident: str = ""
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: str
+    b: str
+    duplicate: bool
+    kind: str
+
+    def to_json(self) -> str:
+        obj = {"a": self.a, "b": self.b, "duplicate": self.duplicate, "kind": self.kind}
+        return json.dumps(obj, ensure_ascii=False)
+
+
+@dataclass
+class PairSet:
+    pairs: list[Pair] = field(default_factory=list)
+    excluded: dict[str, int] = field(
+        default_factory=dict
+    )  # kind -> near-identical negatives left out
+
+
+class PairFormatError(ValueError):
+    pass
+
+
+# --- similarity used only to keep true reprints out of the negatives -----------------------------
+_DROP_RE = re.compile(r"[\W_]+")
+
+
+def _grams(text: str) -> set[str]:
+    t = _DROP_RE.sub("", unicodedata.normalize("NFKC", text).casefold())
+    return {t[i : i + 3] for i in range(max(len(t) - 2, 1))}
+
+
+def char3_jaccard(a: str, b: str) -> float:
+    ga, gb = _grams(a), _grams(b)
+    return len(ga & gb) / len(ga | gb) if ga or gb else 1.0
+
+
+# --- corpus loaders ------------------------------------------------------------------------------
+def load_thucnews(path: str | os.PathLike[str]) -> list[Doc]:
+    """THUCNews lines ``category<TAB>text``."""
+    docs = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            cat, sep, text = line.partition("\t")
+            if not sep:
+                raise PairFormatError(f"{path}:{n}: expected 'category<TAB>text'")
+            docs.append(Doc(text=text, category=cat, ident=f"thucnews:{n}"))
+    return docs
+
+
+_SOGOU_RE = re.compile(
+    r"<doc>.*?<url>(?P<url>.*?)</url>.*?<contenttitle>(?P<title>.*?)</contenttitle>"
+    r".*?<content>(?P<content>.*?)</content>.*?</doc>",
+    re.S,
+)
+
+
+def load_sogou(path: str | os.PathLike[str]) -> list[Doc]:
+    """SogouCS pseudo-XML: text = title, newline, content; category = host; empty bodies skipped."""
+    raw = Path(path).read_text(encoding="utf-8")
+    docs = []
+    for m in _SOGOU_RE.finditer(raw):
+        body = m.group("content").strip()
+        if not body:
+            continue
+        host = re.sub(r"^https?://([^/]+).*", r"\1", m.group("url"))
+        docs.append(Doc(text=f"{m.group('title').strip()}\n{body}", category=host, ident=m["url"]))
+    return docs
+
+
+def load_sohu_pairs(paths: Iterable[str | os.PathLike[str]]) -> PairSet:
+    """Sohu 2021 text-matching pairs (graded 5/3/0) as negatives; near-identical ones left out."""
+    out = PairSet()
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    a, b, label = row["sentence1"], row["sentence2"], int(row["label"])
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise PairFormatError(f"{path}:{n}: bad Sohu pair: {exc}") from exc
+                kind = _SOHU_KIND.get(label)
+                if kind is None:
+                    raise PairFormatError(f"{path}:{n}: unknown label {label!r}")
+                _add_negative(out, a, b, kind)
+    return out
+
+
+def _add_negative(out: PairSet, a: str, b: str, kind: str) -> None:
+    if char3_jaccard(a, b) >= NEAR_IDENTICAL:
+        out.excluded[kind] = out.excluded.get(kind, 0) + 1
+    else:
+        out.pairs.append(Pair(a, b, False, kind))
+
+
+# --- generation ----------------------------------------------------------------------------------
+def make_pairs(
+    docs: Sequence[Doc],
+    *,
+    seed: int = 0,
+    kinds: Sequence[str] | None = None,
+    negatives_per_doc: int = 2,
+    min_chars: int = 200,
+) -> PairSet:
+    """Positive pairs (one per doc and edit kind) and same-category negatives; deterministic.
+
+    Docs shorter than ``min_chars`` characters are skipped (not news articles). Exact duplicate
+    bodies in the corpus become ``exact`` positives and are never paired as negatives.
+    """
+    kinds = list(kinds) if kinds is not None else list(EDITS)
+    unknown = [k for k in kinds if k not in EDITS]
+    if unknown:
+        raise ValueError(f"unknown edit kinds {unknown}; known: {sorted(EDITS)}")
+    rng = random.Random(seed)
+    usable = [d for d in docs if len(d.text) >= min_chars]
+    by_text: dict[str, list[Doc]] = defaultdict(list)
+    for d in usable:
+        by_text[d.text].append(d)
+    unique = [group[0] for group in by_text.values()]
+    out = PairSet()
+    for group in by_text.values():
+        for dup in group[1:]:
+            out.pairs.append(Pair(group[0].text, dup.text, True, "exact"))
+    texts = [d.text for d in unique]
+    for i, doc in enumerate(unique):
+        ctx = EditContext(others=texts[:i] + texts[i + 1 :])
+        for kind in kinds:
+            edited = EDITS[kind](doc.text, random.Random(f"{seed}:{i}:{kind}"), ctx)
+            out.pairs.append(Pair(doc.text, edited, True, kind))
+    by_cat: dict[str, list[int]] = defaultdict(list)
+    for i, doc in enumerate(unique):
+        by_cat[doc.category].append(i)
+    for i, doc in enumerate(unique):
+        peers = [j for j in by_cat[doc.category] if j != i]
+        for j in rng.sample(peers, min(len(peers), negatives_per_doc)):
+            _add_negative(out, doc.text, unique[j].text, "same_category")
+    return out
+
+
+# --- JSONL ---------------------------------------------------------------------------------------
+def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str]) -> int:
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for p in pairs:
+            fh.write(p.to_json() + "\n")
+            n += 1
+    return n
+
+
+def parse_pair(obj: object, where: str) -> Pair:
+    if not isinstance(obj, dict):
+        raise PairFormatError(f"{where}: expected a JSON object")
+    a, b, dup, kind = obj.get("a"), obj.get("b"), obj.get("duplicate"), obj.get("kind", "")
+    if not isinstance(a, str) or not isinstance(b, str):
+        raise PairFormatError(f"{where}: 'a' and 'b' must be strings")
+    if not isinstance(dup, bool):
+        raise PairFormatError(f"{where}: 'duplicate' must be true or false")
+    if not isinstance(kind, str):
+        raise PairFormatError(f"{where}: 'kind' must be a string")
+    return Pair(a, b, dup, kind or ("duplicate" if dup else "negative"))
+
+
+def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
+    """Pairs of a JSONL file; a malformed line raises PairFormatError naming file and line."""
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PairFormatError(f"{path}:{n}: not JSON: {exc}") from exc
+            yield parse_pair(obj, f"{path}:{n}")
