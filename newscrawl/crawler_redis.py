@@ -60,7 +60,15 @@ def redis_for_crawler(crawler: Crawler, **kwargs: Any) -> redis.Redis:
         return client
     config = RedisConfig.from_settings(crawler.settings)
     if config.url:
-        client = redis.Redis.from_url(config.url, **kwargs)
+        # Timeouts so a Redis that hangs (rather than refusing connections) surfaces as an error
+        # the scheduler's retry limit can act on, instead of blocking the crawl forever.
+        options: dict[str, Any] = {
+            "socket_connect_timeout": 10,
+            "socket_timeout": 30,
+            "health_check_interval": 30,
+        }
+        options.update(kwargs)
+        client = redis.Redis.from_url(config.url, **options)
         logger.info("Using Redis at %s", redact_url(config.url))
     else:
         client = open_embedded(config.data_dir)
