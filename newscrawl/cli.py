@@ -359,6 +359,22 @@ def _redis_cli_binary() -> str:
     return found
 
 
+def _redis_cli_target(url: str) -> list[str]:
+    """redis-cli connection options for a URL (redis-cli 6.2 ``-u`` knows no ``unix://``)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme != "unix":
+        return ["-u", url]
+    target = ["-s", parts.path]
+    db = parse_qs(parts.query).get("db")
+    if db:
+        target += ["-n", db[0]]
+    if parts.password:
+        target += ["-a", parts.password, "--no-auth-warning"]
+    return target
+
+
 def cmd_redis_cli(args: argparse.Namespace) -> int:
     import subprocess
 
@@ -368,7 +384,7 @@ def cmd_redis_cli(args: argparse.Namespace) -> int:
     extra = [a for a in args.args if a != "--"]
     with _redis(args) as client:
         url = resolve_redis_url(args.redis_url)
-        target = ["-u", url] if url else ["-s", str(client.socket_file)]
+        target = _redis_cli_target(url) if url else ["-s", str(client.socket_file)]
         done = subprocess.run([binary, *target, *extra], check=False)
     return EXIT_OK if done.returncode == 0 else EXIT_ERROR
 

@@ -318,10 +318,23 @@ def test_real_command_on_the_embedded_redis(tmp_path: Path, texts: dict[str, Pat
     assert missing.returncode == 1 and "nope.txt: no such file" in missing.stderr
 
 
+def test_redis_cli_passthrough(
+    capfd: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]
+) -> None:
+    SimhashIndex(r, version="v9").add(1, "https://x.example.com/1")
+    assert (
+        main([*url_args, "redis-cli", "--no-raw", "HGET", "newscrawl:simhash:meta", "version"]) == 0
+    )
+    assert capfd.readouterr().out.strip() == '"v9"'
+    assert main([*url_args, "redis-cli", "HLEN", "newscrawl:simhash:3:0001"]) == 0
+    assert capfd.readouterr().out.strip() == "1"
+
+
 @pytest.mark.parametrize(
     "argv",
     [
         [],
+        ["stats", "--no-such-option"],
         ["duplicates", "--limit", "-3"],
         ["check", "x.txt", "--max-distance", "4"],
         ["check", "x.txt", "--retention-days", "0"],
