@@ -195,7 +195,7 @@ def test_version_changes_with_parameters() -> None:
     base = Fingerprinter(FingerprintConfig())
     assert base.version == get_fingerprinter().version
     seen = {base.version}
-    for change in ({"tf": "raw"}, {"shingle": 2}, {"min_tokens": 5}, {"hmm": False}):
+    for change in ({"tf": "log"}, {"power": 1}, {"shingle": 2}, {"min_tokens": 5}, {"hmm": False}):
         v = Fingerprinter(FingerprintConfig().replace(**change)).version
         assert v not in seen
         seen.add(v)
@@ -220,3 +220,36 @@ def test_bad_idf_file_is_a_clear_error(tmp_path: Path) -> None:
         Fingerprinter(FingerprintConfig(idf_file=str(bad)))
     with pytest.raises(FileNotFoundError):
         Fingerprinter(FingerprintConfig(idf_file=str(tmp_path / "missing.txt")))
+
+
+@pytest.mark.parametrize("repeat", [1, 3, 40_000])
+def test_fast_vote_equals_reference_vote_on_the_weights(repeat: int) -> None:
+    # The fingerprint is exactly simhash_from_features over (feature_hash(feature), weight);
+    # repeat=40_000 makes counts so large that the weights get shifted into the lanes.
+    from newscrawl.simhash import feature_hash, simhash_from_features
+
+    fp = get_fingerprinter()
+    text = (LONG_ARTICLE + ENGLISH) * repeat
+    weights = fp.weights(text)
+    assert all(isinstance(w, int) and w >= 0 for w in weights.values())
+    expected = simhash_from_features((feature_hash(f), float(w)) for f, w in weights.items())
+    assert fp.fingerprint(text) == expected
+
+
+def test_squared_tfidf_weights() -> None:
+    fp = get_fingerprinter()
+    text = LONG_ARTICLE + "统计局统计局"
+    w = fp.weights(text)
+    n = fp.tokens(text).count("统计局")
+    idf = round(float(_jieba_idf("统计局")) * 1000)
+    assert w["统计局"] == (n * idf) ** 2
+
+
+def _jieba_idf(word: str) -> str:
+    from newscrawl.simhash.idf import default_idf_path
+
+    for line in default_idf_path().read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if parts and parts[0] == word:
+            return parts[1]
+    raise AssertionError(f"{word} not in jieba's IDF table")

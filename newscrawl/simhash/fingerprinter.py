@@ -6,8 +6,10 @@ Default configuration (chosen by measurement, see docs/readme/simhash.md):
 2. NFKC + case folding; CJK runs are segmented (``rjieba`` by default, ``jieba`` is the reference),
    other letter/digit runs are words; pure numbers, 1-character non-CJK tokens, punctuation and
    whitespace are dropped (see ``newscrawl.simhash.text``).
-3. Each distinct token is a feature, weighted ``idf(token) * tf_factor(count)`` with jieba's IDF
-   table (median IDF for unknown words) and a log term frequency (``1 + ln(count)``), in integers.
+3. Each distinct token is a feature, weighted ``(count * idf(token)) ** 2`` (squared TF-IDF) with
+   jieba's IDF table (median IDF for unknown words), in integers (IDF x 1000, rounded). Squaring
+   lets the article's salient, repeated words dominate the vote, which is what makes the signature
+   survive reprint edits (measured in docs/readme/simhash.md).
 4. Feature hash: BLAKE2b-64 of the token's UTF-8 bytes; the weighted vote of ``core``.
 
 Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``
@@ -43,8 +45,9 @@ class FingerprintConfig:
     segmenter: str = DEFAULT_SEGMENTER
     hmm: bool = True
     idf_file: str | None = None
-    tf: str = "log"  # term-frequency factor: log = 1 + ln(tf), raw, sqrt, binary
+    tf: str = "raw"  # term-frequency factor: raw = count, log = 1 + ln(count), sqrt, binary
     max_tf: int = 1000  # counts above this count as this
+    power: int = 2  # weight = (tf_factor * idf) ** power; 2 lets the salient words dominate
     shingle: int = 1  # 1 = single tokens; k > 1 adds k-token shingles as extra features
     min_cjk_len: int = 1  # CJK words shorter than this are dropped (1 keeps all)
     max_chars: int = 100_000  # only the first max_chars characters of a text count
@@ -55,6 +58,8 @@ class FingerprintConfig:
             raise ValueError(f"unknown segmenter {self.segmenter!r}; choose one of {SEGMENTERS}")
         if self.tf not in TF_MODES:
             raise ValueError(f"unknown tf mode {self.tf!r}; choose one of {TF_MODES}")
+        if self.power not in (1, 2, 3):
+            raise ValueError(f"power must be 1, 2 or 3, got {self.power!r}")
         for name in ("max_tf", "shingle", "min_cjk_len", "max_chars", "min_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -99,7 +104,10 @@ class Fingerprinter:
         ]
         self._cache: dict[str, tuple[int, int]] = {}
         c = self.config
-        features = f"t{c.shingle}.{c.tf}{c.max_tf}.c{c.min_cjk_len}.x{c.max_chars}.m{c.min_tokens}"
+        features = (
+            f"t{c.shingle}.{c.tf}{c.max_tf}p{c.power}.c{c.min_cjk_len}"
+            f".x{c.max_chars}.m{c.min_tokens}"
+        )
         self.version = (
             f"{ALGORITHM}/{self._segmenter.label}/{features}/blake2b64/idf-{self._idf.digest}"
         )
@@ -147,7 +155,7 @@ class Fingerprinter:
         return entry
 
     def weights(self, text: str) -> dict[str, int]:
-        """Feature -> integer weight for ``text`` (for inspection and tests)."""
+        """Feature -> the integer weight that votes, for ``text`` (for inspection and tests)."""
         toks = self.tokens(text)
         return {f: w for f, (_, w) in self._features(toks).items()}
 
@@ -155,17 +163,28 @@ class Fingerprinter:
         """Feature string -> (spread hash, integer weight)."""
         tf_table = self._tf_table
         max_tf = self.config.max_tf
+        power = self.config.power
         out: dict[str, tuple[int, int]] = {}
         for tok, n in Counter(toks).items():
             s, idf = self._entry(tok)
-            out[tok] = (s, idf * tf_table[n if n <= max_tf else max_tf])
+            out[tok] = (s, (idf * tf_table[n if n <= max_tf else max_tf] // _TF_SCALE) ** power)
         k = self.config.shingle
         if k > 1 and len(toks) >= k:
             grams = Counter(_SHINGLE_SEP.join(toks[i : i + k]) for i in range(len(toks) - k + 1))
             for gram, n in grams.items():
                 idf = sum(self._entry(t)[1] for t in gram.split(_SHINGLE_SEP)) // k
                 s = self._entry(gram)[0]
-                out[gram] = (s, idf * tf_table[n if n <= max_tf else max_tf])
+                out[gram] = (
+                    s,
+                    (idf * tf_table[n if n <= max_tf else max_tf] // _TF_SCALE) ** power,
+                )
+        # Keep the total weight inside the lanes of the fast vote: if it is too large, every
+        # weight is shifted right by the same number of bits (deterministic; only very long,
+        # repetitive texts need it).
+        total = sum(w for _, w in out.values())
+        shift = total.bit_length() - (core.LANE - 2)
+        if shift > 0:
+            out = {f: (s, w >> shift) for f, (s, w) in out.items()}
         return out
 
     # -- fingerprint ---------------------------------------------------------------------------
@@ -179,13 +198,7 @@ class Fingerprinter:
         if len(toks) < self.config.min_tokens:
             return FingerprintResult(None, "too_short", 0, len(toks), truncated)
         feats = self._features(toks)
-        total = sum(w for _, w in feats.values())
-        if total < core.LANE_CAPACITY:
-            value = core.simhash_from_spread(feats.values(), total)
-        else:  # cannot happen with the default limits; exact slow path all the same
-            value = core.simhash_from_features(
-                (core.feature_hash(f), w) for f, (_, w) in feats.items()
-            )
+        value = core.simhash_from_spread(feats.values(), sum(w for _, w in feats.values()))
         return FingerprintResult(value, None, len(feats), len(toks), truncated)
 
     def fingerprint(self, text: str) -> int | None:
