@@ -4,6 +4,7 @@
     newscrawl check FILE [--json]
     newscrawl duplicates [--json] [--limit N]
     newscrawl stats [--json]
+    newscrawl prune --days N
     newscrawl eval PAIRS.jsonl
     newscrawl redis-cli [ARGS ...]
 
@@ -327,6 +328,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_prune(args: argparse.Namespace) -> int:
+    from newscrawl.index import SimhashIndex
+
+    with _redis(args) as client:
+        index = SimhashIndex(client, prefix=args.prefix, tune_server=False)
+        deleted = index.prune(args.days)
+        left = index.count()
+    print(f"deleted {deleted} fingerprints older than {args.days} days; {left} left")
+    return EXIT_OK
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from newscrawl.evaluation import PairFormatError, run_eval
 
@@ -480,6 +492,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", parents=[common], help="index size, buckets, Redis memory")
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser(
+        "prune", parents=[common], help="delete fingerprints first stored more than N days ago"
+    )
+    p.add_argument("--days", type=_positive, required=True, metavar="N", help="retention in days")
+    p.set_defaults(func=cmd_prune)
 
     p = sub.add_parser(
         "eval", parents=[common], help="precision/recall per Hamming distance from labelled pairs"

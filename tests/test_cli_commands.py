@@ -261,6 +261,21 @@ def test_stats(capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: lis
     assert code == 0 and "fingerprints stored:     11" in out
 
 
+def test_prune(capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]) -> None:
+    import time
+
+    now = time.time()
+    old = SimhashIndex(r, clock=lambda: now - 40 * 86400)
+    old.add_many((i << 20, f"https://old.example.com/{i}") for i in range(1, 6))
+    SimhashIndex(r).add(2**64 - 1, "https://new.example.com/1")
+    code, out, err = run_cli(capsys, *url_args, "prune", "--days", "30")
+    assert code == 0, err
+    assert out.strip() == "deleted 5 fingerprints older than 30 days; 1 left"
+    assert SimhashIndex(r).query(1 << 20) == []
+    with pytest.raises(SystemExit):
+        main([*url_args, "prune"])
+
+
 # --- eval -------------------------------------------------------------------------------------
 def test_eval_reports_precision_recall(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.jsonl"
