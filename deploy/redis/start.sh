@@ -2,7 +2,8 @@
 # Start Redis for the newscrawl cluster with ACL users built from environment variables.
 #
 #   REDIS_PASSWORD      (required) password of user "newscrawl", the crawlers' user: every command
-#                       except the @admin ones (CONFIG, SHUTDOWN, BGSAVE, ...) and FLUSHALL/FLUSHDB.
+#                       except the @admin ones (CONFIG SET, SHUTDOWN, BGSAVE, ...; CONFIG GET is
+#                       allowed) and FLUSHALL/FLUSHDB.
 #   REDIS_OPS_PASSWORD  (optional) password of user "ops" (all commands), for backups and tuning.
 #   REDIS_MAXMEMORY     (optional, default 0 = no limit) e.g. "4gb"; with maxmemory-policy
 #                       noeviction a full Redis refuses writes instead of dropping keys.
@@ -32,7 +33,7 @@ sha256() {
 crawler_hash=$(sha256 "$REDIS_PASSWORD")
 set -- "$conf" \
     --user default off resetpass nocommands resetkeys \
-    --user newscrawl on "#${crawler_hash}" '~*' '&*' +@all -@admin -flushall -flushdb \
+    --user newscrawl on "#${crawler_hash}" '~*' '&*' +@all -@admin '+config|get' -flushall -flushdb \
     --maxmemory "${REDIS_MAXMEMORY:-0}" \
     "$@"
 
