@@ -177,7 +177,7 @@ def test_crawler_user_cannot_reconfigure_or_flush(server: Server) -> None:
 
 def test_effective_server_config(server: Server) -> None:
     ops = server.client("ops", OPS_PASSWORD)
-    config: dict[str, str] = dict(ops.config_get("*"))
+    config = {str(k): str(v) for k, v in ops.config_get("*").items()}
     assert config["appendonly"] == "yes"
     assert config["appendfsync"] == "everysec"
     assert config["maxmemory-policy"] == "noeviction"
