@@ -253,3 +253,19 @@ def _jieba_idf(word: str) -> str:
         if parts and parts[0] == word:
             return parts[1]
     raise AssertionError(f"{word} not in jieba's IDF table")
+
+
+def test_idf_file_comments_blank_lines_and_median(tmp_path: Path) -> None:
+    from newscrawl.simhash.idf import load_idf
+
+    idf = tmp_path / "idf.txt"
+    idf.write_text("# my table\n\nc# 5.0\n经济 1.0\n增长 3.0\n", encoding="utf-8")
+    table = load_idf(idf)
+    assert table.get("c#") == 5000 and table.get("经济") == 1000
+    assert table.get("没有这个词") == table.median == 3000
+    idf.write_text("经济 1.0 2.0\n", encoding="utf-8")
+    with pytest.raises(IdfFormatError, match="idf.txt:1: expected 'word idf'"):
+        load_idf(idf)
+    idf.write_text("经济 -1\n", encoding="utf-8")
+    with pytest.raises(IdfFormatError, match="out of range"):
+        load_idf(idf)

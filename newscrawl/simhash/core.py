@@ -102,6 +102,11 @@ def simhash_from_spread(weighted: Iterable[tuple[int, int]], total: int) -> int:
     acc = 0
     for s, w in weighted:
         acc += s * w
+    return vote_lanes(acc, total)
+
+
+def vote_lanes(acc: int, total: int) -> int:
+    """Signature from lane sums ``acc`` (lane i: weight of the features with bit i set)."""
     acc += ((1 << (LANE - 1)) - (total // 2 + 1)) * _LANE_ONES
     raw = acc.to_bytes(_LANE_BYTES * BITS + 1, "little")
     top = raw[

@@ -29,7 +29,7 @@ from typing import Any
 from newscrawl.simhash import core
 from newscrawl.simhash.idf import load_idf
 from newscrawl.simhash.segmenters import SEGMENTERS, load_segmenter
-from newscrawl.simhash.text import split_runs
+from newscrawl.simhash.text import cjk_text_and_words, split_runs
 
 logger = logging.getLogger(__name__)
 
@@ -129,12 +129,12 @@ class Fingerprinter:
         if self.config.shingle == 1:
             # Order does not matter for single-token features: segment all CJK runs in one call
             # (runs joined by spaces; the segmenters cut each space-separated block on its own).
-            cjk: list[str] = []
-            for is_cjk, run in split_runs(text):
-                (cjk if is_cjk else out).append(run)
-            if cjk:
-                words = cut(" ".join(cjk))
-                out.extend(w for w in words if len(w) >= min_cjk and w != " ")
+            cjk, out = cjk_text_and_words(text)
+            if cjk.strip():
+                if min_cjk > 1:
+                    out.extend([w for w in cut(cjk) if len(w) >= min_cjk])
+                else:
+                    out.extend(filter(" ".__ne__, cut(cjk)))
             return out
         for is_cjk, run in split_runs(text):
             if is_cjk:
@@ -145,10 +145,10 @@ class Fingerprinter:
 
     # -- features ------------------------------------------------------------------------------
     def _entry(self, token: str) -> tuple[int, int]:
+        """(spread hash, idf) of a token, cached."""
         entry = self._cache.get(token)
         if entry is None:
-            idf = self._idf.table.get(token, self._idf.median)
-            entry = (core.spread(core.feature_hash(token)), idf)
+            entry = (core.spread(core.feature_hash(token)), self._idf.get(token))
             if len(self._cache) >= self.CACHE_LIMIT:
                 self._cache.clear()
             self._cache[token] = entry
@@ -164,9 +164,10 @@ class Fingerprinter:
         tf_table = self._tf_table
         max_tf = self.config.max_tf
         power = self.config.power
+        cache = self._cache
         out: dict[str, tuple[int, int]] = {}
         for tok, n in Counter(toks).items():
-            s, idf = self._entry(tok)
+            s, idf = cache.get(tok) or self._entry(tok)
             out[tok] = (s, (idf * tf_table[n if n <= max_tf else max_tf] // _TF_SCALE) ** power)
         k = self.config.shingle
         if k > 1 and len(toks) >= k:
@@ -197,6 +198,21 @@ class Fingerprinter:
             return FingerprintResult(None, "empty", 0, 0, truncated)
         if len(toks) < self.config.min_tokens:
             return FingerprintResult(None, "too_short", 0, len(toks), truncated)
+        if self.config.shingle == 1:
+            # Same weights as _features, voted in the same loop (no intermediate dict).
+            tf_table, max_tf, power = self._tf_table, self.config.max_tf, self.config.power
+            cache = self._cache
+            counts = Counter(toks)
+            acc = total = 0
+            for tok, n in counts.items():
+                s, idf = cache.get(tok) or self._entry(tok)
+                w = (idf * tf_table[n if n <= max_tf else max_tf] // _TF_SCALE) ** power
+                acc += s * w
+                total += w
+            if total.bit_length() <= core.LANE - 2:
+                return FingerprintResult(
+                    core.vote_lanes(acc, total), None, len(counts), len(toks), truncated
+                )
         feats = self._features(toks)
         value = core.simhash_from_spread(feats.values(), sum(w for _, w in feats.values()))
         return FingerprintResult(value, None, len(feats), len(toks), truncated)

@@ -9,6 +9,7 @@ version.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,17 +18,24 @@ IDF_SCALE = 1000
 
 
 def default_idf_path() -> Path:
-    import jieba.analyse
-
-    return Path(jieba.analyse.__file__).with_name("idf.txt")
+    """jieba's bundled table (found without importing jieba.analyse, which is slow to import)."""
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("jieba is not installed: no default IDF table")
+    return Path(next(iter(spec.submodule_search_locations))) / "analyse" / "idf.txt"
 
 
 @dataclass(frozen=True)
 class IdfTable:
     path: str
     digest: str
-    table: dict[str, int]
+    raw: dict[str, str]  # word -> idf as written (converted on lookup: loading stays fast)
     median: int
+
+    def get(self, word: str) -> int:
+        """``round(idf * IDF_SCALE)`` of ``word``, the median for unknown words."""
+        value = self.raw.get(word)
+        return self.median if value is None else round(float(value) * IDF_SCALE)
 
 
 class IdfFormatError(ValueError):
@@ -35,35 +43,49 @@ class IdfFormatError(ValueError):
 
 
 def load_idf(path: str | os.PathLike[str] | None = None) -> IdfTable:
-    """Load a jieba-format IDF file (the bundled jieba table when ``path`` is None)."""
+    """Load a jieba-format IDF file (the bundled jieba table when ``path`` is None).
+
+    Lines are ``word idf``; blank lines and lines starting with ``#`` are skipped. Any other line
+    that is not exactly two fields with a number in [0, 1e6) raises IdfFormatError (file:line).
+    """
     p = Path(path) if path is not None else default_idf_path()
     data = p.read_bytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IdfFormatError(f"{p}: IDF file is not UTF-8: {exc}") from exc
-    table: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise IdfFormatError(f"{p}:{lineno}: expected 'word idf', got {line[:80]!r}")
-        word, value = parts
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    fields = text.split() if "#" not in text else " ".join(lines).split()
+    values: list[float] = []
+    if len(fields) == 2 * len(lines):
+        raw = dict(zip(fields[::2], fields[1::2], strict=True))
         try:
-            idf = float(value)
+            values = list(map(float, raw.values()))
         except ValueError:
-            raise IdfFormatError(f"{p}:{lineno}: idf {value!r} is not a number") from None
-        if not (0.0 <= idf < 1e6):
-            raise IdfFormatError(f"{p}:{lineno}: idf {value!r} out of range [0, 1e6)")
-        table[word] = round(idf * IDF_SCALE)
-    if not table:
-        raise IdfFormatError(f"{p}: IDF file has no entries")
-    values = sorted(table.values())
+            values = []
+    if not values or len(raw) != len(values) or not (0.0 <= min(values) and max(values) < 1e6):
+        _raise_first_bad_line(p, text)
+        if not values:
+            raise IdfFormatError(f"{p}: IDF file has no entries")
+    values.sort()
     return IdfTable(
         path=str(p),
         digest=hashlib.sha256(data).hexdigest()[:8],
-        table=table,
-        median=values[len(values) // 2],
+        raw=raw,
+        median=round(values[len(values) // 2] * IDF_SCALE),
     )
+
+
+def _raise_first_bad_line(p: Path, text: str) -> None:
+    for lineno, line in enumerate(text.splitlines(), 1):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) != 2:
+            raise IdfFormatError(f"{p}:{lineno}: expected 'word idf', got {line[:80]!r}")
+        try:
+            idf = float(parts[1])
+        except ValueError:
+            raise IdfFormatError(f"{p}:{lineno}: idf {parts[1]!r} is not a number") from None
+        if not (0.0 <= idf < 1e6):
+            raise IdfFormatError(f"{p}:{lineno}: idf {parts[1]!r} out of range [0, 1e6)")

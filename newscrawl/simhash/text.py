@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
+WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
+NON_CJK_RE = re.compile(rf"[^{_CJK}]+")
 
 
 def normalize_word(word: str) -> str:
@@ -41,3 +43,14 @@ def split_runs(text: str) -> Iterator[tuple[bool, str]]:
             word = normalize_word(m.group("word"))
             if keep_word(word):
                 yield False, word
+
+
+def cjk_text_and_words(text: str) -> tuple[str, list[str]]:
+    """The CJK runs joined by single spaces (for one segmenter call), and the kept word tokens.
+
+    Same runs and words as ``split_runs``, without their order (for order-free features).
+    """
+    words = [
+        w for w in map(normalize_word, WORD_RE.findall(text)) if len(w) > 1 and not w.isdigit()
+    ]
+    return NON_CJK_RE.sub(" ", text), words

@@ -1,0 +1,152 @@
+"""Fingerprint speed: the seeds' recipe (baseline) vs ours with each segmenter, whole process.
+
+Each method runs in a fresh Python process that imports, initialises (dictionaries, IDF table) and
+fingerprints every article once; the parent measures that process's wall time. ``docs/s`` is
+articles / wall time (start-up included); ``warm docs/s`` times the fingerprinting loop alone.
+Recall is measured at Hamming <= 3 on reprint pairs generated from the same articles (with
+``newscrawl.evaluation``), and precision on those pairs' negatives. Prints a markdown table.
+
+    python benchmarks/bench_fingerprint.py [--corpus /work/shared/corpus/dev] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from newscrawl.evaluation import evaluate, load_sogou, load_thucnews, make_pairs  # noqa: E402
+from newscrawl.evaluation.baselines import SeedsRecipe  # noqa: E402
+from newscrawl.simhash import SEGMENTERS, get_fingerprinter, hamming  # noqa: E402
+
+WORKER = r"""
+import json, logging, sys, time
+t0 = time.perf_counter()
+method, path = sys.argv[1], sys.argv[2]
+texts = json.load(open(path, encoding="utf-8"))
+logging.disable(logging.CRITICAL)
+if method == "seeds":
+    from newscrawl.evaluation.baselines import SeedsRecipe
+    fp = SeedsRecipe()
+else:
+    from newscrawl.simhash import get_fingerprinter
+    fp = get_fingerprinter(segmenter=method)
+    fp.fingerprint("预热")
+t1 = time.perf_counter()
+out = [fp.fingerprint(t) for t in texts]
+t2 = time.perf_counter()
+print(json.dumps({"init": t1 - t0, "loop": t2 - t1, "n": len(out)}))
+"""
+
+
+def run_worker(method: str, path: str) -> tuple[float, dict[str, float]]:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", WORKER, method, path],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])),
+    )
+    wall = time.perf_counter() - start
+    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default="/work/shared/corpus/dev")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--segmenters", default=",".join(SEGMENTERS))
+    args = ap.parse_args()
+    corpus = Path(args.corpus)
+    docs = load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt") + load_sogou(
+        corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"
+    )
+    texts = [d.text for d in docs]
+    kb = sum(len(t.encode("utf-8")) for t in texts) / len(texts) / 1024
+    segs = [s for s in args.segmenters.split(",") if s]
+    methods = ["seeds", *segs]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+        json.dump(texts, fh, ensure_ascii=False)
+        path = fh.name
+    try:
+        timing: dict[str, list[tuple[float, dict[str, float]]]] = {m: [] for m in methods}
+        for _ in range(args.repeat):  # interleaved, so machine noise hits every method alike
+            for m in methods:
+                try:
+                    timing[m].append(run_worker(m, path))
+                except subprocess.CalledProcessError as exc:
+                    print(f"{m}: failed: {exc.stderr[-300:]}", file=sys.stderr)
+    finally:
+        os.unlink(path)
+
+    pairs = make_pairs(load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"), seed=1).pairs
+    pairs += make_pairs(
+        load_sogou(corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"), seed=2
+    ).pairs
+
+    print(
+        f"{len(texts)} articles (THUCNews dev500 + SogouCS sample), mean {kb:.1f} KB UTF-8; "
+        f"median of {args.repeat} runs; {len(pairs)} pairs for recall/precision.\n"
+    )
+    print(
+        "| method | docs/s (whole process) | ratio vs seeds | warm docs/s | start-up s "
+        "| recall@3 | precision@3 |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    base = None
+    for m in methods:
+        if not timing[m]:
+            continue
+        wall = statistics.median(w for w, _ in timing[m])
+        warm = statistics.median(r["n"] / r["loop"] for _, r in timing[m])
+        init = statistics.median(r["init"] for _, r in timing[m])
+        dps = len(texts) / wall
+        base = base or dps
+        fp = SeedsRecipe() if m == "seeds" else get_fingerprinter(segmenter=m)
+        row = evaluate(pairs, fp).at(3)
+        name = "seeds recipe (jieba extract_tags top-20)" if m == "seeds" else f"newscrawl, {m}"
+        print(
+            f"| {name} | {dps:.0f} | {dps / base:.2f}x | {warm:.0f} | {init:.2f} "
+            f"| {row.recall:.4f} | {row.precision:.4f} |"
+        )
+
+    if "jieba" in segs and len(segs) > 1:
+        ref = get_fingerprinter(segmenter="jieba")
+        print(
+            "\nAgreement with the jieba segmenter on the same articles (tokens after our CJK-run "
+            "split; fingerprints):\n"
+        )
+        print("| segmenter | identical tokens | identical fingerprints | max Hamming |")
+        print("|---|---:|---:|---:|")
+        ref_tok = [ref.tokens(t) for t in texts]
+        ref_fp = [ref.fingerprint(t) for t in texts]
+        for s in segs:
+            if s == "jieba":
+                continue
+            other = get_fingerprinter(segmenter=s)
+            same_tok = sum(other.tokens(t) == rt for t, rt in zip(texts, ref_tok, strict=True))
+            fps = [other.fingerprint(t) for t in texts]
+            same_fp = sum(a == b for a, b in zip(fps, ref_fp, strict=True))
+            dists = [
+                hamming(a, b)
+                for a, b in zip(fps, ref_fp, strict=True)
+                if a is not None and b is not None
+            ]
+            n = len(texts)
+            print(
+                f"| {s} | {same_tok}/{n} ({same_tok / n:.1%}) | {same_fp}/{n} ({same_fp / n:.1%})"
+                f" | {max(dists) if dists else '-'} |"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Near-duplicate quality: precision/recall at Hamming <= 3 for our fingerprint, its variants and
+the references (seeds' recipe, PyPI ``simhash`` if installed). Prints markdown tables.
+
+    python benchmarks/bench_quality.py [--pairs pairs.jsonl | --corpus /work/shared/corpus/dev]
+                                       [--variants] [--report]
+
+``--variants`` adds the weighting variants of the tuning log in docs/readme/simhash.md;
+``--report`` prints the full threshold/per-kind report of the default fingerprinter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from make_pairs import build  # noqa: E402
+
+from newscrawl.evaluation import EvalReport, evaluate, format_report, read_pairs  # noqa: E402
+from newscrawl.evaluation.baselines import PypiSimhash, SeedsRecipe  # noqa: E402
+from newscrawl.simhash import (  # noqa: E402
+    FingerprintConfig,
+    Fingerprinter,
+    feature_hash,
+    get_fingerprinter,
+)
+from newscrawl.simhash.core import simhash_int_weights  # noqa: E402
+
+
+class WeightVariant:
+    """Our tokens with another weighting: w = count**a * idf**b, optional top-k / cap at rank r."""
+
+    def __init__(self, a: float, b: float, top_k: int = 0, rank: int = 0, tf: str = "raw") -> None:
+        self.base = get_fingerprinter()
+        self.a, self.b, self.top_k, self.rank, self.tf = a, b, top_k, rank, tf
+        extra = (f", top-{top_k}" if top_k else "") + (f", capped at rank {rank}" if rank else "")
+        tf_txt = "(1+ln count)" if tf == "log" else "count"
+        self.version = f"{tf_txt}^{a:g} * idf^{b:g}{extra}"
+
+    def fingerprint(self, text: str) -> int | None:
+        toks = self.base.tokens(text)
+        if len(toks) < self.base.config.min_tokens:
+            return None
+        idf = self.base._idf
+        w = {}
+        for t, n in Counter(toks).items():
+            tf = 1 + math.log(n) if self.tf == "log" else n
+            w[t] = tf**self.a * (idf.get(t) / 1000) ** self.b
+        items = sorted(w.items(), key=lambda kv: (-kv[1], kv[0]))
+        if self.top_k:
+            items = items[: self.top_k]
+        if self.rank and len(items) >= self.rank:
+            cap = items[self.rank - 1][1]
+            items = [(t, min(x, cap)) for t, x in items]
+        top = items[0][1]
+        return simhash_int_weights({feature_hash(t): round(1e6 * x / top) for t, x in items})
+
+
+def methods(variants: bool) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = [
+        ("newscrawl default (rjieba)", get_fingerprinter()),
+        ("newscrawl, jieba segmenter", get_fingerprinter(segmenter="jieba")),
+        ("seeds recipe: jieba extract_tags top-20, md5", SeedsRecipe()),
+    ]
+    try:
+        out.append(("PyPI simhash defaults (char 4-shingles)", PypiSimhash()))
+    except ImportError:
+        print("(PyPI simhash not installed: skipped)", file=sys.stderr)
+    if variants:
+        base = FingerprintConfig()
+        for label, cfg in [
+            ("all tokens, (1+ln tf)*idf", base.replace(tf="log", power=1)),
+            ("all tokens, tf*idf", base.replace(power=1)),
+            ("all tokens, ((1+ln tf)*idf)^2", base.replace(tf="log", power=2)),
+            ("all tokens, (tf*idf)^3", base.replace(power=3)),
+            ("(tf*idf)^2, CJK words >= 2 chars", base.replace(min_cjk_len=2)),
+            ("(tf*idf)^2 + word bigrams", base.replace(shingle=2)),
+        ]:
+            out.append((label, Fingerprinter(cfg)))
+        for kw in [
+            {"a": 1, "b": 1, "top_k": 20, "tf": "log"},
+            {"a": 2, "b": 1},
+            {"a": 3, "b": 2},
+            {"a": 2, "b": 2, "rank": 3},
+        ]:
+            v = WeightVariant(**kw)  # type: ignore[arg-type]
+            out.append((v.version, v))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=Path)
+    ap.add_argument("--corpus", default="/work/shared/corpus/dev", type=Path)
+    ap.add_argument("--variants", action="store_true")
+    ap.add_argument("--report", action="store_true")
+    args = ap.parse_args()
+    if args.pairs:
+        pairs = list(read_pairs(args.pairs))
+        excluded = ""
+    else:
+        ps = build(args.corpus)
+        pairs = ps.pairs
+        excluded = f"; near-identical negatives left out: {dict(sorted(ps.excluded.items()))}"
+    pos = sum(p.duplicate for p in pairs)
+    print(f"{len(pairs)} pairs: {pos} duplicates, {len(pairs) - pos} non-duplicates{excluded}\n")
+    print("| method | precision@3 | recall@3 | FP@3 | best recall at precision >= 0.99 (k) | s |")
+    print("|---|---:|---:|---:|---:|---:|")
+    reports: dict[str, EvalReport] = {}
+    for label, fp in methods(args.variants):
+        t0 = time.perf_counter()
+        rep = evaluate(pairs, fp, name=label)  # type: ignore[arg-type]
+        reports[label] = rep
+        r3 = rep.at(3)
+        ok = [r for r in rep.thresholds if r.precision >= 0.99]
+        best = max(ok, key=lambda r: r.recall) if ok else None
+        best_txt = f"{best.recall:.4f} ({best.threshold})" if best else "-"
+        print(
+            f"| {label} | {r3.precision:.4f} | {r3.recall:.4f} | {r3.fp} | {best_txt} "
+            f"| {time.perf_counter() - t0:.0f} |",
+            flush=True,
+        )
+    if args.report:
+        print()
+        print(format_report(reports["newscrawl default (rjieba)"]))
+
+
+if __name__ == "__main__":
+    main()
