@@ -377,3 +377,27 @@ def test_parse_duration(text: str, seconds: float) -> None:
 def test_parse_duration_rejects_garbage() -> None:
     with pytest.raises(ValueError):
         parse_duration("90")
+
+
+# --- cron examples -------------------------------------------------------------------------------
+
+_CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$")
+
+
+@pytest.mark.parametrize("name", ["newscrawl.crontab", "newscrawl-compose.crontab"])
+def test_cron_examples_are_valid_crontab_lines(name: str) -> None:
+    jobs = []
+    for line in (ROOT / "deploy" / "cron" / name).read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or re.match(r"^[A-Z_]+=", line):
+            continue
+        fields = line.split(None, 5)
+        assert len(fields) == 6, line
+        for value in fields[:5]:
+            assert _CRON_FIELD.match(value), (value, line)
+        jobs.append(fields[5])
+    assert jobs
+    for command in jobs:
+        assert command.startswith("cd /srv/newscrawl && ")
+        assert "scrapy crawl portal" in command or "docker compose run --rm crawler" in command
+        assert "flock" not in command  # a second invocation joins the run as a worker
