@@ -6,9 +6,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# An unprivileged user owns nothing but the data directory.
+# An unprivileged user; it may write only to its home (library caches: tldextract, jieba) and
+# to the data directory. The code in /app stays root-owned and read-only for it.
 RUN groupadd --system --gid 10001 newscrawl \
-    && useradd --system --uid 10001 --gid newscrawl --home-dir /app --shell /usr/sbin/nologin newscrawl
+    && useradd --system --uid 10001 --gid newscrawl --create-home --home-dir /home/newscrawl \
+       --shell /usr/sbin/nologin newscrawl
 
 WORKDIR /app
 
