@@ -92,8 +92,9 @@ end
 
 local writing = (mode == 'check_add')
 
+-- d + popcount(x), counting no further than maxd + 1 (most candidates are far: stop early)
 local function popcount16(x, d)
-  while x ~= 0 do
+  while x ~= 0 and d <= maxd do
     x = bit.band(x, x - 1)
     d = d + 1
   end
