@@ -361,3 +361,22 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
         main(argv)
     assert info.value.code == 2
     assert "usage:" in capsys.readouterr().err
+
+
+def test_progress_only_on_a_terminal() -> None:
+    import io
+
+    from newscrawl.cli import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        progress = Progress("fingerprint", total=3, stream=stream)
+        for _ in range(3):
+            progress.update()
+        progress.close()
+    assert pipe.getvalue() == ""
+    assert tty.getvalue().endswith("3/3\n") and "fingerprint [" in tty.getvalue()
