@@ -46,20 +46,25 @@ def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def redact_url(url: str) -> str:
-    """A URL safe to log: the password (if any) replaced by ``***``."""
+    """A URL safe to log: the password (userinfo or ``?password=``) replaced by ``***``."""
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(url)
-    if parts.password is None:
+    netloc = parts.netloc
+    if parts.password is not None:
+        # Keep everything after the last "@" as written (brackets of IPv6 hosts, port).
+        host = netloc.rpartition("@")[2]
+        netloc = f"{parts.username or ''}:***@{host}"
+    # redis-py also takes the password as a query parameter (redis://host/0?password=...).
+    fields = parts.query.split("&") if parts.query else []
+    for i, field in enumerate(fields):
+        name = field.partition("=")[0]
+        if name.lower() == "password":
+            fields[i] = f"{name}=***"
+    query = "&".join(fields)
+    if netloc == parts.netloc and query == parts.query:
         return url
-    netloc = parts.hostname or ""
-    if parts.username:
-        netloc = f"{parts.username}:***@{netloc}"
-    else:
-        netloc = f":***@{netloc}"
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def open_embedded(data_dir: Path) -> redis.Redis:

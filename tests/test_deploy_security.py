@@ -73,6 +73,10 @@ def secured_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         ("redis://newscrawl:pw@redis:6379/0", "redis://newscrawl:***@redis:6379/0"),
         ("rediss://u:p%40ss@h/1?ssl_cert_reqs=none", "rediss://u:***@h/1?ssl_cert_reqs=none"),
         ("redis://host:6379/0", "redis://host:6379/0"),
+        ("redis://host:6379/0?password=pw", "redis://host:6379/0?password=***"),
+        ("redis://h/0?db=1&Password=pw&x=1", "redis://h/0?db=1&Password=***&x=1"),
+        ("redis://:pw@[::1]:6379/0", "redis://:***@[::1]:6379/0"),
+        ("redis://u:p@ss@h/0", "redis://u:***@h/0"),
         ("unix:///tmp/redis.sock", "unix:///tmp/redis.sock"),
     ],
 )
@@ -80,12 +84,16 @@ def test_redact_url(url: str, expected: str) -> None:
     assert redact_url(url) == expected
 
 
+@pytest.mark.parametrize("style", ["userinfo", "query"])
 def test_redis_for_crawler_logs_the_url_without_the_password(
-    secured_redis: str, caplog: pytest.LogCaptureFixture
+    secured_redis: str, caplog: pytest.LogCaptureFixture, style: str
 ) -> None:
     from scrapy.utils.test import get_crawler
 
-    crawler = get_crawler(settings_dict={"REDIS_URL": secured_redis})
+    url = secured_redis
+    if style == "query":  # redis-py also reads ?password=
+        url = secured_redis.replace(f":{PASSWORD}@", "") + f"?password={PASSWORD}"
+    crawler = get_crawler(settings_dict={"REDIS_URL": url})
     with caplog.at_level(logging.DEBUG):
         client = redis_for_crawler(crawler)
         assert client.ping()  # the password did reach the server
@@ -93,7 +101,7 @@ def test_redis_for_crawler_logs_the_url_without_the_password(
         assert client.get("newscrawl:test:security") == b"1"
         client.delete("newscrawl:test:security")
     text = "\n".join(record.getMessage() for record in caplog.records)
-    assert "Using Redis at redis://:***@127.0.0.1:" in text
+    assert "Using Redis at redis://" in text and "***" in text
     assert PASSWORD not in text
     assert PASSWORD not in caplog.text
 
