@@ -137,9 +137,13 @@ def test_start_refuses_without_a_password(tmp_path: Path) -> None:
     assert b"REDIS_PASSWORD is not set" in err
 
 
-def test_start_refuses_a_short_password(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "env",
+    [{"REDIS_PASSWORD": "short"}, {"REDIS_PASSWORD": PASSWORD, "REDIS_OPS_PASSWORD": "short"}],
+)
+def test_start_refuses_a_short_password(tmp_path: Path, env: dict[str, str]) -> None:
     conf = local_conf(tmp_path, free_port())
-    proc = run_start({"REDIS_PASSWORD": "short"}, conf)
+    proc = run_start(env, conf)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 2
     assert b"too short" in err

@@ -38,6 +38,10 @@ set -- "$conf" \
     "$@"
 
 if [ -n "${REDIS_OPS_PASSWORD:-}" ]; then
+    if [ "${#REDIS_OPS_PASSWORD}" -lt 16 ]; then
+        echo "start.sh: REDIS_OPS_PASSWORD is too short (use at least 16 characters)" >&2
+        exit 2
+    fi
     set -- "$@" --user ops on "#$(sha256 "$REDIS_OPS_PASSWORD")" '~*' '&*' +@all
 fi
 
