@@ -30,7 +30,12 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from newscrawl.index import SimhashIndex, blocks_of, ensure_compact_encoding  # noqa: E402
+from newscrawl.index import (  # noqa: E402
+    SimhashIndex,
+    blocks_of,
+    ensure_compact_encoding,
+    index_stats,
+)
 from newscrawl.redis_conn import open_embedded  # noqa: E402
 
 DOMAINS = [
@@ -150,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         idx.query(fp)
     query_rate = rate(args.ops // 2, time.perf_counter() - t0)
 
+    t0 = time.perf_counter()
+    stats = index_stats(client, prefix="bench")
+    stats_s = time.perf_counter() - t0
+    assert stats["fingerprints"] == stored + accepted, stats["fingerprints"]
+
     # --- memory: naive layout (same server, same config), loaded after dropping ours -------
     client.flushall()
     base = used_memory(client)
@@ -177,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
             "CPU per check_and_add: client + server",
             f"{client_cpu_us:.0f} + {server_cpu_us:.0f} us "
             f"(=> {1e6 / (client_cpu_us + server_cpu_us):,.0f}/s when not contended)",
+        ),
+        (
+            "index_stats (newscrawl stats) over all buckets",
+            f"{stats_s:.1f} s; {stats['buckets']:,} buckets, median size "
+            f"{stats['bucket_size']['median']}, max {stats['bucket_size']['max']}, "
+            f"{stats['buckets_hashtable_encoded']} not compact",
         ),
         ("query/s", f"{query_rate:,.0f} ({query_rate / ping_rate:.2f}x PING)"),
         ("used_memory per fingerprint, newscrawl layout", f"{ours:.0f} B"),
