@@ -54,19 +54,24 @@ def load_idf(path: str | os.PathLike[str] | None = None) -> IdfTable:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IdfFormatError(f"{p}: IDF file is not UTF-8: {exc}") from exc
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    fields = text.split() if "#" not in text else " ".join(lines).split()
+    raw: dict[str, str] = {}
     values: list[float] = []
-    if len(fields) == 2 * len(lines):
+    # Fast path for a clean file (no blank or comment lines): one split, validated by counts.
+    fields = text.split()
+    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if not text.startswith("#") and "\n#" not in text and len(fields) == 2 * n_lines:
         raw = dict(zip(fields[::2], fields[1::2], strict=True))
         try:
             values = list(map(float, raw.values()))
         except ValueError:
             values = []
-    if not values or len(raw) != len(values) or not (0.0 <= min(values) and max(values) < 1e6):
-        _raise_first_bad_line(p, text)
-        if not values:
-            raise IdfFormatError(f"{p}: IDF file has no entries")
+        if values and not (0.0 <= min(values) and max(values) < 1e6):
+            values = []
+    if not values:  # careful line-by-line parse; raises IdfFormatError on the first bad line
+        raw = _parse_lines(p, text)
+        values = [float(v) for v in raw.values()]
+    if not values:
+        raise IdfFormatError(f"{p}: IDF file has no entries")
     values.sort()
     return IdfTable(
         path=str(p),
@@ -76,7 +81,8 @@ def load_idf(path: str | os.PathLike[str] | None = None) -> IdfTable:
     )
 
 
-def _raise_first_bad_line(p: Path, text: str) -> None:
+def _parse_lines(p: Path, text: str) -> dict[str, str]:
+    raw: dict[str, str] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         parts = line.split()
         if not parts or parts[0].startswith("#"):
@@ -89,3 +95,5 @@ def _raise_first_bad_line(p: Path, text: str) -> None:
             raise IdfFormatError(f"{p}:{lineno}: idf {parts[1]!r} is not a number") from None
         if not (0.0 <= idf < 1e6):
             raise IdfFormatError(f"{p}:{lineno}: idf {parts[1]!r} out of range [0, 1e6)")
+        raw[parts[0]] = parts[1]
+    return raw
