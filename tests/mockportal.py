@@ -46,6 +46,8 @@ _DETAILS = ["据介绍，该项目总投资约{n}亿元，预计明年年底前�
             "据悉，这是该地区首次开展此类活动，吸引了众多市民参与。",
             "下一阶段，各地将结合实际情况，因地制宜制定具体实施细则。",
             "有关部门提醒，广大市民要提高安全意识，注意防范各类风险。"]
+_CONNECTORS = ["围绕", "针对", "就", "聚焦", "结合", "依托", "立足", "面向", "对照", "瞄准",
+               "按照", "根据"]
 _NAMES = ["张伟", "王芳", "李娜", "刘洋", "陈静", "杨帆", "赵磊", "黄敏", "周杰", "吴琳"]
 
 
@@ -91,9 +93,13 @@ def make_paragraphs(rng: random.Random, n_paragraphs: int = 8) -> list[str]:
         for _ in range(rng.randint(3, 5)):
             roll = rng.random()
             if roll < 0.4:
+                # Varied frames: one fixed connector word in 40% of all sentences would
+                # dominate every article's fingerprint (as no real newsroom's prose does).
+                when = (f"{rng.randint(1, 12)}月{rng.randint(1, 28)}日，"
+                        if rng.random() < 0.3 else "")
                 sentences.append(
-                    f"{rng.randint(1, 12)}月{rng.randint(1, 28)}日，{rng.choice(_PLACES)}"
-                    f"{rng.choice(_ACTORS)}围绕{rng.choice(topic)}和{rng.choice(topic)}"
+                    f"{when}{rng.choice(_PLACES)}{rng.choice(_ACTORS)}"
+                    f"{rng.choice(_CONNECTORS)}{rng.choice(topic)}和{rng.choice(topic)}"
                     f"{rng.choice(_VERBS)}{rng.choice(_OBJECTS)}。"
                 )
             elif roll < 0.8:
