@@ -38,10 +38,10 @@ DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
-# --- portal crawl: sites, robots.txt, pipelines, storage (docs/readme/crawl.md) --------------------
+# --- portal crawl: sites, robots.txt, pipelines, storage (docs/readme/crawl.md) ---------------
 # NEWSCRAWL_SITES = "sites.toml"  # default: sites.toml in the working dir / next to scrapy.cfg
 DOWNLOADER_MIDDLEWARES = {
-    # robots.txt also for the first concurrent requests to a host (see newscrawl/middlewares/robots.py)
+    # robots.txt also for the first concurrent requests to a host (newscrawl/middlewares/robots.py)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "newscrawl.middlewares.robots.RobotsTxtMiddleware": 100,
     # a redirect loop becomes a counted failure instead of a silently filtered request
@@ -54,7 +54,7 @@ ITEM_PIPELINES = {
 NEWSCRAWL_DEDUP_ENABLED = True
 NEWSCRAWL_MAX_DISTANCE = 3
 NEWSCRAWL_IDF_FILE = None
-NEWSCRAWL_FINGERPRINT_RETENTION_DAYS = None
+NEWSCRAWL_FINGERPRINT_RETENTION_DAYS = 365  # 0 or None: fingerprints are compared forever
 NEWSCRAWL_FINGERPRINT_WORKERS = 1  # fingerprint in N worker processes (0: in the crawl process)
 NEWSCRAWL_STORE = True
 NEWSCRAWL_STORE_DIR = None  # default: <NEWSCRAWL_DATA_DIR>/articles

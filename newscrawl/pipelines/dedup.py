@@ -57,7 +57,8 @@ class DedupConfig:
             enabled=settings.getbool("NEWSCRAWL_DEDUP_ENABLED", True),
             max_distance=settings.getint("NEWSCRAWL_MAX_DISTANCE", 3),
             idf_file=settings.get("NEWSCRAWL_IDF_FILE") or None,
-            retention_days=int(retention) if retention not in (None, "") else None,
+            # 0 / None / "": no retention (every fingerprint stays comparable forever)
+            retention_days=int(retention) or None if retention not in (None, "") else None,
             prefix=RedisConfig.from_settings(settings).prefix,
             workers=max(0, settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS", 1)),
         )
