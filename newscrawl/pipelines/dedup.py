@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.crawler_redis import RedisConfig, redis_for_crawler
+from newscrawl.scheduling.retry import call_with_retry
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -49,6 +50,7 @@ class DedupConfig:
     retention_days: int | None
     prefix: str
     workers: int
+    redis_retry_seconds: float
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DedupConfig:
@@ -61,6 +63,7 @@ class DedupConfig:
             retention_days=int(retention) or None if retention not in (None, "") else None,
             prefix=RedisConfig.from_settings(settings).prefix,
             workers=max(0, settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS", 1)),
+            redis_retry_seconds=settings.getfloat("NEWSCRAWL_REDIS_RETRY_SECONDS", 60.0),
         )
 
 
@@ -170,7 +173,10 @@ class NearDuplicatePipeline:
             return item
         item["simhash"] = hex64(fp)
         self._inc("checked")
-        match = self.index.check_and_add(fp, url)
+        # Retried while Redis is briefly away; safe to repeat (a retried add finds its own URL).
+        match = call_with_retry(self.index.check_and_add, fp, url,
+                                retry_seconds=self.config.redis_retry_seconds,
+                                what="near-duplicate check")
         if match is None:
             self._inc("unique")
             return item
@@ -181,7 +187,8 @@ class NearDuplicatePipeline:
             logger.info("%s is already in the index (re-processed after an interruption)", url)
             return item
         self._inc("near_duplicate")
-        recorded = self.log.record(
+        recorded = call_with_retry(
+            self.log.record,
             url,
             match.doc_id,
             match.distance,
@@ -190,6 +197,8 @@ class NearDuplicatePipeline:
             seen_at=time.time(),
             site=item.get("site"),
             title=item.get("title"),
+            retry_seconds=self.config.redis_retry_seconds,
+            what="duplicate log",
         )
         if not recorded:
             self._inc("near_duplicate_already_recorded")

@@ -68,6 +68,7 @@ class Lease:
     entry: q.Entry
     responded: bool = False
     failure: Failure | None = None
+    item_failure: Failure | None = None
     replaced: bool = False
     started: float = field(default_factory=time.monotonic)
 
@@ -199,6 +200,7 @@ class Scheduler(BaseScheduler):
         self._hook_engine()
         self.crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
         self.crawler.signals.connect(self._on_response, signal=signals.response_received)
+        self.crawler.signals.connect(self._on_item_error, signal=signals.item_error)
         from scrapy.utils.asyncio import create_looping_call
 
         self._loop = create_looping_call(self._tick)
@@ -373,9 +375,23 @@ class Scheduler(BaseScheduler):
         if lease is not None:
             lease.responded = True
 
+    def _on_item_error(self, item: Any, response: Any, spider: Spider, failure: Failure) -> None:
+        # A pipeline failed on this page's item (Redis away, disk full, a bug): the page is not
+        # done; it counts as a failed attempt and is tried again on a later run.
+        request = getattr(response, "request", None)
+        if request is None:
+            return
+        lease = self._leases.get(request.meta.get(LEASE_META, ""))
+        if lease is not None:
+            lease.item_failure = failure
+        if failure.check(RedisUnavailable):
+            self._set_fatal(failure.value)
+
     def _outcome(self, lease: Lease) -> tuple[str, str]:
         """(ack outcome, stats name) of a request the engine is done with."""
         run_kind = lease.entry.kind in RUN_KINDS
+        if lease.item_failure is not None:
+            return (q.OUTCOME_RELEASE if run_kind else q.OUTCOME_FAILED), "item_failed"
         failure = lease.failure
         if failure is not None:
             if failure.check(HttpError) or not failure.check(IgnoreRequest):

@@ -1,0 +1,43 @@
+"""A page whose item fails in a pipeline is not "done": it is fetched again and stored next run.
+
+Run 1 stores into a path that is a regular file, so every article's storage raises. Nothing may
+be recorded as done: run 2 (storage fixed) fetches those article pages again and stores each once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from crawlrun import run_crawl
+from mockportal import Layout, sites_toml
+
+from newscrawl.storage import iter_articles
+
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_MAXSIZE=200000",
+            "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+
+
+def test_failed_item_is_fetched_and_stored_next_run(tmp_path: Path, portals: Layout) -> None:
+    a, b = portals.a, portals.b
+    sites = tmp_path / "sites.toml"
+    sites.write_text(sites_toml(a, b, max_list_depth=2), encoding="utf-8")
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("storage cannot create a directory here", encoding="utf-8")
+    unique = {p.url(path): (p, path) for p, path in portals.unique}
+
+    r1 = run_crawl(tmp_path, sites, *SETTINGS, f"NEWSCRAWL_STORE_DIR={blocked}")
+    assert r1.returncode == 0, r1.log[-3000:]
+    assert r1.stats.get("newscrawl/store/stored", 0) == 0
+    assert r1.stats["newscrawl/scheduler/item_failed"] >= len(unique)
+    hits1 = {url: p.hit_counts().get(path, 0) for url, (p, path) in unique.items()}
+    assert set(hits1.values()) == {1}
+
+    r2 = run_crawl(tmp_path, sites, *SETTINGS)
+    assert r2.returncode == 0, r2.log[-3000:]
+    hits2 = {url: p.hit_counts().get(path, 0) for url, (p, path) in unique.items()}
+    assert set(hits2.values()) == {2}, "a page whose item failed was treated as done"
+    urls = [str(item["url"]) for item in iter_articles(tmp_path / "data" / "articles")]
+    assert len(urls) == len(set(urls)), "an article was stored twice"
+    assert set(unique) <= set(urls)
+    # Their fingerprints went into the index in run 1; run 2 finds their own URL and stores them.
+    assert r2.stats["newscrawl/dedup/reprocessed"] >= len(unique)
