@@ -3,7 +3,11 @@
 ``portals`` gives a fresh :class:`tests.mockportal.Layout` per test: two running
 :class:`~tests.mockportal.MockPortal` servers (port 0, loopback only) filled by
 :func:`tests.mockportal.build_portals`. Pages are mutable (``portal.add_article``/``portal.set``)
-and ``portal.hits`` counts requests per path.
+and ``portal.hits`` counts requests per path; ``portal.delay``/``portal.fail`` slow a path down or
+make it answer 503 for a while. Other sizes: parametrize indirectly, the dict goes to
+:func:`~tests.mockportal.build_portals`::
+
+    @pytest.mark.parametrize("portals", [{"n_articles": 6}], indirect=True)
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,11 +25,12 @@ from mockportal import Layout, MockPortal, build_portals  # noqa: E402
 
 
 @pytest.fixture
-def portals() -> Iterator[Layout]:
+def portals(request: pytest.FixtureRequest) -> Iterator[Layout]:
+    options: dict[str, Any] = getattr(request, "param", None) or {}
     a = MockPortal("127.0.0.1").start()
     b = MockPortal("127.0.0.2").start()
     try:
-        yield build_portals(a, b)
+        yield build_portals(a, b, **options)
     finally:
         a.stop()
         b.stop()

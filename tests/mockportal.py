@@ -2,6 +2,9 @@
 
 :class:`MockPortal` serves pages from a dict ``path -> Page`` that a test can change between runs,
 counts hits per path, and binds port 0 on the host it is given (127.0.0.1, 127.0.0.2, ...).
+For the reliability tests a path can be slowed down (:meth:`MockPortal.delay`, so requests are in
+flight when a worker is killed) or made to answer 503 for a number of requests
+(:meth:`MockPortal.fail`).
 :func:`build_portals` lays out two portals with everything the crawl must cope with; the article
 texts are generated here from a seeded RNG (Chinese news-like prose), never read from shared data.
 """
@@ -10,7 +13,9 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -193,6 +198,8 @@ class MockPortal:
         self.pages: dict[str, Page] = {}
         self.hits: Counter[str] = Counter()
         self.articles: dict[str, Article] = {}
+        self.delays: dict[str, float] = {}  # path -> seconds to wait before answering
+        self.failures: dict[str, list[int | None]] = {}  # path -> [status, remaining or None]
         self._lock = threading.Lock()
         portal = self
 
@@ -204,8 +211,19 @@ class MockPortal:
                 with portal._lock:
                     portal.hits[path] += 1
                     page = portal.pages.get(path)
+                    delay = portal.delays.get(path, 0.0)
+                    failure = portal.failures.get(path)
+                    if failure is not None:
+                        status, remaining = failure
+                        page = Page(b"<html><body>busy</body></html>", status=status or 503)
+                        if remaining is not None:
+                            failure[1] = remaining - 1
+                            if remaining <= 1:
+                                del portal.failures[path]
                 if page is None:
                     page = Page(b"<html><body>not found</body></html>", status=404)
+                if delay:
+                    time.sleep(delay)
                 self.send_response(page.status)
                 self.send_header("Content-Type", page.content_type)
                 self.send_header("Content-Length", str(len(page.body)))
@@ -262,6 +280,27 @@ class MockPortal:
     def hit_counts(self) -> dict[str, int]:
         with self._lock:
             return dict(self.hits)
+
+    def delay(self, paths: Iterable[str], seconds: float) -> None:
+        """Answer these paths ``seconds`` late (0 removes the delay)."""
+        with self._lock:
+            for path in paths:
+                if seconds > 0:
+                    self.delays[path] = seconds
+                else:
+                    self.delays.pop(path, None)
+
+    def fail(self, path: str, times: int | None = None, status: int = 503) -> None:
+        """Answer ``path`` with ``status`` for the next ``times`` requests (None: until
+        :meth:`recover`), then serve the page again."""
+        if times is not None and times < 1:
+            raise ValueError("times must be >= 1 (or None)")
+        with self._lock:
+            self.failures[path] = [status, times]
+
+    def recover(self, path: str) -> None:
+        with self._lock:
+            self.failures.pop(path, None)
 
 
 # --- the test layout ----------------------------------------------------------------------

@@ -1,27 +1,43 @@
-"""Real ``scrapy crawl`` workers against a real redis-server and a local portal.
+"""Real ``scrapy crawl portal`` workers, a real redis-server and the mock portals.
 
 Each test measures one way scrapy-redis 0.9.1 loses work: killed worker, failed download,
-Redis going away (briefly or for good), SIGTERM, a planted pickle, several workers.
+Redis going away (briefly or for good), SIGTERM, a planted pickle. The workers run the real
+spider and pipelines (near-duplicate index in the test's redis-server, JSONL storage in a shared
+``NEWSCRAWL_DATA_DIR``); the tests assert on the stored files, the mock servers' hit counts, the
+duplicate log and exit codes.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
-import signal
-import subprocess
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from crawlrun import (
+    FAST,
+    CrawlResult,
+    Worker,
+    article_hits,
+    assert_stored_once,
+    is_done,
+    run_crawl,
+    start_crawl,
+    stored_urls,
+    url_of,
+    wait_for,
+)
+from mockportal import Layout, sites_toml
 from redisserver import RedisServer
-from scheduling_site import STORED_KEY, Portal, run_worker, start_worker, stats_of
 
-QUEUE = "newscrawl:schedtest:requests"
-INFLIGHT = "newscrawl:schedtest:inflight"
+from newscrawl.index import DuplicateLog
+
+QUEUE = "newscrawl:portal:requests"
+INFLIGHT = "newscrawl:portal:inflight"
+DEADLETTER = "newscrawl:portal:deadletter"
 
 
 @pytest.fixture
@@ -30,148 +46,192 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield srv
 
 
-def stored(srv: RedisServer) -> Counter[str]:
-    from urllib.parse import urlsplit
-
-    return Counter(urlsplit(u.decode()).path for u in srv.client().lrange(STORED_KEY, 0, -1))
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 30, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+@pytest.fixture
+def sites(tmp_path: Path, portals: Layout) -> Path:
+    path = tmp_path / "sites.toml"
+    path.write_text(sites_toml(portals.a, portals.b), encoding="utf-8")
+    return path
 
 
-def finish(proc: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> tuple[int, str]:
-    try:
-        code = proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise AssertionError(f"worker did not finish:\n{log.read_text()[-3000:]}") from None
-    return code, log.read_text(errors="replace")
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for worker in started:  # a failed test must not leave workers behind
+        worker.kill()
+
+
+def run(tmp_path: Path, sites: Path, srv: RedisServer, *settings: str) -> CrawlResult:
+    result = run_crawl(tmp_path, sites, *FAST, *settings, redis_url=srv.url, timeout=90)
+    assert result.returncode == 0, result.log[-4000:]
+    return result
+
+
+def start(workers: list[Worker], tmp_path: Path, sites: Path, srv: RedisServer, name: str,
+          *settings: str) -> Worker:
+    worker = start_crawl(tmp_path, sites, *FAST, *settings, redis_url=srv.url,
+                         log_path=tmp_path / f"{name}.log")
+    workers.append(worker)
+    return worker
+
+
+def articles(layout: Layout) -> list[tuple[Any, str]]:
+    """Article pages that must be fetched exactly once, ever."""
+    return layout.all_good_articles() + layout.no_body
+
+
+def fetched(layout: Layout) -> int:
+    return sum(article_hits(articles(layout)).values())
+
+
+def slow_articles(layout: Layout, seconds: float) -> None:
+    for portal in (layout.a, layout.b):
+        portal.delay([path for p, path in articles(layout) if p is portal], seconds)
 
 
 def test_second_run_fetches_no_article_but_revisits_lists(
-    redis_server: RedisServer, tmp_path: Path
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer
 ) -> None:
-    with Portal() as portal:
-        code, log = run_worker(portal.base, redis_server.url, tmp_path / "w1.log")
-        assert code == 0, log[-3000:]
-        assert stored(redis_server) == Counter({p: 1 for p in portal.article_paths()})
-        first = portal.article_hits()
-        code, log = run_worker(portal.base, redis_server.url, tmp_path / "w2.log")
-        assert code == 0, log[-3000:]
-        assert portal.article_hits() == first  # no article fetched again
-        assert portal.hits["/"] == 2 and portal.hits["/list/0"] == 2
-        stats = stats_of(log)
-        assert stats["dupefilter/filtered"] >= len(portal.article_paths())
-        assert stats["newscrawl/scheduler/filtered/done"] == len(portal.article_paths())
-        assert redis_server.client().zcard(INFLIGHT) == 0
+    run(tmp_path, sites, redis_server)
+    assert_stored_once(portals, stored_urls(tmp_path))
+    first = article_hits(articles(portals))
+    assert set(first.values()) == {1}
+    lists = {p: portals.a.hit_counts()[p] for p in portals.a_lists}
+    second = run(tmp_path, sites, redis_server)
+    assert article_hits(articles(portals)) == first  # no article fetched again
+    assert {p: portals.a.hit_counts()[p] for p in portals.a_lists} == {
+        p: n + 1 for p, n in lists.items()}
+    assert portals.b.hit_counts()["/"] == 2
+    assert second.stats["newscrawl/scheduler/filtered/done"] >= len(articles(portals))
+    assert second.stats.get("newscrawl/store/stored", 0) == 0
+    assert_stored_once(portals, stored_urls(tmp_path))
+    assert redis_server.client().zcard(INFLIGHT) == 0
 
 
 def test_503_article_is_fetched_and_stored_on_the_next_run(
-    redis_server: RedisServer, tmp_path: Path
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer
 ) -> None:
-    with Portal() as portal:
-        portal.fail_paths = {"/a/1-1"}
-        code, log = run_worker(portal.base, redis_server.url, tmp_path / "w1.log")
-        assert code == 0, log[-3000:]
-        assert "/a/1-1" not in stored(redis_server)
-        assert portal.hits["/a/1-1"] == 2  # first try + 1 retry (RETRY_TIMES=1)
-        assert stats_of(log)["newscrawl/scheduler/failed"] == 1
-        portal.fail_paths = set()
-        code, log = run_worker(portal.base, redis_server.url, tmp_path / "w2.log")
-        assert code == 0, log[-3000:]
-        assert stored(redis_server) == Counter({p: 1 for p in portal.article_paths()})
-        assert portal.hits["/a/1-1"] == 3
+    portal, path = portals.unique[0]
+    portal.fail(path, times=2)  # the first run's try and its one retry get 503, then 200
+    first = run(tmp_path, sites, redis_server)
+    assert url_of(portal, path) not in stored_urls(tmp_path)
+    assert portal.hit_counts()[path] == 2
+    assert first.stats["newscrawl/download/failed/http_503"] == 1
+    assert not is_done(redis_server.client(), url_of(portal, path))
+    run(tmp_path, sites, redis_server)
+    assert portal.hit_counts()[path] == 3
+    assert_stored_once(portals, stored_urls(tmp_path))
 
 
-def test_gives_up_after_max_attempts(redis_server: RedisServer, tmp_path: Path) -> None:
-    with Portal(lists=1, articles=1) as portal:
-        portal.fail_paths = {"/a/0-0"}
-        for run in range(3):
-            code, log = run_worker(portal.base, redis_server.url, tmp_path / f"w{run}.log",
-                                   "NEWSCRAWL_MAX_ATTEMPTS=2", "RETRY_TIMES=0")
-            assert code == 0, log[-3000:]
-            if run == 1:
-                assert stats_of(log)["newscrawl/scheduler/gave_up"] == 1
-        assert portal.hits["/a/0-0"] == 2  # not tried a third time
+def test_gives_up_after_max_attempts(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer
+) -> None:
+    portal, path = portals.unique[0]
+    portal.fail(path)  # 503 for good
+    client = redis_server.client()
+    for attempt in (1, 2, 3):
+        result = run(tmp_path, sites, redis_server, "NEWSCRAWL_MAX_ATTEMPTS=2", "RETRY_TIMES=0")
+        if attempt == 1:
+            assert not is_done(client, url_of(portal, path))
+        if attempt == 2:
+            assert result.stats["newscrawl/scheduler/gave_up"] >= 1
+            assert is_done(client, url_of(portal, path))  # given up: not tried again
+    assert portal.hit_counts()[path] == 2
+    assert url_of(portal, path) not in stored_urls(tmp_path)
 
 
-def test_killed_worker_loses_nothing(redis_server: RedisServer, tmp_path: Path) -> None:
-    with Portal(lists=3, articles=5, article_delay=3.0) as portal:
-        proc = start_worker(portal.base, redis_server.url, tmp_path / "killed.log")
-        wait_for(lambda: sum(portal.article_hits().values()) >= 4, what="articles in flight")
-        client = redis_server.client()
-        in_flight = client.zcard(INFLIGHT)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert in_flight >= 4
-        hit_before = set(portal.article_hits())
-        portal.article_delay = 0.0
-        code, log = run_worker(portal.base, redis_server.url, tmp_path / "rescuer.log")
-        assert code == 0, log[-3000:]
-        # every article stored exactly once; refetched only the ones killed mid-download
-        assert stored(redis_server) == Counter({p: 1 for p in portal.article_paths()})
-        refetched = {p for p, n in portal.article_hits().items() if n > 1}
-        assert refetched <= hit_before
-        assert stats_of(log)["newscrawl/scheduler/requeued_expired"] >= 4
-        assert client.zcard(INFLIGHT) == 0 and client.zcard(QUEUE) == 0
+def test_killed_worker_loses_nothing(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    slow_articles(portals, 3.0)
+    worker = start(workers, tmp_path, sites, redis_server, "killed")
+    wait_for(lambda: fetched(portals) >= 4, what="articles in flight")
+    client = redis_server.client()
+    in_flight = client.zcard(INFLIGHT)
+    worker.kill()  # kill -9, with its fingerprint worker process
+    assert in_flight >= 4
+    hit_before = {u for u, n in article_hits(articles(portals)).items() if n}
+    slow_articles(portals, 0)
+    rescuer = run(tmp_path, sites, redis_server)
+    # every article stored exactly once; refetched only the ones killed mid-download
+    assert_stored_once(portals, stored_urls(tmp_path))
+    hits = article_hits(articles(portals))
+    assert all(hits.values())
+    assert {u for u, n in hits.items() if n > 1} <= hit_before
+    assert rescuer.stats["newscrawl/scheduler/requeued_expired"] >= 4
+    assert client.zcard(INFLIGHT) == 0 and client.zcard(QUEUE) == 0
 
 
-def test_sigterm_finishes_in_flight_requests(redis_server: RedisServer, tmp_path: Path) -> None:
-    with Portal(lists=3, articles=5, article_delay=1.0) as portal:
-        log_path = tmp_path / "term.log"
-        proc = start_worker(portal.base, redis_server.url, log_path)
-        wait_for(lambda: sum(portal.article_hits().values()) >= 3, what="articles in flight")
-        proc.send_signal(signal.SIGTERM)
-        code, log = finish(proc, log_path)
-        assert code == 0, log[-3000:]
-        assert stats_of(log)["finish_reason"] == "shutdown"
-        client = redis_server.client()
-        assert client.zcard(INFLIGHT) == 0  # finished or requeued, none left leased
-        done_first = stored(redis_server)
-        assert done_first and all(n == 1 for n in done_first.values())
-        code, log = run_worker(portal.base, redis_server.url, tmp_path / "w2.log")
-        assert code == 0, log[-3000:]
-        assert stored(redis_server) == Counter({p: 1 for p in portal.article_paths()})
-        assert all(n == 1 for n in portal.article_hits().values())
-        assert "Joined crawl run" in log  # the interrupted run goes on
+def test_sigterm_finishes_in_flight_requests(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    slow_articles(portals, 1.0)
+    worker = start(workers, tmp_path, sites, redis_server, "term")
+    wait_for(lambda: fetched(portals) >= 3, what="articles in flight")
+    worker.terminate()
+    first = worker.wait()
+    assert first.returncode == 0, first.log[-4000:]
+    assert first.stats["finish_reason"] == "shutdown"
+    client = redis_server.client()
+    assert client.zcard(INFLIGHT) == 0  # finished or requeued, none left leased
+    stored_first = stored_urls(tmp_path)
+    assert stored_first and set(stored_first.values()) == {1}
+    slow_articles(portals, 0)
+    second = run(tmp_path, sites, redis_server)
+    assert "Joined crawl run" in second.log  # the interrupted run goes on
+    assert_stored_once(portals, stored_urls(tmp_path))
+    assert set(article_hits(articles(portals)).values()) == {1}
 
 
-def test_redis_restart_mid_crawl_loses_nothing(redis_server: RedisServer,
-                                               tmp_path: Path) -> None:
-    with Portal(lists=3, articles=5, article_delay=0.5) as portal:
-        log_path = tmp_path / "w.log"
-        proc = start_worker(portal.base, redis_server.url, log_path,
-                            "NEWSCRAWL_REDIS_RETRY_SECONDS=30", "CONCURRENT_REQUESTS=2")
-        wait_for(lambda: sum(portal.article_hits().values()) >= 3, what="articles fetched")
-        redis_server.stop()
-        time.sleep(2)
-        redis_server.start()
-        code, log = finish(proc, log_path, timeout=90)
-        assert code == 0, log[-3000:]
-        assert "Redis is back" in log
-        assert stored(redis_server) == Counter({p: 1 for p in portal.article_paths()})
+def test_redis_restart_mid_crawl_loses_nothing(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    slow_articles(portals, 0.5)
+    worker = start(workers, tmp_path, sites, redis_server, "w",
+                   "NEWSCRAWL_REDIS_RETRY_SECONDS=30", "CONCURRENT_REQUESTS=2")
+    wait_for(lambda: fetched(portals) >= 3, what="articles fetched")
+    redis_server.stop()
+    slow_articles(portals, 0)
+    time.sleep(2)
+    redis_server.start()
+    result = worker.wait()
+    assert result.returncode == 0, result.log[-4000:]
+    assert "Redis is back" in result.log
+    assert_stored_once(portals, stored_urls(tmp_path))
 
 
-def test_redis_gone_for_good_exits_non_zero(redis_server: RedisServer, tmp_path: Path) -> None:
-    with Portal(lists=3, articles=5, article_delay=0.5) as portal:
-        log_path = tmp_path / "w.log"
-        proc = start_worker(portal.base, redis_server.url, log_path,
-                            "NEWSCRAWL_REDIS_RETRY_SECONDS=2", "CONCURRENT_REQUESTS=2")
-        wait_for(lambda: sum(portal.article_hits().values()) >= 2, what="articles fetched")
-        redis_server.kill()
-        code, log = finish(proc, log_path, timeout=90)
-        assert code == 3, log[-3000:]
-        assert "Redis is unreachable" in log
-        assert "redis_unavailable" in log
+def test_redis_gone_for_good_exits_3_and_marks_nothing_done(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    slow_articles(portals, 0.5)
+    worker = start(workers, tmp_path, sites, redis_server, "w",
+                   "NEWSCRAWL_REDIS_RETRY_SECONDS=2", "CONCURRENT_REQUESTS=2")
+    wait_for(lambda: fetched(portals) >= 2, what="articles fetched")
+    redis_server.kill()
+    result = worker.wait()
+    assert result.returncode == 3, result.log[-4000:]
+    assert "Redis is unreachable" in result.log
+    assert "redis_unavailable" in result.log
+    # Nothing recorded as done that was not stored (or dropped as a recorded near-duplicate).
+    redis_server.start()  # same data directory (AOF, fsync always)
+    client = redis_server.client()
+    stored = stored_urls(tmp_path)
+    duplicates = {rec.url for rec in DuplicateLog(client).list()}
+    done = {url_of(p, path) for p, path in portals.all_good_articles()
+            if is_done(client, url_of(p, path))}
+    assert done <= set(stored) | duplicates
+    slow_articles(portals, 0)
+    run(tmp_path, sites, redis_server)
+    assert_stored_once(portals, stored_urls(tmp_path))
 
 
-def test_pickle_in_queue_runs_no_code(redis_server: RedisServer, tmp_path: Path) -> None:
+def test_pickle_in_queue_runs_no_code(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer
+) -> None:
     marker = tmp_path / "pwned"
 
     class Evil:
@@ -180,26 +240,8 @@ def test_pickle_in_queue_runs_no_code(redis_server: RedisServer, tmp_path: Path)
 
     client = redis_server.client()
     client.zadd(QUEUE, {pickle.dumps(Evil(), protocol=2): -1e15})
-    with Portal(lists=1, articles=3) as portal:
-        code, log = run_worker(portal.base, redis_server.url, tmp_path / "w.log")
-        assert code == 0, log[-3000:]
-        assert not marker.exists()
-        assert stats_of(log)["newscrawl/scheduler/dead_letter"] == 1
-        assert client.llen("newscrawl:schedtest:deadletter") == 1
-        assert stored(redis_server) == Counter({p: 1 for p in portal.article_paths()})
-
-
-def test_two_workers_fetch_every_article_once(redis_server: RedisServer,
-                                              tmp_path: Path) -> None:
-    with Portal(lists=2, articles=8, article_delay=0.6) as portal:
-        settings = ("CONCURRENT_REQUESTS=3", "CONCURRENT_REQUESTS_PER_DOMAIN=3")
-        procs = [start_worker(portal.base, redis_server.url, tmp_path / f"w{i}.log", *settings)
-                 for i in range(2)]
-        results = [finish(p, tmp_path / f"w{i}.log", timeout=90) for i, p in enumerate(procs)]
-        for code, log in results:
-            assert code == 0, log[-3000:]
-            assert stats_of(log).get("item_scraped_count", 0) > 0  # both did part of the work
-        assert portal.article_hits() == Counter({p: 1 for p in portal.article_paths()})
-        assert stored(redis_server) == Counter({p: 1 for p in portal.article_paths()})
-        assert portal.hits["/"] == 1  # start page scheduled once for the run
-        assert sum("Joined crawl run" in log for _, log in results) == 1
+    result = run(tmp_path, sites, redis_server)
+    assert not marker.exists()
+    assert result.stats["newscrawl/scheduler/dead_letter"] == 1
+    assert client.llen(DEADLETTER) == 1
+    assert_stored_once(portals, stored_urls(tmp_path))
