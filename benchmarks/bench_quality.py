@@ -75,12 +75,21 @@ def methods(variants: bool) -> list[tuple[str, object]]:
     if variants:
         base = FingerprintConfig()
         for label, cfg in [
-            ("all tokens, (1+ln tf)*idf", base.replace(tf="log", power=1)),
-            ("all tokens, tf*idf", base.replace(power=1)),
-            ("all tokens, ((1+ln tf)*idf)^2", base.replace(tf="log", power=2)),
-            ("all tokens, (tf*idf)^3", base.replace(power=3)),
-            ("(tf*idf)^2, CJK words >= 2 chars", base.replace(min_cjk_len=2)),
-            ("(tf*idf)^2 + word bigrams", base.replace(shingle=2)),
+            ("previous default: (tf*idf)^2", base.replace(power=2, plateau=0, max_share=0)),
+            ("(tf*idf)^3, plateau 150, no share cap", base.replace(max_share=0)),
+            ("(tf*idf)^3, share cap 30%, no plateau", base.replace(plateau=0)),
+            ("(tf*idf)^2, plateau 150, share cap 30%", base.replace(power=2)),
+            ("(tf*idf)^3, plateau 200, share cap 30%", base.replace(plateau=200)),
+            ("(tf*idf)^3, plateau 150, share cap 35%", base.replace(max_share=35)),
+            ("all tokens, (1+ln tf)*idf", base.replace(tf="log", power=1, plateau=0, max_share=0)),
+            ("all tokens, tf*idf", base.replace(power=1, plateau=0, max_share=0)),
+            (
+                "all tokens, ((1+ln tf)*idf)^2",
+                base.replace(tf="log", power=2, plateau=0, max_share=0),
+            ),
+            ("all tokens, (tf*idf)^3", base.replace(power=3, plateau=0, max_share=0)),
+            ("default, CJK words >= 2 chars", base.replace(min_cjk_len=2)),
+            ("default + word bigrams", base.replace(shingle=2)),
         ]:
             out.append((label, Fingerprinter(cfg)))
         for kw in [

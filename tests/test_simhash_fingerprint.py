@@ -236,13 +236,138 @@ def test_fast_vote_equals_reference_vote_on_the_weights(repeat: int) -> None:
     assert fp.fingerprint(text) == expected
 
 
-def test_squared_tfidf_weights() -> None:
-    fp = get_fingerprinter()
+def test_squared_tfidf_weights_of_the_previous_default() -> None:
+    fp = Fingerprinter(FingerprintConfig(power=2, plateau=0, max_share=0))
     text = LONG_ARTICLE + "统计局统计局"
     w = fp.weights(text)
     n = fp.tokens(text).count("统计局")
     idf = round(float(_jieba_idf("统计局")) * 1000)
     assert w["统计局"] == (n * idf) ** 2
+
+
+def test_default_weights_are_cubed_tfidf_in_the_lead() -> None:
+    fp = get_fingerprinter()
+    assert (fp.config.power, fp.config.plateau, fp.config.max_share) == (3, 150, 30)
+    toks = fp.tokens(ARTICLE)
+    assert len(toks) < 150  # all of ARTICLE is in the plateau: plain counts
+    w = fp.weights(ARTICLE)
+    n = toks.count("统计局")
+    idf = round(float(_jieba_idf("统计局")) * 1000)
+    assert w["统计局"] == (n * idf) ** 3
+
+
+def test_tokens_after_the_plateau_count_less() -> None:
+    fp = Fingerprinter(FingerprintConfig(power=1, plateau=20, max_share=0))
+    toks = fp.tokens(LONG_ARTICLE)
+    assert len(toks) > 60
+    idf = fp._idf.get  # noqa: SLF001 - the IDF as the fingerprinter quantises it
+    w = fp.weights(LONG_ARTICLE)
+    for tok in set(toks):
+        expected = sum(
+            1000 if i < 20 else 1000 * 20 // (i + 1) for i, t in enumerate(toks) if t == tok
+        )
+        assert w[tok] == idf(tok) * expected // 1000, tok
+    # the same token is worth more in the lead than at the end
+    lead = toks[0]
+    tail = next(t for t in reversed(toks) if toks.count(t) == 1)
+    assert toks.count(lead) == 1 and toks.index(tail) > 50
+    assert w[lead] // idf(lead) > 10 * (w[tail] // idf(tail))
+
+
+def test_tokens_are_in_text_order_with_words_in_their_place() -> None:
+    fp = get_fingerprinter()
+    text = "苹果公司发布 iPhone 新品，APPLE 股价上涨 Q3 2024年 vision pro 上市"
+    toks = fp.tokens(text)
+    assert toks.index("iphone") < toks.index("apple") < toks.index("股价") < toks.index("vision")
+    assert toks.index("新品") < toks.index("apple") and toks[-1] == "上市"
+    assert toks[0] == "苹果公司" or toks[0] == "苹果"
+    # same tokens as the one-run-at-a-time reference path
+    from newscrawl.simhash.text import split_runs
+
+    ref: list[str] = []
+    for is_cjk, run in split_runs(text):
+        ref.extend(fp._segmenter.cut(run) if is_cjk else [run])  # noqa: SLF001
+    assert toks == ref
+    assert fp.tokens("  iPhone 苹果 ") == ["iphone", "苹果"]
+
+
+def test_share_cap_is_exact_and_maximal() -> None:
+    import random
+
+    from newscrawl.simhash.fingerprinter import share_cap
+
+    rng = random.Random(5)
+    for _ in range(500):
+        ws = [rng.randint(0, 10 ** rng.randint(1, 12)) for _ in range(rng.randint(4, 30))]
+        pct = rng.choice([10, 25, 30, 50])
+        cap = share_cap(ws, pct)
+        if cap is None:
+            assert max(ws) * 100 <= pct * sum(ws)
+            continue
+        capped = [min(w, cap) for w in ws]
+        if len(ws) * pct > 100:  # reachable share
+            assert max(capped) * 100 <= pct * sum(capped)
+            bigger = [min(w, cap + 1) for w in ws]
+            assert max(bigger) * 100 > pct * sum(bigger)  # the largest cap that works
+    assert share_cap([5, 5, 5], 30) == 5  # unreachable share: the features vote alike
+    assert share_cap([7], 30) == 7
+    assert share_cap([9, 1, 1, 1, 1], 0) is None
+
+
+def test_one_dominant_word_does_not_decide_every_bit() -> None:
+    # Articles sharing one connector in 40% of their sentences: without the share cap, cubed
+    # weights let that word alone decide the signature, so unrelated articles collide.
+    import random
+
+    rng = random.Random(3)
+    words = [w for w in LONG_ARTICLE.replace("，", "。").split("。") if w]
+    nouns = [
+        "钢铁",
+        "桥梁",
+        "稻米",
+        "航班",
+        "港口",
+        "芯片",
+        "疫苗",
+        "电网",
+        "森林",
+        "邮轮",
+        "棉花",
+        "地铁",
+        "海关",
+        "电池",
+        "油田",
+        "牧场",
+        "高铁",
+        "卫星",
+        "渔业",
+        "茶叶",
+    ]
+    texts = []
+    for k in range(12):
+        sents = []
+        for j in range(20):
+            base = rng.choice(words)
+            topic = nouns[(k * 7 + j) % len(nouns)] + nouns[(k * 3 + j * 5) % len(nouns)]
+            sents.append(("踔厉奋发" if j % 5 < 2 else "") + topic + base)
+        texts.append("。".join(sents) + "。")
+    capped = get_fingerprinter()
+    uncapped = Fingerprinter(FingerprintConfig(max_share=0))
+    w = capped.weights(texts[0])
+    assert max(w.values()) / sum(w.values()) <= 0.30 + 1e-9  # (+ the shift's rounding)
+
+    def close_pairs(fp: Fingerprinter) -> int:
+        vals = [fp.fingerprint(t) for t in texts]
+        assert all(v is not None for v in vals)
+        return sum(
+            hamming(a, b) <= 3  # type: ignore[arg-type]
+            for i, a in enumerate(vals)
+            for b in vals[i + 1 :]
+        )
+
+    # the articles also share sentences of LONG_ARTICLE, so a few close pairs are fair
+    assert close_pairs(uncapped) >= 50  # of 66: the connector decides the signature
+    assert close_pairs(capped) <= 10
 
 
 def _jieba_idf(word: str) -> str:

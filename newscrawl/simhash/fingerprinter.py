@@ -6,10 +6,14 @@ Default configuration (chosen by measurement, see docs/readme/simhash.md):
 2. NFKC + case folding; CJK runs are segmented (``rjieba`` by default, ``jieba`` is the reference),
    other letter/digit runs are words; pure numbers, 1-character non-CJK tokens, punctuation and
    whitespace are dropped (see ``newscrawl.simhash.text``).
-3. Each distinct token is a feature, weighted ``(count * idf(token)) ** 2`` (squared TF-IDF) with
-   jieba's IDF table (median IDF for unknown words), in integers (IDF x 1000, rounded). Squaring
-   lets the article's salient, repeated words dominate the vote, which is what makes the signature
-   survive reprint edits (measured in docs/readme/simhash.md).
+3. Each distinct token is a feature, weighted ``(count * idf(token)) ** 3`` (cubed TF-IDF) with
+   jieba's IDF table (median IDF for unknown words), in integers (IDF x 1000, rounded). The count
+   is position-weighted: the first ``plateau`` (150) tokens count 1, token i after that counts
+   150 / (i + 1), so truncation and text added at the end move less weight while the headline and
+   the lead keep full weight. Then no feature may hold more than ``max_share`` (30 %) of the total
+   weight (exact integer water-filling, ``share_cap``): the salient words dominate the vote, which
+   makes the signature survive reprint edits, but no single word decides all 64 bits (measured in
+   docs/readme/simhash.md).
 4. Feature hash: BLAKE2b-64 of the token's UTF-8 bytes; the weighted vote of ``core``.
 
 Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``
@@ -29,7 +33,7 @@ from typing import Any
 from newscrawl.simhash import core
 from newscrawl.simhash.idf import load_idf
 from newscrawl.simhash.segmenters import SEGMENTERS, load_segmenter
-from newscrawl.simhash.text import cjk_text_and_words, split_runs
+from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +51,9 @@ class FingerprintConfig:
     idf_file: str | None = None
     tf: str = "raw"  # term-frequency factor: raw = count, log = 1 + ln(count), sqrt, binary
     max_tf: int = 1000  # counts above this count as this
-    power: int = 2  # weight = (tf_factor * idf) ** power; 2 lets the salient words dominate
+    power: int = 3  # weight = (tf_factor * idf) ** power; 3 lets the salient words dominate
+    plateau: int = 150  # tokens 0..P-1 count 1, token i >= P counts P/(i+1); 0 = no position weight
+    max_share: int = 30  # percent: no feature weighs more than this share of the total; 0 = no cap
     shingle: int = 1  # 1 = single tokens; k > 1 adds k-token shingles as extra features
     min_cjk_len: int = 1  # CJK words shorter than this are dropped (1 keeps all)
     max_chars: int = 100_000  # only the first max_chars characters of a text count
@@ -64,6 +70,10 @@ class FingerprintConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not isinstance(self.plateau, int) or self.plateau < 0:
+            raise ValueError(f"plateau must be an int >= 0, got {self.plateau!r}")
+        if not isinstance(self.max_share, int) or not 0 <= self.max_share <= 100:
+            raise ValueError(f"max_share must be a percentage in [0, 100], got {self.max_share!r}")
 
     def replace(self, **changes: Any) -> FingerprintConfig:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -90,6 +100,32 @@ def _tf_factor(mode: str, tf: int) -> int:
     return _TF_SCALE
 
 
+def share_cap(weights: list[int], percent: int) -> int | None:
+    """The largest cap c such that, with every weight w replaced by min(w, c), no weight is above
+    ``percent`` % of the new total; None when no weight needs capping (or ``percent`` is 0).
+
+    Exact integer water-filling: with the k largest weights capped, c = p * rest / (100 - p * k),
+    rest being the sum of the others. When it cannot be met (fewer than 100 / p features), the
+    largest weights are capped at the k-th largest, so the features vote alike.
+    """
+    if not percent or not weights:
+        return None
+    total = sum(weights)
+    if max(weights) * 100 <= percent * total:
+        return None
+    ordered = sorted(weights, reverse=True)
+    rest = total
+    for k in range(1, len(ordered) + 1):
+        rest -= ordered[k - 1]
+        den = 100 - percent * k
+        if den <= 0 or k == len(ordered):
+            return ordered[k - 1]
+        c = percent * rest // den
+        if ordered[k] <= c:
+            return c
+    return None  # not reached
+
+
 class Fingerprinter:
     """Computes fingerprints for one configuration. Thread-safe; keeps a bounded token cache."""
 
@@ -102,11 +138,13 @@ class Fingerprinter:
         self._tf_table = [0] + [
             _tf_factor(self.config.tf, tf) for tf in range(1, self.config.max_tf + 1)
         ]
+        self._max_count = self.config.max_tf * _TF_SCALE
+        self._decay_table: list[int] = []
         self._cache: dict[str, tuple[int, int]] = {}
         c = self.config
         features = (
-            f"t{c.shingle}.{c.tf}{c.max_tf}p{c.power}.c{c.min_cjk_len}"
-            f".x{c.max_chars}.m{c.min_tokens}"
+            f"t{c.shingle}.{c.tf}{c.max_tf}p{c.power}.l{c.plateau}.s{c.max_share}"
+            f".c{c.min_cjk_len}.x{c.max_chars}.m{c.min_tokens}"
         )
         self.version = (
             f"{ALGORITHM}/{self._segmenter.label}/{features}/blake2b64/idf-{self._idf.digest}"
@@ -123,24 +161,36 @@ class Fingerprinter:
         return self._tokens(text[: self.config.max_chars])
 
     def _tokens(self, text: str) -> list[str]:
+        """Kept tokens in text order (the order matters for the position weights)."""
         cut = self._segmenter.cut
         min_cjk = self.config.min_cjk_len
+        # All CJK runs go to the segmenter in one call (joined by spaces: the segmenters cut each
+        # space-separated block on its own and give back one " " token per space). The words of
+        # the gaps between the runs are put back at their spaces, so the order is the text's.
+        cjk, gap_words = cjk_text_and_gap_words(text)
+        if not cjk.strip():
+            return [w for ws in gap_words or () for w in ws]
+        cut_tokens = cut(cjk)
+        if gap_words is None:
+            if min_cjk > 1:
+                return [w for w in cut_tokens if len(w) >= min_cjk and w != " "]
+            return list(filter(" ".__ne__, cut_tokens))
         out: list[str] = []
-        if self.config.shingle == 1:
-            # Order does not matter for single-token features: segment all CJK runs in one call
-            # (runs joined by spaces; the segmenters cut each space-separated block on its own).
-            cjk, out = cjk_text_and_words(text)
-            if cjk.strip():
-                if min_cjk > 1:
-                    out.extend([w for w in cut(cjk) if len(w) >= min_cjk])
+        gap = 0
+        for w in cut_tokens:
+            if w == " ":
+                if gap < len(gap_words):
+                    out.extend(gap_words[gap])
+                gap += 1
+            elif len(w) >= min_cjk:
+                out.append(w)
+        if gap != len(gap_words):  # a segmenter that does not keep spaces: slow, safe path
+            out = []
+            for is_cjk, run in split_runs(text):
+                if is_cjk:
+                    out.extend(w for w in cut(run) if len(w) >= min_cjk)
                 else:
-                    out.extend(filter(" ".__ne__, cut(cjk)))
-            return out
-        for is_cjk, run in split_runs(text):
-            if is_cjk:
-                out.extend(w for w in cut(run) if len(w) >= min_cjk)
-            else:
-                out.append(run)
+                    out.append(run)
         return out
 
     # -- features ------------------------------------------------------------------------------
@@ -159,29 +209,68 @@ class Fingerprinter:
         toks = self.tokens(text)
         return {f: w for f, (_, w) in self._features(toks).items()}
 
+    def _counts(self, toks: list[str]) -> dict[str, int]:
+        """Token -> its (position-weighted) count, in thousandths.
+
+        With ``plateau`` P > 0, token i (0-based, text order) counts 1 while i < P and P / (i + 1)
+        after that, so the lead (headline, first paragraphs) counts fully and a cut or an added
+        tail moves less weight.
+        """
+        p = self.config.plateau
+        if not p or len(toks) <= p:
+            return {t: n * _TF_SCALE for t, n in Counter(toks).items()}
+        counts = {t: n * _TF_SCALE for t, n in Counter(toks[:p]).items()}
+        decay = self._decay(len(toks))
+        get = counts.get
+        for t, d in zip(toks[p:], decay, strict=False):
+            counts[t] = get(t, 0) + d
+        return counts
+
+    def _decay(self, n: int) -> list[int]:
+        """``[_TF_SCALE * P // (i + 1) for i in range(P, n)]``, from a table grown on demand."""
+        table = self._decay_table
+        p = self.config.plateau
+        if len(table) < n - p:
+            table = [_TF_SCALE * p // (i + 1) for i in range(p, max(n, 2 * len(table) + p))]
+            self._decay_table = table
+        return table
+
+    def _tf(self, count: int) -> int:
+        """The term-frequency factor (x _TF_SCALE) of a count given in thousandths."""
+        c = min(count, self._max_count)
+        if c % _TF_SCALE == 0:
+            return self._tf_table[c // _TF_SCALE]
+        mode = self.config.tf
+        if mode == "raw":
+            return c
+        if mode == "log":
+            return max(0, round(_TF_SCALE * (1.0 + math.log(c / _TF_SCALE))))
+        if mode == "sqrt":
+            return round(_TF_SCALE * math.sqrt(c / _TF_SCALE))
+        return _TF_SCALE
+
     def _features(self, toks: list[str]) -> dict[str, tuple[int, int]]:
-        """Feature string -> (spread hash, integer weight)."""
-        tf_table = self._tf_table
-        max_tf = self.config.max_tf
+        """Feature string -> (spread hash, integer weight), after the share cap and the shift."""
         power = self.config.power
         cache = self._cache
+        tf = self._tf
         out: dict[str, tuple[int, int]] = {}
-        for tok, n in Counter(toks).items():
+        for tok, c in self._counts(toks).items():
             s, idf = cache.get(tok) or self._entry(tok)
-            out[tok] = (s, (idf * tf_table[n if n <= max_tf else max_tf] // _TF_SCALE) ** power)
+            out[tok] = (s, (idf * tf(c) // _TF_SCALE) ** power)
         k = self.config.shingle
-        if k > 1 and len(toks) >= k:
+        if k > 1 and len(toks) >= k:  # shingles: plain counts (no position weights)
             grams = Counter(_SHINGLE_SEP.join(toks[i : i + k]) for i in range(len(toks) - k + 1))
             for gram, n in grams.items():
                 idf = sum(self._entry(t)[1] for t in gram.split(_SHINGLE_SEP)) // k
                 s = self._entry(gram)[0]
-                out[gram] = (
-                    s,
-                    (idf * tf_table[n if n <= max_tf else max_tf] // _TF_SCALE) ** power,
-                )
+                out[gram] = (s, (idf * tf(n * _TF_SCALE) // _TF_SCALE) ** power)
+        cap = share_cap([w for _, w in out.values()], self.config.max_share)
+        if cap is not None:
+            out = {f: (s, min(w, cap)) for f, (s, w) in out.items()}
         # Keep the total weight inside the lanes of the fast vote: if it is too large, every
-        # weight is shifted right by the same number of bits (deterministic; only very long,
-        # repetitive texts need it).
+        # weight is shifted right by the same number of bits (deterministic; only long texts
+        # with cubed weights need it).
         total = sum(w for _, w in out.values())
         shift = total.bit_length() - (core.LANE - 2)
         if shift > 0:
@@ -198,21 +287,6 @@ class Fingerprinter:
             return FingerprintResult(None, "empty", 0, 0, truncated)
         if len(toks) < self.config.min_tokens:
             return FingerprintResult(None, "too_short", 0, len(toks), truncated)
-        if self.config.shingle == 1:
-            # Same weights as _features, voted in the same loop (no intermediate dict).
-            tf_table, max_tf, power = self._tf_table, self.config.max_tf, self.config.power
-            cache = self._cache
-            counts = Counter(toks)
-            acc = total = 0
-            for tok, n in counts.items():
-                s, idf = cache.get(tok) or self._entry(tok)
-                w = (idf * tf_table[n if n <= max_tf else max_tf] // _TF_SCALE) ** power
-                acc += s * w
-                total += w
-            if total.bit_length() <= core.LANE - 2:
-                return FingerprintResult(
-                    core.vote_lanes(acc, total), None, len(counts), len(toks), truncated
-                )
         feats = self._features(toks)
         value = core.simhash_from_spread(feats.values(), sum(w for _, w in feats.values()))
         return FingerprintResult(value, None, len(feats), len(toks), truncated)

@@ -21,6 +21,7 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
 NON_CJK_RE = re.compile(rf"[^{_CJK}]+")
+_SPLIT_RE = re.compile(rf"([^{_CJK}]+)")
 
 
 def normalize_word(word: str) -> str:
@@ -54,3 +55,25 @@ def cjk_text_and_words(text: str) -> tuple[str, list[str]]:
         w for w in map(normalize_word, WORD_RE.findall(text)) if len(w) > 1 and not w.isdigit()
     ]
     return NON_CJK_RE.sub(" ", text), words
+
+
+def cjk_text_and_gap_words(text: str) -> tuple[str, list[list[str]] | None]:
+    """The CJK runs joined by single spaces, and the kept words of each gap between them.
+
+    ``text`` is split into CJK runs and the gaps between them (``gaps[k]`` lies where the k-th
+    space of the joined string is; a leading/trailing gap gives a leading/trailing space). The
+    second value is ``None`` when no gap holds a kept word (the common case for Chinese news),
+    else one word list per gap, so a caller can put the words back in text order.
+    """
+    pieces = _SPLIT_RE.split(text)
+    gaps = pieces[1::2]
+    joined = " ".join(pieces[0::2])
+    if not any(WORD_RE.search(g) for g in gaps):
+        return joined, None
+    words = [
+        [w for w in map(normalize_word, WORD_RE.findall(g)) if len(w) > 1 and not w.isdigit()]
+        for g in gaps
+    ]
+    if not any(words):
+        return joined, None
+    return joined, words
