@@ -394,3 +394,20 @@ def test_idf_file_comments_blank_lines_and_median(tmp_path: Path) -> None:
     idf.write_text("经济 -1\n", encoding="utf-8")
     with pytest.raises(IdfFormatError, match="out of range"):
         load_idf(idf)
+
+
+def test_known_idf_table_shortcut_equals_the_careful_parse() -> None:
+    # load_idf skips number parsing for a table whose bytes it has validated before; the entries
+    # and the median must be exactly what the careful line-by-line parse gives.
+    from newscrawl.simhash.idf import _KNOWN_MEDIANS, _parse_lines, default_idf_path, load_idf
+
+    path = default_idf_path()
+    table = load_idf(path)
+    data = path.read_bytes()
+    import hashlib
+
+    assert hashlib.sha256(data).hexdigest() in _KNOWN_MEDIANS
+    careful = _parse_lines(path, data.decode("utf-8"))
+    values = sorted(float(v) for v in careful.values())
+    assert table.median == round(values[len(values) // 2] * 1000)
+    assert table.raw == careful
