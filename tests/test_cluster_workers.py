@@ -1,0 +1,143 @@
+"""Several real ``scrapy crawl portal`` workers on one redis-server against the two mock portals.
+
+The portals reprint each other (cross-portal reprints with small edits) and portal a holds an
+exact copy under a second URL. Workers share one ``NEWSCRAWL_DATA_DIR`` (JSONL storage), as
+workers on one machine may.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawlrun import (
+    FAST,
+    REPO,
+    CrawlResult,
+    Worker,
+    article_hits,
+    assert_stored_once,
+    crawl_env,
+    start_crawl,
+    stored_urls,
+    url_of,
+    wait_for,
+)
+from mockportal import Layout, sites_toml
+from redisserver import RedisServer
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    with RedisServer(tmp_path / "redis", persist=False) as srv:
+        yield srv
+
+
+@pytest.fixture
+def sites(tmp_path: Path, portals: Layout) -> Path:
+    path = tmp_path / "sites.toml"
+    path.write_text(sites_toml(portals.a, portals.b), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for worker in started:
+        worker.kill()
+
+
+def articles(layout: Layout) -> list[tuple[Any, str]]:
+    return layout.all_good_articles() + layout.no_body
+
+
+def slow_articles(layout: Layout, seconds: float) -> None:
+    for portal in (layout.a, layout.b):
+        portal.delay([path for p, path in articles(layout) if p is portal], seconds)
+
+
+def duplicates_json(tmp_path: Path, srv: RedisServer) -> list[dict[str, Any]]:
+    """``newscrawl duplicates --json`` against the crawl's Redis."""
+    script = Path(sys.executable).with_name("newscrawl")  # the installed console script
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "newscrawl.cli"]
+    proc = subprocess.run([*cmd, "duplicates", "--json"],
+                          cwd=REPO, env=crawl_env(tmp_path, srv.url), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def finished(worker: Worker) -> CrawlResult:
+    result = worker.wait(timeout=120)
+    assert result.returncode == 0, result.log[-4000:]
+    assert result.stats.get("finish_reason") == "finished", result.log[-4000:]
+    return result
+
+
+def assert_duplicates_recorded_once(layout: Layout, tmp_path: Path, srv: RedisServer) -> None:
+    stored = stored_urls(tmp_path)
+    records = duplicates_json(tmp_path, srv)
+    assert len(records) == len(layout.reprint_groups), records
+    by_url = {rec["url"]: rec for rec in records}
+    assert len(by_url) == len(records)  # no pair recorded twice
+    for group in layout.reprint_groups:
+        urls = [url_of(p, path) for p, path in group]
+        (kept,) = [u for u in urls if u in stored]  # no reprint stored
+        (dropped,) = set(urls) - {kept}
+        assert by_url[dropped]["original_url"] == kept
+        assert by_url[dropped]["distance"] <= 3
+
+
+def test_three_workers_share_the_work_and_fetch_every_article_once(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    # Slow article pages and few slots per worker: no worker can take the whole queue alone.
+    slow_articles(portals, 0.8)
+    settings = (*FAST, "CONCURRENT_REQUESTS=3", "NEWSCRAWL_IDLE_EXIT_SECONDS=3")
+    for i in range(3):
+        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                                   log_path=tmp_path / f"w{i}.log"))
+    results = [finished(w) for w in workers]
+    hits = article_hits(articles(portals))
+    assert set(hits.values()) == {1}, {u: n for u, n in hits.items() if n != 1}
+    for result in results:  # every worker did part of the work
+        assert result.stats.get("newscrawl/scheduler/dequeued", 0) > 0
+        assert result.stats.get("newscrawl/pages/article", 0) > 0
+    assert sum("Joined crawl run" in r.log for r in results) == 2
+    assert portals.a.hit_counts()["/"] == 1 and portals.b.hit_counts()["/"] == 1
+    assert_stored_once(portals, stored_urls(tmp_path))
+    assert_duplicates_recorded_once(portals, tmp_path, redis_server)
+    assert sum(r.stats.get("newscrawl/dedup/near_duplicate", 0) for r in results) == len(
+        portals.reprint_groups)
+
+
+def test_late_cron_worker_joins_the_running_run(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    slow_articles(portals, 0.8)
+    settings = (*FAST, "CONCURRENT_REQUESTS=2", "NEWSCRAWL_IDLE_EXIT_SECONDS=2")
+    first = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                        log_path=tmp_path / "first.log")
+    workers.append(first)
+    wait_for(lambda: sum(article_hits(articles(portals)).values()) >= 3, timeout=60,
+             what="the first worker fetching articles")
+    late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                       log_path=tmp_path / "late.log")
+    workers.append(late)
+    r_first, r_late = finished(first), finished(late)
+    assert "Joined crawl run" in r_late.log and "Joined crawl run" not in r_first.log
+    assert r_late.stats.get("newscrawl/scheduler/start_skipped", 0) == 2  # one per portal
+    assert r_late.stats.get("newscrawl/pages/article", 0) > 0  # it took work from the queue
+    # start pages fetched once in this run; every article once across both workers
+    assert portals.a.hit_counts()["/"] == 1 and portals.b.hit_counts()["/"] == 1
+    assert set(article_hits(articles(portals)).values()) == {1}
+    assert_stored_once(portals, stored_urls(tmp_path))
+    assert_duplicates_recorded_once(portals, tmp_path, redis_server)
