@@ -3,7 +3,7 @@
     python benchmarks/control_kill_worker.py            # newscrawl scheduler
     python benchmarks/control_kill_worker.py --scrapy-redis   # scrapy-redis 0.9.1 (baseline)
 
-Uses the test portal/spider of tests/scheduling_site.py (15 articles, 3 s per article while the
+Uses the test portal/spider of benchmarks/control_site.py (15 articles, 3 s per article while the
 first worker runs) and its own redis-server. Prints a markdown row.
 """
 
@@ -17,10 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # redisserver
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # control_site
 
+from control_site import STORED_KEY, Portal, run_worker, start_worker  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
-from scheduling_site import STORED_KEY, Portal, run_worker, start_worker  # noqa: E402
 
 SCRAPY_REDIS = (
     "SCHEDULER=scrapy_redis.scheduler.Scheduler",

@@ -1,8 +1,11 @@
-"""A tiny portal, spider and pipeline for the scheduling/reliability tests.
+"""A tiny portal, spider and pipeline for the scrapy-redis control run (control_kill_worker.py).
+
+The same spider runs under scrapy-redis 0.9.1 and under newscrawl's scheduler, so the two can be
+compared side by side (the tests use the real ``portal`` spider and tests/conftest.py instead).
 
 The pytest process serves the portal (stdlib ``http.server`` on 127.0.0.1, port 0); the
 workers are real ``scrapy crawl schedtest`` processes that import this module as a spider module
-(``SPIDER_MODULES=scheduling_site``) and store items by RPUSHing their URL to ``schedtest:stored``
+(``SPIDER_MODULES=control_site``) and store items by RPUSHing their URL to ``schedtest:stored``
 in the crawl's Redis.
 
 Portal: ``/`` links to ``/list/0`` .. ``/list/{L-1}``; every list page links to the next list
@@ -28,7 +31,7 @@ from typing import Any
 import scrapy
 from scrapy.http import Request, Response
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent  # this folder (benchmarks/), on the workers' path
 REPO = TESTS.parent
 STORED_KEY = "schedtest:stored"
 
@@ -177,7 +180,7 @@ class SchedTestSpider(scrapy.Spider):
 
 def worker_cmd(base: str, *settings: str) -> list[str]:
     cmd = [sys.executable, "-m", "scrapy", "crawl", "schedtest",
-           "-s", f"SCHEDTEST_BASE={base}", "-s", "SPIDER_MODULES=scheduling_site"]
+           "-s", f"SCHEDTEST_BASE={base}", "-s", "SPIDER_MODULES=control_site"]
     for s in settings:
         cmd += ["-s", s]
     return cmd
