@@ -78,3 +78,16 @@ def test_feature_hash_is_stable_64_bit() -> None:
     assert feature_hash("中国") == expected
     assert 0 <= feature_hash("x") < 1 << 64
     assert feature_hash("a") != feature_hash("b")
+
+
+def test_spread_moves_bit_i_to_lane_i() -> None:
+    # The table-driven spread equals its definition (bit i of h at bit LANE * i), and
+    # spread_feature_hash equals spread(feature_hash(token)).
+    def reference(h: int) -> int:
+        return sum(1 << (core.LANE * i) for i in range(64) if (h >> i) & 1)
+
+    rng = random.Random(11)
+    for h in [0, 1, 1 << 63, (1 << 64) - 1] + [rng.getrandbits(64) for _ in range(300)]:
+        assert core.spread(h) == reference(h)
+    for token in ["新闻", "iphone", "x" * 300, "\x1f"]:
+        assert core.spread_feature_hash(token) == reference(feature_hash(token))

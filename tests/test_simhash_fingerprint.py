@@ -411,3 +411,57 @@ def test_known_idf_table_shortcut_equals_the_careful_parse() -> None:
     values = sorted(float(v) for v in careful.values())
     assert table.median == round(values[len(values) // 2] * 1000)
     assert table.raw == careful
+
+
+def _reference_fingerprint(fp: Fingerprinter, text: str) -> int | None:
+    """The documented default weighting, one token at a time (slow, obviously right)."""
+    from newscrawl.simhash import feature_hash, simhash_from_features
+    from newscrawl.simhash.fingerprinter import share_cap
+
+    c = fp.config
+    toks = fp.tokens(text)
+    if len(toks) < c.min_tokens:
+        return None
+    counts: dict[str, int] = {}
+    for i, t in enumerate(toks):
+        weight = 1000 if not c.plateau or i < c.plateau else 1000 * c.plateau // (i + 1)
+        counts[t] = counts.get(t, 0) + weight
+    idf = fp._idf.get  # noqa: SLF001 - the IDF as the fingerprinter quantises it
+    w = {t: (idf(t) * min(n, 1000 * c.max_tf) // 1000) ** c.power for t, n in counts.items()}
+    cap = share_cap(list(w.values()), c.max_share)
+    if cap is not None:
+        w = {t: min(x, cap) for t, x in w.items()}
+    shift = max(0, sum(w.values()).bit_length() - 46)
+    return simhash_from_features((feature_hash(t), float(x >> shift)) for t, x in w.items())
+
+
+def test_fast_path_equals_the_per_token_reference() -> None:
+    # Texts in the plateau, past it, with English words between CJK runs, with a dominant word
+    # (share cap) and long enough to need the shift; default and other weightings.
+    import random
+
+    rng = random.Random(3)
+    sentences = [s + "。" for s in LONG_ARTICLE.split("。") if s]
+    texts = [ARTICLE, LONG_ARTICLE, LONG_ARTICLE * 4 + ENGLISH, (ARTICLE + "统计局") * 30]
+    for _ in range(20):
+        picked = rng.choices(sentences, k=rng.randint(2, 40))
+        texts.append(" Apple iPhone ".join(picked) if rng.random() < 0.5 else "".join(picked))
+    configs = [
+        FingerprintConfig(),
+        FingerprintConfig(power=2, plateau=0, max_share=0),
+        FingerprintConfig(plateau=7, max_share=10, max_tf=2),
+    ]
+    for config in configs:
+        fp = Fingerprinter(config)
+        for text in texts:
+            assert fp.fingerprint(text) == _reference_fingerprint(fp, text)
+
+
+def test_token_cache_size_does_not_change_fingerprints() -> None:
+    # A cache of 2 tokens per generation evicts and promotes all the time; same fingerprints.
+    texts = [ARTICLE, LONG_ARTICLE, ENGLISH * 3, ARTICLE + ENGLISH, LONG_ARTICLE[::-1]] * 2
+    expected = [Fingerprinter().fingerprint(t) for t in texts]
+    tiny = Fingerprinter()
+    tiny.CACHE_LIMIT = 2
+    assert [tiny.fingerprint(t) for t in texts] == expected
+    assert len(tiny._cache) <= 2 and len(tiny._old_cache) <= 2  # noqa: SLF001

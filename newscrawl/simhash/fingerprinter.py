@@ -27,7 +27,10 @@ import logging
 import math
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from itertools import repeat
+from operator import floordiv, mul, rshift
 from typing import Any
 
 from newscrawl.simhash import core
@@ -129,7 +132,9 @@ def share_cap(weights: list[int], percent: int) -> int | None:
 class Fingerprinter:
     """Computes fingerprints for one configuration. Thread-safe; keeps a bounded token cache."""
 
-    CACHE_LIMIT = 50_000  # cached token -> (spread hash, idf); cleared when full (~25 MB at most)
+    # cached token -> (spread hash, idf), two generations of at most CACHE_LIMIT tokens each
+    # (about 0.6 KB per token: ~40 MB at most)
+    CACHE_LIMIT = 32_768
 
     def __init__(self, config: FingerprintConfig | None = None) -> None:
         self.config = config or FingerprintConfig()
@@ -141,6 +146,8 @@ class Fingerprinter:
         self._max_count = self.config.max_tf * _TF_SCALE
         self._decay_table: list[int] = []
         self._cache: dict[str, tuple[int, int]] = {}
+        self._old_cache: dict[str, tuple[int, int]] = {}
+        self._raw_tf = self.config.tf == "raw"
         c = self.config
         features = (
             f"t{c.shingle}.{c.tf}{c.max_tf}p{c.power}.l{c.plateau}.s{c.max_share}"
@@ -195,19 +202,23 @@ class Fingerprinter:
 
     # -- features ------------------------------------------------------------------------------
     def _entry(self, token: str) -> tuple[int, int]:
-        """(spread hash, idf) of a token, cached."""
-        entry = self._cache.get(token)
+        """(spread hash, idf) of a token, cached in two generations: when the current one is full
+        it becomes the old one (the previous old one is dropped), and a token found in the old one
+        moves back, so frequent tokens stay cached while memory stays bounded."""
+        entry = self._old_cache.get(token)
         if entry is None:
-            entry = (core.spread(core.feature_hash(token)), self._idf.get(token))
-            if len(self._cache) >= self.CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[token] = entry
+            entry = (core.spread_feature_hash(token), self._idf.get(token))
+        cache = self._cache
+        if len(cache) >= self.CACHE_LIMIT:
+            self._old_cache = cache
+            self._cache = cache = {}
+        cache[token] = entry
         return entry
 
     def weights(self, text: str) -> dict[str, int]:
         """Feature -> the integer weight that votes, for ``text`` (for inspection and tests)."""
-        toks = self.tokens(text)
-        return {f: w for f, (_, w) in self._features(toks).items()}
+        keys, _, ws = self._features(self.tokens(text))
+        return dict(zip(keys, ws, strict=True))
 
     def _counts(self, toks: list[str]) -> dict[str, int]:
         """Token -> its (position-weighted) count, in thousandths.
@@ -249,33 +260,49 @@ class Fingerprinter:
             return round(_TF_SCALE * math.sqrt(c / _TF_SCALE))
         return _TF_SCALE
 
-    def _features(self, toks: list[str]) -> dict[str, tuple[int, int]]:
-        """Feature string -> (spread hash, integer weight), after the share cap and the shift."""
+    def _features(self, toks: list[str]) -> tuple[list[str], tuple[int, ...], list[int]]:
+        """(features, their spread hashes, their integer weights), after the share cap and the
+        shift, in matching order.
+
+        Per-feature work runs in C where it can (``map`` over ``operator`` functions, one
+        ``dict.get`` per token through ``map``); the arithmetic is the same integer arithmetic as
+        ``(idf * tf(count) // 1000) ** power``, so the weights (and fingerprints) are unchanged.
+        """
         power = self.config.power
-        cache = self._cache
-        tf = self._tf
-        out: dict[str, tuple[int, int]] = {}
-        for tok, c in self._counts(toks).items():
-            s, idf = cache.get(tok) or self._entry(tok)
-            out[tok] = (s, (idf * tf(c) // _TF_SCALE) ** power)
+        counts = self._counts(toks)
+        keys = list(counts)
+        entries = list(map(self._cache.get, keys))
+        if None in entries:
+            entry = self._entry
+            entries = [e or entry(k) for e, k in zip(entries, keys, strict=True)]
+        spreads, idfs = zip(*entries, strict=True)
+        cvals = counts.values()
+        tfs: Iterable[int] = cvals
+        if not self._raw_tf or max(cvals) > self._max_count:
+            tfs = map(self._tf, cvals)
+        ws = list(
+            map(pow, map(floordiv, map(mul, idfs, tfs), repeat(_TF_SCALE)), repeat(power))
+        )
         k = self.config.shingle
         if k > 1 and len(toks) >= k:  # shingles: plain counts (no position weights)
             grams = Counter(_SHINGLE_SEP.join(toks[i : i + k]) for i in range(len(toks) - k + 1))
+            gram_spreads = []
             for gram, n in grams.items():
                 idf = sum(self._entry(t)[1] for t in gram.split(_SHINGLE_SEP)) // k
-                s = self._entry(gram)[0]
-                out[gram] = (s, (idf * tf(n * _TF_SCALE) // _TF_SCALE) ** power)
-        cap = share_cap([w for _, w in out.values()], self.config.max_share)
+                keys.append(gram)
+                gram_spreads.append(self._entry(gram)[0])
+                ws.append((idf * self._tf(n * _TF_SCALE) // _TF_SCALE) ** power)
+            spreads += tuple(gram_spreads)
+        cap = share_cap(ws, self.config.max_share)
         if cap is not None:
-            out = {f: (s, min(w, cap)) for f, (s, w) in out.items()}
+            ws = list(map(min, ws, repeat(cap)))
         # Keep the total weight inside the lanes of the fast vote: if it is too large, every
         # weight is shifted right by the same number of bits (deterministic; only long texts
         # with cubed weights need it).
-        total = sum(w for _, w in out.values())
-        shift = total.bit_length() - (core.LANE - 2)
+        shift = sum(ws).bit_length() - (core.LANE - 2)
         if shift > 0:
-            out = {f: (s, w >> shift) for f, (s, w) in out.items()}
-        return out
+            ws = list(map(rshift, ws, repeat(shift)))
+        return keys, spreads, ws
 
     # -- fingerprint ---------------------------------------------------------------------------
     def analyze(self, text: str) -> FingerprintResult:
@@ -287,9 +314,9 @@ class Fingerprinter:
             return FingerprintResult(None, "empty", 0, 0, truncated)
         if len(toks) < self.config.min_tokens:
             return FingerprintResult(None, "too_short", 0, len(toks), truncated)
-        feats = self._features(toks)
-        value = core.simhash_from_spread(feats.values(), sum(w for _, w in feats.values()))
-        return FingerprintResult(value, None, len(feats), len(toks), truncated)
+        keys, spreads, ws = self._features(toks)
+        value = core.vote_lanes(sum(map(mul, spreads, ws)), sum(ws))
+        return FingerprintResult(value, None, len(keys), len(toks), truncated)
 
     def fingerprint(self, text: str) -> int | None:
         return self.analyze(text).value
