@@ -465,3 +465,23 @@ def test_token_cache_size_does_not_change_fingerprints() -> None:
     tiny.CACHE_LIMIT = 2
     assert [tiny.fingerprint(t) for t in texts] == expected
     assert len(tiny._cache) <= 2 and len(tiny._old_cache) <= 2  # noqa: SLF001
+
+
+def test_tokens_equal_the_run_by_run_reference_on_random_mixed_text() -> None:
+    # Digits of several scripts (ASCII, full-width, Arabic-Indic, superscript), letters, the
+    # ligature U+FB01 (NFKC makes it two letters), CJK, punctuation and spaces, in random order:
+    # the one-call tokenizer (with its "no letter, no kept word" shortcut) equals split_runs.
+    import random
+
+    from newscrawl.simhash.text import split_runs
+
+    fp = get_fingerprinter()
+    alphabet = list("0123456789０１２٣²½ⅫabcXYZＡＢ\ufb01_-，。 、\n")
+    alphabet += list("新闻统计局发布数据上涨")
+    rng = random.Random(9)
+    for _ in range(300):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 60)))
+        ref: list[str] = []
+        for is_cjk, run in split_runs(text):
+            ref.extend(fp._segmenter.cut(run) if is_cjk else [run])  # noqa: SLF001
+        assert fp.tokens(text) == ref, text

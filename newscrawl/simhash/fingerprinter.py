@@ -23,18 +23,19 @@ Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="t
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from itertools import repeat
 from operator import floordiv, mul, rshift
 from typing import Any
 
 from newscrawl.simhash import core
-from newscrawl.simhash.idf import load_idf
+from newscrawl.simhash.idf import IDF_SCALE, load_idf
 from newscrawl.simhash.segmenters import SEGMENTERS, load_segmenter
 from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
@@ -215,6 +216,39 @@ class Fingerprinter:
         cache[token] = entry
         return entry
 
+    def _fill_entries(
+        self, keys: list[str], entries: Sequence[tuple[int, int] | None]
+    ) -> list[tuple[int, int]]:
+        """``entries`` with each None (a token not in the current cache) filled like ``_entry``,
+        in one loop with local names (new tokens are most of the work of a cold process)."""
+        old_get = self._old_cache.get
+        raw_get = self._idf.raw.get
+        median = self._idf.median
+        blake2b = hashlib.blake2b
+        chunk = core._SPREAD_CHUNK.__getitem__
+        join = b"".join
+        from_bytes = int.from_bytes
+        out: list[tuple[int, int]] = []
+        append = out.append
+        for e, token in zip(entries, keys, strict=True):
+            if e is None:
+                e = old_get(token)
+                if e is None:
+                    digest = blake2b(token.encode("utf-8"), digest_size=8).digest()
+                    v = raw_get(token)
+                    e = (
+                        from_bytes(join(map(chunk, digest[::-1])), "little"),
+                        median if v is None else round(float(v) * IDF_SCALE),
+                    )
+                cache = self._cache
+                if len(cache) >= self.CACHE_LIMIT:
+                    self._old_cache = cache
+                    self._cache = cache = {}
+                    old_get = self._old_cache.get
+                cache[token] = e
+            append(e)
+        return out
+
     def weights(self, text: str) -> dict[str, int]:
         """Feature -> the integer weight that votes, for ``text`` (for inspection and tests)."""
         keys, _, ws = self._features(self.tokens(text))
@@ -269,20 +303,26 @@ class Fingerprinter:
         ``(idf * tf(count) // 1000) ** power``, so the weights (and fingerprints) are unchanged.
         """
         power = self.config.power
-        counts = self._counts(toks)
+        p = self.config.plateau
+        plain = not p or len(toks) <= p  # no position weights: plain counts, in units
+        counts = Counter(toks) if plain else self._counts(toks)
         keys = list(counts)
-        entries = list(map(self._cache.get, keys))
-        if None in entries:
-            entry = self._entry
-            entries = [e or entry(k) for e, k in zip(entries, keys, strict=True)]
+        found = list(map(self._cache.get, keys))
+        entries = self._fill_entries(keys, found) if None in found else found
         spreads, idfs = zip(*entries, strict=True)
         cvals = counts.values()
-        tfs: Iterable[int] = cvals
-        if not self._raw_tf or max(cvals) > self._max_count:
-            tfs = map(self._tf, cvals)
-        ws = list(
-            map(pow, map(floordiv, map(mul, idfs, tfs), repeat(_TF_SCALE)), repeat(power))
-        )
+        if plain and self._raw_tf and max(cvals) * _TF_SCALE <= self._max_count:
+            # (idf * (n * 1000) // 1000) ** power == (idf * n) ** power
+            ws = list(map(pow, map(mul, idfs, cvals), repeat(power)))
+        else:
+            tfs: Iterable[int] = cvals
+            if plain:
+                tfs = map(mul, cvals, repeat(_TF_SCALE))
+            if not self._raw_tf or max(cvals) * (_TF_SCALE if plain else 1) > self._max_count:
+                tfs = map(self._tf, tfs)
+            ws = list(
+                map(pow, map(floordiv, map(mul, idfs, tfs), repeat(_TF_SCALE)), repeat(power))
+            )
         k = self.config.shingle
         if k > 1 and len(toks) >= k:  # shingles: plain counts (no position weights)
             grams = Counter(_SHINGLE_SEP.join(toks[i : i + k]) for i in range(len(toks) - k + 1))

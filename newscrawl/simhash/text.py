@@ -22,6 +22,7 @@ TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
 NON_CJK_RE = re.compile(rf"[^{_CJK}]+")
 _SPLIT_RE = re.compile(rf"([^{_CJK}]+)")
+_WORDISH_RE = re.compile(rf"[^\W\d_{_CJK}]")  # a word character that is not a decimal digit
 
 
 def normalize_word(word: str) -> str:
@@ -66,13 +67,18 @@ def cjk_text_and_gap_words(text: str) -> tuple[str, list[list[str]] | None]:
     else one word list per gap, so a caller can put the words back in text order.
     """
     pieces = _SPLIT_RE.split(text)
-    gaps = pieces[1::2]
     joined = " ".join(pieces[0::2])
-    if not any(WORD_RE.search(g) for g in gaps):
+    # A word run made of decimal digits only is a number (NFKC keeps decimal digits decimal
+    # digits), so it is dropped: only gaps with a word character that is not a decimal digit can
+    # hold a kept word. Most Chinese news has digits but no such character at all.
+    if not _WORDISH_RE.search(text):
         return joined, None
+    search = _WORDISH_RE.search
     words = [
         [w for w in map(normalize_word, WORD_RE.findall(g)) if len(w) > 1 and not w.isdigit()]
-        for g in gaps
+        if search(g)
+        else []
+        for g in pieces[1::2]
     ]
     if not any(words):
         return joined, None
