@@ -50,6 +50,7 @@ PUSHED = 1
 FILTERED_DONE = 0
 FILTERED_PENDING = -1
 FILTERED_RUN = -2
+FILTERED_FAILED_THIS_RUN = -3
 
 # ack outcomes / results
 OUTCOME_DONE = "done"
@@ -92,6 +93,8 @@ if mode == 'once' then
     return 0
   end
   if redis.call('HEXISTS', KEYS[3], ARGV[4]) == 1 then return -1 end
+  -- failed earlier in this run: its next attempt belongs to a later run
+  if redis.call('SISMEMBER', KEYS[5], ARGV[4]) == 1 then return -3 end
   redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 elseif mode == 'run' then
   if redis.call('SADD', KEYS[5], ARGV[4]) == 0 then return -2 end

@@ -40,7 +40,7 @@ from newscrawl.crawler_redis import redis_for_crawler
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.config import SchedulingConfig
 from newscrawl.scheduling.dupefilter import RUN_KINDS, RedisDupeFilter, request_kind, today
-from newscrawl.scheduling.retry import RedisUnavailable
+from newscrawl.scheduling.retry import RedisUnavailable, call_with_retry
 from newscrawl.scheduling.run import (
     EXIT_REDIS_UNAVAILABLE,
     REASON_REDIS_UNAVAILABLE,
@@ -339,7 +339,9 @@ class Scheduler(BaseScheduler):
                 self.stats.inc_value("scheduler/enqueued/redis")
             return True
         self._inc({q.FILTERED_DONE: "filtered/done", q.FILTERED_PENDING: "filtered/pending",
-                   q.FILTERED_RUN: "filtered/run"}.get(result, "filtered/other"))
+                   q.FILTERED_RUN: "filtered/run",
+                   q.FILTERED_FAILED_THIS_RUN: "filtered/failed_this_run"}.get(
+                       result, "filtered/other"))
         self.df.log(request, self.spider)
         return False
 
@@ -428,12 +430,33 @@ class Scheduler(BaseScheduler):
                 "Lease of %s expired before it was processed (requeued for another worker);"
                 " raise NEWSCRAWL_LEASE_SECONDS if requests take this long", request.url,
             )
+        elif result == q.ACK_FAILED and self.run is not None:
+            # One attempt per run: another list page linking it later in this run must not
+            # fetch it again (and spend another of its NEWSCRAWL_MAX_ATTEMPTS).
+            self._remember_failed(lease.entry.fp)
         elif result == q.ACK_GAVE_UP:
             self._inc("gave_up")
             logger.warning("Giving up on %s after %d failed attempts", request.url,
                            self.config.max_attempts)
         elif name == "no_outcome":
             logger.warning("No response nor error recorded for %s; released", request.url)
+
+    def _remember_failed(self, fp: bytes) -> None:
+        assert self.run is not None and self.queue is not None
+        key = self.df.listseen_key(self.run.run_id)
+        server = self.queue.server
+
+        def add() -> None:
+            pipe = server.pipeline()
+            pipe.sadd(key, fp)
+            pipe.expire(key, self.config.run_ttl)
+            pipe.execute()
+
+        try:
+            call_with_retry(add, retry_seconds=self.config.redis_retry_seconds,
+                            what="failed-this-run record")
+        except RedisUnavailable as exc:
+            self._set_fatal(exc)
 
     # --- periodic tick and idle handling -------------------------------------------------------
 
