@@ -46,7 +46,12 @@ def test_three_incremental_runs(tmp_path: Path, portals: Layout) -> None:
     sites.write_text(sites_toml(a, b, max_list_depth=2), encoding="utf-8")
 
     # --- run 1 ----------------------------------------------------------------------------
-    r1 = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    # Every warning shown (Python hides DeprecationWarning outside __main__ by default).
+    r1 = ok(run_crawl(tmp_path, sites, *SETTINGS, env={"PYTHONWARNINGS": "default"}))
+    deprecations = [line for line in r1.log.splitlines()
+                    if "DeprecationWarning" in line
+                    and ("/newscrawl/" in line or "ScrapyDeprecationWarning" in line)]
+    assert not deprecations, deprecations
     items = stored(tmp_path)
     urls = [str(item["url"]) for item in items]
     assert len(urls) == len(set(urls)), "an article was stored twice"
