@@ -21,7 +21,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from mockportal import Layout, MockPortal, build_portals  # noqa: E402
+from crawlrun import Worker  # noqa: E402
+from mockportal import Layout, MockPortal, build_portals, sites_toml  # noqa: E402
 
 
 @pytest.fixture
@@ -34,3 +35,19 @@ def portals(request: pytest.FixtureRequest) -> Iterator[Layout]:
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.fixture
+def sites(tmp_path: Path, portals: Layout) -> Path:
+    """A sites file for both mock portals (``scrapy crawl portal -a sites=...``)."""
+    path = tmp_path / "sites.toml"
+    path.write_text(sites_toml(portals.a, portals.b), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for worker in started:  # a failed test must not leave workers behind
+        worker.kill()

@@ -28,7 +28,7 @@ from crawlrun import (
     url_of,
     wait_for,
 )
-from mockportal import Layout, sites_toml
+from mockportal import Layout
 from redisserver import RedisServer
 
 
@@ -38,19 +38,6 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield srv
 
 
-@pytest.fixture
-def sites(tmp_path: Path, portals: Layout) -> Path:
-    path = tmp_path / "sites.toml"
-    path.write_text(sites_toml(portals.a, portals.b), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    started: list[Worker] = []
-    yield started
-    for worker in started:
-        worker.kill()
 
 
 def articles(layout: Layout) -> list[tuple[Any, str]]:
