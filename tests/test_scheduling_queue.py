@@ -225,7 +225,8 @@ def test_pickle_entry_runs_no_code_and_is_dead_lettered(
 
     client.zadd("t:unit:requests", {pickle.dumps(Evil()): -1e15})
     client.zadd("t:unit:requests", {b'{"v":1,"id":"x","r":{"url":1}}': -1e14})
-    push(queue := make_queue(client, spider, dead=(dead := [])), dupefilter,
+    dead: list[str] = []
+    push(queue := make_queue(client, spider, dead=dead), dupefilter,
          Request("http://e.com/good"))
     entry = queue.pop()
     assert entry is not None and entry.request.url == "http://e.com/good"
@@ -293,5 +294,19 @@ def test_call_with_retry_against_a_stopped_server(tmp_path: Path) -> None:
     srv.start()
     try:
         assert call_with_retry(client.get, "k", retry_seconds=5) == b"v"
+    finally:
+        srv.kill()
+
+
+def test_call_with_retry_does_not_wait_out_a_refused_password(tmp_path: Path) -> None:
+    srv = RedisServer(tmp_path / "auth").start()
+    try:
+        srv.client().config_set("requirepass", "right-password")
+        wrong = redis.Redis.from_url(srv.url, password="wrong-password")
+        t0 = time.monotonic()
+        with pytest.raises(RedisUnavailable) as info:
+            call_with_retry(wrong.ping, retry_seconds=60)
+        assert isinstance(info.value.last_error, redis.AuthenticationError)
+        assert time.monotonic() - t0 < 30  # not the 60 s an outage is waited out
     finally:
         srv.kill()

@@ -56,8 +56,8 @@ def describe(exc: BaseException | None) -> str:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True for errors that may go away when the server comes back."""
-    return isinstance(exc, TRANSIENT_ERRORS)
+    """True for errors that may go away when the server comes back (a refused password won't)."""
+    return isinstance(exc, TRANSIENT_ERRORS) and not isinstance(exc, redis.AuthenticationError)
 
 
 def call_with_retry(
@@ -85,6 +85,10 @@ def call_with_retry(
         try:
             result = fn(*args, **kwargs)
         except TRANSIENT_ERRORS as exc:
+            if not is_transient(exc):
+                # Wrong password or user: waiting does not help; fail now, same exit path.
+                logger.error("Redis refused the credentials (%s): %s", label, describe(exc))
+                raise RedisUnavailable(label, 0.0, exc) from exc
             now = clock()
             if started is None:
                 started = call_started  # the outage began before the first failing call
