@@ -49,7 +49,11 @@ class RedisConfig:
             or os.environ.get("NEWSCRAWL_DATA_DIR")
             or DEFAULT_DATA_DIR
         )
-        prefix = settings.get("NEWSCRAWL_REDIS_PREFIX") or DEFAULT_PREFIX
+        prefix = (
+            settings.get("NEWSCRAWL_REDIS_PREFIX")
+            or os.environ.get("NEWSCRAWL_REDIS_PREFIX")
+            or DEFAULT_PREFIX
+        )
         return cls(url=url, data_dir=Path(data_dir).expanduser(), prefix=prefix)
 
 

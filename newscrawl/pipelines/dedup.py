@@ -59,8 +59,10 @@ class DedupConfig:
             enabled=settings.getbool("NEWSCRAWL_DEDUP_ENABLED", True),
             max_distance=settings.getint("NEWSCRAWL_MAX_DISTANCE", 3),
             idf_file=settings.get("NEWSCRAWL_IDF_FILE") or None,
-            # 0 / None / "": no retention (every fingerprint stays comparable forever)
-            retention_days=int(retention) or None if retention not in (None, "") else None,
+            # 0 / None / "" / "None" (from -s): no retention (fingerprints compared forever)
+            retention_days=(
+                None if str(retention).strip().lower() in ("", "none") else int(retention) or None
+            ),
             prefix=RedisConfig.from_settings(settings).prefix,
             workers=max(0, settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS", 1)),
             redis_retry_seconds=settings.getfloat("NEWSCRAWL_REDIS_RETRY_SECONDS", 60.0),

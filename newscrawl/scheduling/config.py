@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from newscrawl.keys import DEFAULT_PREFIX
+from newscrawl.crawler_redis import RedisConfig
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -42,7 +42,8 @@ class SchedulingConfig:
             return value
 
         config = cls(
-            prefix=settings.get("NEWSCRAWL_REDIS_PREFIX") or DEFAULT_PREFIX,
+            # the same resolution as the crawl's Redis client (setting, then environment)
+            prefix=RedisConfig.from_settings(settings).prefix,
             persist=settings.getbool("SCHEDULER_PERSIST", True),
             lease_seconds=num("NEWSCRAWL_LEASE_SECONDS"),
             max_attempts=int(num("NEWSCRAWL_MAX_ATTEMPTS")),
