@@ -527,9 +527,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hasattr(args, name):
             setattr(args, name, default)
     if not hasattr(args, "prefix") or not args.prefix:
-        from newscrawl.keys import DEFAULT_PREFIX
+        from newscrawl.redis_conn import resolve_prefix
 
-        args.prefix = os.environ.get("NEWSCRAWL_REDIS_PREFIX") or DEFAULT_PREFIX
+        args.prefix = resolve_prefix()
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

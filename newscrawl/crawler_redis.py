@@ -10,20 +10,20 @@ when the engine stops, unless another process still uses it.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import redis
 
-from newscrawl.keys import DEFAULT_PREFIX
 from newscrawl.redis_conn import (
-    DEFAULT_DATA_DIR,
     close_embedded,
     embedded_url,
     open_embedded,
     redact_url,
+    resolve_data_dir,
+    resolve_prefix,
+    resolve_redis_url,
 )
 
 if TYPE_CHECKING:
@@ -43,18 +43,12 @@ class RedisConfig:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RedisConfig:
-        url = settings.get("REDIS_URL") or os.environ.get("REDIS_URL") or None
-        data_dir = (
-            settings.get("NEWSCRAWL_DATA_DIR")
-            or os.environ.get("NEWSCRAWL_DATA_DIR")
-            or DEFAULT_DATA_DIR
+        # Settings win; the environment and defaults as for the newscrawl command.
+        return cls(
+            url=resolve_redis_url(settings.get("REDIS_URL")),
+            data_dir=resolve_data_dir(settings.get("NEWSCRAWL_DATA_DIR")),
+            prefix=resolve_prefix(settings.get("NEWSCRAWL_REDIS_PREFIX")),
         )
-        prefix = (
-            settings.get("NEWSCRAWL_REDIS_PREFIX")
-            or os.environ.get("NEWSCRAWL_REDIS_PREFIX")
-            or DEFAULT_PREFIX
-        )
-        return cls(url=url, data_dir=Path(data_dir).expanduser(), prefix=prefix)
 
 
 def redis_for_crawler(crawler: Crawler, **kwargs: Any) -> redis.Redis:

@@ -45,6 +45,13 @@ def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(value).expanduser()
 
 
+def resolve_prefix(explicit: str | None = None) -> str:
+    """The key prefix: explicit, else ``$NEWSCRAWL_REDIS_PREFIX``, else ``newscrawl``."""
+    from newscrawl.keys import DEFAULT_PREFIX
+
+    return explicit or os.environ.get("NEWSCRAWL_REDIS_PREFIX") or DEFAULT_PREFIX
+
+
 def redact_url(url: str) -> str:
     """A URL safe to log: the password (userinfo or ``?password=``) replaced by ``***``."""
     from urllib.parse import urlsplit, urlunsplit
