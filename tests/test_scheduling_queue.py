@@ -214,6 +214,23 @@ def test_failed_article_is_retried_until_max_attempts(client: redis.Redis, spide
     assert client.hlen("t:unit:failures") == 0
 
 
+def test_failed_article_waits_for_the_next_run(client: redis.Redis, spider: MySpider,
+                                               dupefilter: RedisDupeFilter) -> None:
+    queue = make_queue(client, spider)
+    req = Request("http://e.com/flaky-once")
+    assert push(queue, dupefilter, req, run="r1") == q.PUSHED
+    entry = queue.pop()
+    assert entry is not None
+    result = queue.ack(entry, q.OUTCOME_FAILED, [dupefilter.seen_target(entry.fp)], today(), 3,
+                       failed_key=dupefilter.listseen_key("r1"), failed_ttl=60)
+    assert result == q.ACK_FAILED
+    # another list page links it later in the same run: not queued (one attempt per run)
+    assert push(queue, dupefilter, req, run="r1") == q.FILTERED_FAILED_THIS_RUN
+    assert 0 < client.ttl(dupefilter.listseen_key("r1")) <= 60
+    # the next run tries it again
+    assert push(queue, dupefilter, req, run="r2") == q.PUSHED
+
+
 def test_pickle_entry_runs_no_code_and_is_dead_lettered(
     client: redis.Redis, spider: MySpider, dupefilter: RedisDupeFilter, tmp_path: Path
 ) -> None:

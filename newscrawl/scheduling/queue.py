@@ -142,15 +142,16 @@ push(KEYS[2], KEYS[3], ARGV[1], priority_of(ARGV[1]))
 return 1
 """
 
-# KEYS: inflight, pending, failures, seen shard...
-# ARGV: payload, outcome, fp, pending flag, day, max attempts, seen member... (one per shard)
+# KEYS: inflight, pending, failures, failed-this-run set, seen shard...
+# ARGV: payload, outcome, fp, pending flag, day, max attempts, failed-this-run TTL (0: none),
+#       seen member... (one per shard)
 LUA_ACK = """
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return -1 end
 if ARGV[4] == '1' then
   if redis.call('HINCRBY', KEYS[2], ARGV[3], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[3]) end
 end
 local function mark_done()
-  for i = 4, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[5], ARGV[i + 3]) end
+  for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[5], ARGV[i + 3]) end
   redis.call('HDEL', KEYS[3], ARGV[3])
 end
 local outcome = ARGV[2]
@@ -167,6 +168,11 @@ elseif outcome == 'failed' then
     return 3
   end
   redis.call('HSET', KEYS[3], ARGV[3], attempts .. ':' .. ARGV[5])
+  -- one attempt per run: later links in this run do not queue it again (see LUA_PUSH)
+  if tonumber(ARGV[7]) > 0 then
+    redis.call('SADD', KEYS[4], ARGV[3])
+    redis.call('EXPIRE', KEYS[4], ARGV[7])
+  end
   return 2
 end
 return 0
@@ -387,15 +393,21 @@ class LeasedPriorityQueue(Base):
         seen: Sequence[tuple[str, bytes]],
         day: int,
         max_attempts: int,
+        *,
+        failed_key: str | None = None,
+        failed_ttl: int = 0,
     ) -> int:
         """Remove a processed entry from the in-flight set and record its outcome.
 
-        ``seen`` lists (shard key, member) to mark done on success or when giving up.
-        Returns ACK_* (ACK_LOST when the entry was no longer in flight).
+        ``seen`` lists (shard key, member) to mark done on success or when giving up. A failed
+        entry is added to ``failed_key`` (the run's set, TTL ``failed_ttl``) when given, so it is
+        not queued again in this run. Returns ACK_* (ACK_LOST when the entry was no longer in
+        flight).
         """
-        keys = [self.inflight_key, self.pending_key, self.failures_key, *(k for k, _ in seen)]
+        keys = [self.inflight_key, self.pending_key, self.failures_key,
+                failed_key or self.key + ":none", *(k for k, _ in seen)]
         args: list[Any] = [entry.raw, outcome, entry.fp, "1" if entry.pending else "0", day,
-                           max_attempts, *(m for _, m in seen)]
+                           max_attempts, failed_ttl if failed_key else 0, *(m for _, m in seen)]
         return int(self._call(self._ack, keys=keys, args=args, what="ack"))
 
     def mark_done(self, seen: Sequence[tuple[str, bytes]], day: int) -> None:

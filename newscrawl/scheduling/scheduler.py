@@ -40,7 +40,7 @@ from newscrawl.crawler_redis import redis_for_crawler
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.config import SchedulingConfig
 from newscrawl.scheduling.dupefilter import RUN_KINDS, RedisDupeFilter, request_kind, today
-from newscrawl.scheduling.retry import RedisUnavailable, call_with_retry
+from newscrawl.scheduling.retry import RedisUnavailable
 from newscrawl.scheduling.run import (
     EXIT_REDIS_UNAVAILABLE,
     REASON_REDIS_UNAVAILABLE,
@@ -417,8 +417,11 @@ class Scheduler(BaseScheduler):
         if outcome in (q.OUTCOME_DONE, q.OUTCOME_FAILED):
             seen = [self.df.seen_target(fp) for fp in (lease.entry.fp, *lease.entry.origins)]
         try:
-            result = self.queue.ack(lease.entry, outcome, seen, today(),
-                                    self.config.max_attempts)
+            result = self.queue.ack(
+                lease.entry, outcome, seen, today(), self.config.max_attempts,
+                failed_key=self.df.listseen_key(self.run.run_id) if self.run else None,
+                failed_ttl=self.config.run_ttl,
+            )
         except RedisUnavailable as exc:
             self._leases[lease.entry.id] = lease
             self._set_fatal(exc)
@@ -430,33 +433,12 @@ class Scheduler(BaseScheduler):
                 "Lease of %s expired before it was processed (requeued for another worker);"
                 " raise NEWSCRAWL_LEASE_SECONDS if requests take this long", request.url,
             )
-        elif result == q.ACK_FAILED and self.run is not None:
-            # One attempt per run: another list page linking it later in this run must not
-            # fetch it again (and spend another of its NEWSCRAWL_MAX_ATTEMPTS).
-            self._remember_failed(lease.entry.fp)
         elif result == q.ACK_GAVE_UP:
             self._inc("gave_up")
             logger.warning("Giving up on %s after %d failed attempts", request.url,
                            self.config.max_attempts)
         elif name == "no_outcome":
             logger.warning("No response nor error recorded for %s; released", request.url)
-
-    def _remember_failed(self, fp: bytes) -> None:
-        assert self.run is not None and self.queue is not None
-        key = self.df.listseen_key(self.run.run_id)
-        server = self.queue.server
-
-        def add() -> None:
-            pipe = server.pipeline()
-            pipe.sadd(key, fp)
-            pipe.expire(key, self.config.run_ttl)
-            pipe.execute()
-
-        try:
-            call_with_retry(add, retry_seconds=self.config.redis_retry_seconds,
-                            what="failed-this-run record")
-        except RedisUnavailable as exc:
-            self._set_fatal(exc)
 
     # --- periodic tick and idle handling -------------------------------------------------------
 
