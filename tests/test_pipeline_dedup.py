@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from newscrawl.crawler_redis import redis_for_crawler
 from newscrawl.index import DuplicateLog
 from newscrawl.items import ArticleItem
 from newscrawl.pipelines import NearDuplicate, NearDuplicatePipeline, StorePipeline
+from newscrawl.simhash import fingerprint
 from newscrawl.storage import iter_articles
 
 
@@ -28,12 +32,14 @@ def run_both(dedup: NearDuplicatePipeline, store: StorePipeline, it: ArticleItem
     return store.process_item(result)
 
 
-def test_dedup_then_store(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [0, 1])
+def test_dedup_then_store(tmp_path: Path, workers: int) -> None:
     crawler = get_crawler(settings_dict={
         "NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
-        "NEWSCRAWL_FINGERPRINT_WORKERS": 0,
+        "NEWSCRAWL_FINGERPRINT_WORKERS": workers,
     })
     dedup = NearDuplicatePipeline.from_crawler(crawler)
+    assert dedup.fingerprints.processes == workers
     store = StorePipeline.from_crawler(crawler)
     try:
         original = Article.generate("p1")
@@ -81,3 +87,56 @@ def test_switches(tmp_path: Path) -> None:
     store.process_item(item("http://x/1", "正文"))
     store.close()
     assert [a["text"] for a in iter_articles(tmp_path / "out")] == ["正文"]
+
+
+def test_worker_killed_falls_back_in_process(tmp_path: Path,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """A dead fingerprint worker: items in flight and later ones are fingerprinted in-process."""
+    crawler = get_crawler(settings_dict={
+        "NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
+        "NEWSCRAWL_FINGERPRINT_WORKERS": 1,
+    })
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    texts = [Article.generate(f"k{i}").text for i in range(6)]
+    expected = [f"{fingerprint(t):016x}" for t in texts]
+
+    async def crawl() -> list[Any]:
+        first = await dedup.process_item(item("http://k/0", texts[0]))
+        # The worker dies while three items are in flight, then three more arrive.
+        worker = dedup.fingerprints._workers[0].process
+        in_flight = [asyncio.ensure_future(dedup.process_item(item(f"http://k/{i}", texts[i])))
+                     for i in (1, 2, 3)]
+        await asyncio.sleep(0)
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.join(10)
+        later = [await dedup.process_item(item(f"http://k/{i}", texts[i])) for i in (4, 5)]
+        return [first, *await asyncio.gather(*in_flight), *later]
+
+    try:
+        with caplog.at_level(logging.ERROR, logger="newscrawl.pipelines.dedup"):
+            results = asyncio.run(crawl())
+        assert [r["simhash"] for r in results] == expected
+        assert dedup.fingerprints.processes == 0
+        assert "Fingerprint worker process failed" in caplog.text
+        assert crawler.stats.get_value("newscrawl/dedup/unique") == 6
+    finally:
+        dedup.fingerprints.close()
+        redis_for_crawler(crawler).connection_pool.disconnect()
+
+
+def test_worker_error_raised_for_its_item(tmp_path: Path) -> None:
+    """An error in the worker is raised for that item (recomputed in-process); the worker lives."""
+    crawler = get_crawler(settings_dict={
+        "NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
+        "NEWSCRAWL_FINGERPRINT_WORKERS": 1,
+    })
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    try:
+        with pytest.raises((TypeError, AttributeError)):
+            asyncio.run(dedup.process_item(item("http://e/1", 12345)))  # type: ignore[arg-type]
+        ok = asyncio.run(dedup.process_item(item("http://e/2", Article.generate("e").text)))
+        assert ok["simhash"] is not None
+        assert dedup.fingerprints.processes == 1
+    finally:
+        dedup.fingerprints.close()
+        redis_for_crawler(crawler).connection_pool.disconnect()

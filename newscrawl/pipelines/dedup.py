@@ -11,18 +11,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import signal
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.crawler_redis import RedisConfig, redis_for_crawler
-from newscrawl.scheduling.retry import call_with_retry
+from newscrawl.scheduling.retry import call_with_retry, describe
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
@@ -74,7 +75,7 @@ def hex64(value: int) -> str:
 
 
 def _worker_fingerprint(text: str, idf_file: str | None) -> int | None:
-    """Runs in a fingerprint worker process (the fingerprinter is cached per process)."""
+    """The fingerprint of ``text`` (the fingerprinter is cached per process and IDF file)."""
     from newscrawl.simhash import get_fingerprinter
 
     return get_fingerprinter(idf_file=idf_file).fingerprint(text)
@@ -86,39 +87,170 @@ def _worker_version(idf_file: str | None) -> str:
     return get_fingerprinter(idf_file=idf_file).version
 
 
+def _serve(conn: Connection, idf_file: str | None) -> None:
+    """Fingerprint worker process: ``(request id, text)`` in, ``(request id, fp, error)`` out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is for the crawl, which stops us
+    try:
+        conn.send(("version", _worker_version(idf_file), None))
+    except Exception as exc:  # the parent re-raises it in-process, with its traceback
+        conn.send(("version", None, f"{type(exc).__name__}: {exc}"))
+        return
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the crawl process is gone
+            return
+        if message is None:
+            return
+        request_id, text = message
+        reply: tuple[int, int | None, str | None]
+        try:
+            reply = (request_id, _worker_fingerprint(text, idf_file), None)
+        except Exception as exc:  # recomputed in-process, which raises it for the item
+            reply = (request_id, None, f"{type(exc).__name__}: {exc}")
+        conn.send(reply)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class WorkerFailed(RuntimeError):
+    """The fingerprint worker process died or could not take the request."""
+
+
+class _Worker:
+    """One fingerprint worker process on a pipe, its replies read by the asyncio event loop.
+
+    No threads in the crawl process (a ProcessPoolExecutor has a manager and a feeder thread whose
+    GIL hand-offs cost the reactor about as much as fingerprinting in-process): a request is one
+    pickled ``send`` on the pipe, the reply wakes the event loop through ``add_reader``.
+    """
+
+    def __init__(self, idf_file: str | None) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=_serve, args=(child, idf_file), daemon=True,
+                                   name="newscrawl-fingerprint")
+        self.process.start()
+        child.close()
+        self.pending: dict[int, asyncio.Future[tuple[int | None, str | None]]] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._next_id = 0
+        self.broken = False
+        # The worker's first message: its fingerprint version (or why it could not start).
+        _, version, error = self.conn.recv() if self.conn.poll(300) else (None, None, "timeout")
+        if error is not None:
+            self.close()
+            raise WorkerFailed(f"fingerprint worker did not start: {error}")
+        self.version = str(version)
+
+    def submit(self, text: str) -> asyncio.Future[tuple[int | None, str | None]]:
+        if self.broken:
+            raise WorkerFailed("fingerprint worker is gone")
+        loop = asyncio.get_running_loop()
+        if loop is not self.loop:
+            self._watch(loop)
+        self._next_id += 1
+        future: asyncio.Future[tuple[int | None, str | None]] = loop.create_future()
+        try:
+            self.conn.send((self._next_id, text))
+        except (OSError, ValueError) as exc:
+            self._fail(exc)
+            raise WorkerFailed(f"fingerprint worker is gone: {exc}") from exc
+        self.pending[self._next_id] = future
+        return future
+
+    def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.remove_reader(self.conn.fileno())
+        loop.add_reader(self.conn.fileno(), self._on_readable)
+        self.loop = loop
+
+    def _on_readable(self) -> None:
+        try:
+            while self.conn.poll():
+                request_id, fp, error = self.conn.recv()
+                future = self.pending.pop(request_id, None)
+                if future is not None and not future.done():
+                    future.set_result((fp, error))
+        except (EOFError, OSError) as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        """The worker died: unwatch the pipe, hand every waiting item back for in-process work."""
+        if not self.broken:
+            self.broken = True
+            logger.error("Fingerprint worker process failed (%s): fingerprinting in-process",
+                         describe(exc))
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.remove_reader(self.conn.fileno())
+        self.loop = None
+        pending, self.pending = self.pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_result((None, "worker failed"))
+
+    def close(self) -> None:
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.remove_reader(self.conn.fileno())
+        self.loop = None
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.conn.close()
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+
+
 class Fingerprints:
-    """``fingerprint(text)`` in a worker process (a spare core) or, with 0 workers, in-process.
+    """``await fingerprint(text)`` in worker processes or, with 0 workers, in the crawl process.
 
     Extraction keeps the crawl process busy; segmenting and weighting the text in another process
-    takes the fingerprint off the crawl's critical path. If the worker dies, fingerprints are
-    computed in-process from then on (logged).
+    takes the fingerprint off the crawl's critical path. If a worker dies or reports an error,
+    the text is fingerprinted in-process (so an error is raised for its item with a traceback),
+    and a dead worker's items go in-process from then on (logged).
     """
 
     def __init__(self, idf_file: str | None, workers: int) -> None:
         self.idf_file = idf_file
-        self._pool: Executor | None = None
-        if workers > 0:
-            self._pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn")
-            )
-            self.version = self._pool.submit(_worker_version, idf_file).result()
-        else:
-            self.version = _worker_version(idf_file)
+        self._workers: list[_Worker] = []
+        try:
+            for _ in range(workers):
+                self._workers.append(_Worker(idf_file))
+        except WorkerFailed:
+            self.close()
+            _worker_version(idf_file)  # raises the worker's start-up error here, in full
+            raise
+        self.version = self._workers[0].version if self._workers else _worker_version(idf_file)
+
+    @property
+    def processes(self) -> int:
+        return sum(not w.broken for w in self._workers)
 
     async def fingerprint(self, text: str) -> int | None:
-        if self._pool is not None:
+        live = [w for w in self._workers if not w.broken]
+        if live and _running_loop() is not None:
+            worker = min(live, key=lambda w: len(w.pending))
             try:
-                future = self._pool.submit(_worker_fingerprint, text, self.idf_file)
-                return await asyncio.wrap_future(future)
-            except (BrokenProcessPool, RuntimeError) as exc:
-                logger.error("Fingerprint worker failed (%s): fingerprinting in-process", exc)
-                self.close()
+                fp, error = await worker.submit(text)
+            except WorkerFailed:
+                pass
+            else:
+                if error is None:
+                    return fp
         return _worker_fingerprint(text, self.idf_file)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        workers, self._workers = self._workers, []
+        for worker in workers:
+            worker.close()
 
 
 class NearDuplicatePipeline:
@@ -129,8 +261,9 @@ class NearDuplicatePipeline:
 
         self.config = config
         self.stats: StatsCollector | None = crawler.stats
-        # Worker processes need asyncio to await their futures; otherwise fingerprint in-process.
-        asyncio_ok = is_reactor_installed() and is_asyncio_reactor_installed()
+        # Worker replies are read by the asyncio event loop: with another Twisted reactor,
+        # fingerprint in-process (without a running loop, each call does so by itself).
+        asyncio_ok = not is_reactor_installed() or is_asyncio_reactor_installed()
         workers = config.workers if asyncio_ok else 0
         self.fingerprints = Fingerprints(config.idf_file, workers)
         client = redis_for_crawler(crawler)
