@@ -93,9 +93,10 @@ local writing = (mode == 'check_add')
 
 -- Scan the four buckets. A stored fingerprint sharing several blocks with the query sits in
 -- several of them: it is handled in the first (lowest) block it shares, skipped in the others.
--- The loop is the hot path (about 4 * n / 65536 candidates per call), so it avoids C calls: one
--- string.byte per candidate, then a cheap necessary condition (at most maxd differing BYTES)
--- rejects nearly every candidate before the exact bit count.
+-- The loops are the hot path (about 4 * n / 65536 candidates per call), so they avoid C calls:
+-- one string.byte per candidate, then a cheap necessary condition (at most maxd differing BYTES
+-- among the six outside the bucket's block) rejects nearly every candidate before the exact
+-- bit count.
 local band, bxor, unpack, sbyte = bit.band, bit.bxor, struct.unpack, string.byte
 local qhi, qlo = unpack('>I4I4', fp)
 local p1, p2, p3, p4, p5, p6, p7, p8 = sbyte(fp, 1, 8)
@@ -105,71 +106,152 @@ local matches = {}
 -- read a doc id (HGET) for matches only.
 local fetch = retention and 'HGETALL' or 'HKEYS'
 local step = retention and 2 or 1
-for i = 1, 4 do
-  local entries = redis.call(fetch, KEYS[i + 1])
-  for j = 1, #entries, step do
-    local f = entries[j]
-    if #f == 8 then
-      local c1, c2, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
-      if not ((i > 1 and c1 == p1 and c2 == p2)
-          or (i > 2 and c3 == p3 and c4 == p4)
-          or (i > 3 and c5 == p5 and c6 == p6)) then
-        local expired = false
-        if retention then
-          local day = tonumber(string.match(entries[j + 1], '^(%-?%d+)'))
-          expired = day ~= nil and day < min_day
-        end
-        if expired then
-          if writing then
-            delete_entry(f)
-          end
-        else
-          local dist = 0
-          if c1 ~= p1 then dist = dist + 1 end
-          if c2 ~= p2 then dist = dist + 1 end
-          if c3 ~= p3 then dist = dist + 1 end
-          if c4 ~= p4 then dist = dist + 1 end
-          if c5 ~= p5 then dist = dist + 1 end
-          if c6 ~= p6 then dist = dist + 1 end
-          if c7 ~= p7 then dist = dist + 1 end
-          if c8 ~= p8 then dist = dist + 1 end
-          if dist <= maxd then
-            -- exact Hamming distance, counted on two 32-bit halves, stopping at maxd + 1
-            local hi, lo = unpack('>I4I4', f)
-            dist = 0
-            local x = bxor(hi, qhi)
-            while x ~= 0 and dist <= maxd do
-              x = band(x, x - 1)
-              dist = dist + 1
-            end
-            x = bxor(lo, qlo)
-            while x ~= 0 and dist <= maxd do
-              x = band(x, x - 1)
-              dist = dist + 1
-            end
-          end
-          if dist <= maxd then
-            local a1, a2, a3, a4 = unpack('>HHHH', f)
-            local docid
-            local v0
-            if i == 1 and retention then
-              v0 = entries[j + 1]
-            elseif i == 1 then
-              v0 = redis.call('HGET', KEYS[2], f)
-            else
-              v0 = redis.call('HGET', bucket_key(0, a1), f)
-            end
-            if v0 then
-              docid = string.match(v0, '^%-?%d+:(.*)$')
-            end
-            if docid ~= nil then
-              table.insert(matches, {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), docid})
-            elseif writing then
-              -- orphan (its block-0 record is gone): clean it up
-              delete_entry(f)
-            end
-          end
-        end
+
+-- The day of a bucket value: "<day>" (blocks 1-3, tonumber alone) or "<day>:<doc id>" (block 0).
+local function day_of(v)
+  return tonumber(v) or tonumber(string.match(v, '^(%-?%d+)'))
+end
+
+-- A candidate within maxd: exact distance, doc id from its block-0 record, into `matches`.
+local function consider(i, entries, j, f)
+  if retention then
+    local day = day_of(entries[j + 1])
+    if day ~= nil and day < min_day then
+      if writing then
+        delete_entry(f)
+      end
+      return
+    end
+  end
+  -- exact Hamming distance, counted on two 32-bit halves, stopping at maxd + 1
+  local hi, lo = unpack('>I4I4', f)
+  local dist = 0
+  local x = bxor(hi, qhi)
+  while x ~= 0 and dist <= maxd do
+    x = band(x, x - 1)
+    dist = dist + 1
+  end
+  x = bxor(lo, qlo)
+  while x ~= 0 and dist <= maxd do
+    x = band(x, x - 1)
+    dist = dist + 1
+  end
+  if dist > maxd then
+    return
+  end
+  local a1, a2, a3, a4 = unpack('>HHHH', f)
+  local v0
+  if i == 1 and retention then
+    v0 = entries[j + 1]
+  elseif i == 1 then
+    v0 = redis.call('HGET', KEYS[2], f)
+  else
+    v0 = redis.call('HGET', bucket_key(0, a1), f)
+  end
+  local docid
+  if v0 then
+    docid = string.match(v0, '^%-?%d+:(.*)$')
+  end
+  if docid ~= nil then
+    matches[#matches + 1] = {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), docid}
+  elseif writing then
+    -- orphan (its block-0 record is gone): clean it up
+    delete_entry(f)
+  end
+end
+
+-- One loop per bucket, so each tests only what it must: bucket i holds fingerprints whose
+-- block i equals the query's, so only the other six bytes are compared (at most maxd of them
+-- may differ), and a fingerprint sharing an earlier block was handled in that bucket already.
+-- Without retention an expired check is not needed; with it, expired entries met here are
+-- deleted (check_add) even when not near, as before.
+local function expired_met(entries, j, f)
+  if writing then
+    local day = day_of(entries[j + 1])
+    if day ~= nil and day < min_day then
+      delete_entry(f)
+    end
+  end
+end
+
+local entries = redis.call(fetch, KEYS[2])
+for j = 1, #entries, step do
+  local f = entries[j]
+  if #f == 8 then
+    local _, _, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
+    local d = 0
+    if c3 ~= p3 then d = d + 1 end
+    if c4 ~= p4 then d = d + 1 end
+    if c5 ~= p5 then d = d + 1 end
+    if c6 ~= p6 then d = d + 1 end
+    if c7 ~= p7 then d = d + 1 end
+    if c8 ~= p8 then d = d + 1 end
+    if d <= maxd then
+      consider(1, entries, j, f)
+    elseif retention then
+      expired_met(entries, j, f)
+    end
+  end
+end
+entries = redis.call(fetch, KEYS[3])
+for j = 1, #entries, step do
+  local f = entries[j]
+  if #f == 8 then
+    local c1, c2, _, _, c5, c6, c7, c8 = sbyte(f, 1, 8)
+    if c1 ~= p1 or c2 ~= p2 then
+      local d = 0
+      if c1 ~= p1 then d = d + 1 end
+      if c2 ~= p2 then d = d + 1 end
+      if c5 ~= p5 then d = d + 1 end
+      if c6 ~= p6 then d = d + 1 end
+      if c7 ~= p7 then d = d + 1 end
+      if c8 ~= p8 then d = d + 1 end
+      if d <= maxd then
+        consider(2, entries, j, f)
+      elseif retention then
+        expired_met(entries, j, f)
+      end
+    end
+  end
+end
+entries = redis.call(fetch, KEYS[4])
+for j = 1, #entries, step do
+  local f = entries[j]
+  if #f == 8 then
+    local c1, c2, c3, c4, _, _, c7, c8 = sbyte(f, 1, 8)
+    if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) then
+      local d = 0
+      if c1 ~= p1 then d = d + 1 end
+      if c2 ~= p2 then d = d + 1 end
+      if c3 ~= p3 then d = d + 1 end
+      if c4 ~= p4 then d = d + 1 end
+      if c7 ~= p7 then d = d + 1 end
+      if c8 ~= p8 then d = d + 1 end
+      if d <= maxd then
+        consider(3, entries, j, f)
+      elseif retention then
+        expired_met(entries, j, f)
+      end
+    end
+  end
+end
+entries = redis.call(fetch, KEYS[5])
+for j = 1, #entries, step do
+  local f = entries[j]
+  if #f == 8 then
+    local c1, c2, c3, c4, c5, c6 = sbyte(f, 1, 6)
+    if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) and (c5 ~= p5 or c6 ~= p6) then
+      local d = 0
+      if c1 ~= p1 then d = d + 1 end
+      if c2 ~= p2 then d = d + 1 end
+      if c3 ~= p3 then d = d + 1 end
+      if c4 ~= p4 then d = d + 1 end
+      if c5 ~= p5 then d = d + 1 end
+      if c6 ~= p6 then d = d + 1 end
+      if d <= maxd then
+        consider(4, entries, j, f)
+      elseif retention then
+        expired_met(entries, j, f)
       end
     end
   end
