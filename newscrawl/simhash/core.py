@@ -79,8 +79,14 @@ def simhash_from_features(pairs: Iterable[tuple[int, float]], bits: int = BITS) 
 # of the signature is set iff 2*S[i] > W, i.e. S[i] >= T with T = W // 2 + 1. Adding 2**47 - T to
 # every lane sets bit 47 of lane i exactly when S[i] >= T; bytes slicing gathers those 64 bits.
 # One big-int multiply-add per feature instead of 64 Python-level additions.
-LANE = 48
+LANE = 24
 LANE_CAPACITY = 1 << (LANE - 1)
+# The fingerprinter keeps a document's total weight below 2**WEIGHT_BITS (shifting every weight
+# right by the same number of bits when needed), inside the lanes. 22 bits (24-bit lanes) keep
+# the big ints of the vote small (1,536 bits; memory traffic and multiply time scale with it),
+# while a feature whose weight is lost to the shift holds < 1/4,000,000 of the total: on the
+# 7,649 dev texts 2 signatures differ from the unshifted vote, none in precision or recall.
+WEIGHT_BITS = LANE - 2
 _LANE_ONES = sum(1 << (LANE * i) for i in range(BITS))
 _SPREAD_BYTE = [sum(((b >> k) & 1) << (LANE * k) for k in range(8)) for b in range(256)]
 _HIGH_BIT_TO_CHAR = bytes(ord("1") if b & 0x80 else ord("0") for b in range(256))

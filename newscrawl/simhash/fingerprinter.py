@@ -41,7 +41,7 @@ from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
 logger = logging.getLogger(__name__)
 
-ALGORITHM = "nc1"
+ALGORITHM = "nc2"  # nc2: total weight shifted below 2**22 (nc1: 2**46)
 TF_MODES = ("log", "raw", "sqrt", "binary")
 DEFAULT_SEGMENTER = "rjieba"
 _TF_SCALE = 1000
@@ -250,7 +250,8 @@ class Fingerprinter:
         return out
 
     def weights(self, text: str) -> dict[str, int]:
-        """Feature -> the integer weight that votes, for ``text`` (for inspection and tests)."""
+        """Feature -> its integer weight, for ``text`` (for inspection and tests). The vote shifts
+        all of them right by the same number of bits when their total reaches 2**22."""
         keys, _, ws = self._features(self.tokens(text))
         return dict(zip(keys, ws, strict=True))
 
@@ -295,8 +296,8 @@ class Fingerprinter:
         return _TF_SCALE
 
     def _features(self, toks: list[str]) -> tuple[list[str], tuple[int, ...], list[int]]:
-        """(features, their spread hashes, their integer weights), after the share cap and the
-        shift, in matching order.
+        """(features, their spread hashes, their integer weights), after the share cap, in
+        matching order.
 
         Per-feature work runs in C where it can (``map`` over ``operator`` functions, one
         ``dict.get`` per token through ``map``); the arithmetic is the same integer arithmetic as
@@ -336,12 +337,6 @@ class Fingerprinter:
         cap = share_cap(ws, self.config.max_share)
         if cap is not None:
             ws = list(map(min, ws, repeat(cap)))
-        # Keep the total weight inside the lanes of the fast vote: if it is too large, every
-        # weight is shifted right by the same number of bits (deterministic; only long texts
-        # with cubed weights need it).
-        shift = sum(ws).bit_length() - (core.LANE - 2)
-        if shift > 0:
-            ws = list(map(rshift, ws, repeat(shift)))
         return keys, spreads, ws
 
     # -- fingerprint ---------------------------------------------------------------------------
@@ -355,7 +350,15 @@ class Fingerprinter:
         if len(toks) < self.config.min_tokens:
             return FingerprintResult(None, "too_short", 0, len(toks), truncated)
         keys, spreads, ws = self._features(toks)
-        value = core.vote_lanes(sum(map(mul, spreads, ws)), sum(ws))
+        # Keep the total weight inside the lanes of the fast vote (below 2**WEIGHT_BITS): if it
+        # is too large, every weight is shifted right by the same number of bits (deterministic;
+        # the cubed weights of most articles need it).
+        total = sum(ws)
+        shift = total.bit_length() - core.WEIGHT_BITS
+        if shift > 0:
+            ws = list(map(rshift, ws, repeat(shift)))
+            total = sum(ws)
+        value = core.vote_lanes(sum(map(mul, spreads, ws)), total)
         return FingerprintResult(value, None, len(keys), len(toks), truncated)
 
     def fingerprint(self, text: str) -> int | None:
