@@ -105,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=20_000, help="timed check_and_add calls")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved measuring rounds")
     parser.add_argument("--data-dir", help="embedded Redis data dir (default: a temp dir)")
+    parser.add_argument(
+        "--retention-days",
+        type=int,
+        default=None,
+        help="index retention (the crawl's default is 365; default here: none)",
+    )
     args = parser.parse_args(argv)
 
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="bench-index-"))
@@ -120,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # --- memory: newscrawl layout ----------------------------------------------------------
     base = used_memory(client)
-    idx = SimhashIndex(client, prefix="bench", version="bench-v1")
+    idx = SimhashIndex(
+        client, prefix="bench", version="bench-v1", retention_days=args.retention_days
+    )
     t0 = time.perf_counter()
     idx.add_many(items(args.n, seed=1))
     load_s = time.perf_counter() - t0
@@ -187,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows += [
         ("fingerprints stored", f"{args.n:,}"),
+        ("retention_days", str(args.retention_days)),
         ("server config", ", ".join(f"{k} {v}" for k, v in sorted(config.items()))),
         ("bulk load (add_many, pipelined Lua)", f"{load_s:.1f} s ({rate(args.n, load_s):,.0f}/s)"),
         ("measuring rounds (median shown)", f"{args.rounds} x {per_round:,} calls each"),
