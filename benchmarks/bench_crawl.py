@@ -3,24 +3,36 @@
 Builds a local portal (stdlib http.server on 127.0.0.1, port 0) with N generated Chinese article
 pages (default 2,000; 5% of them reprints of others) behind list pages, then runs real
 ``scrapy crawl portal`` subprocesses on fresh data directories (embedded Redis) for each
-configuration, alternating configurations over ``--repeat`` rounds, and prints a markdown table.
+configuration and prints markdown tables.
 
 pages/s = article pages fetched / (time of the last article request - time of the first), measured
 at the server, so process start-up and the idle wait at the end are not counted.
 
-    python benchmarks/bench_crawl.py --articles 2000 --repeat 2
+The host is shared and noisy (throughput drifts by 20-30 % between minutes), so configurations are
+interleaved: every round runs each configuration once, in alternating order (ABC..., ...CBA), and
+the pipeline's cost is the median over rounds of the PAIRED ratio "pipeline on / pipeline off" of
+the same round (both runs minutes apart at most), with the [min, max] over rounds as its spread.
+CPU ms/page is the user+system CPU of the crawl's process tree (crawl process, fingerprint worker,
+embedded redis-server) per article page, from ``getrusage(RUSAGE_CHILDREN)``, start-up included
+(loading the jieba dictionary takes about 1 s of CPU per process that fingerprints); it is much
+less sensitive to other tenants than wall-clock throughput.
+
+    python benchmarks/bench_crawl.py                     # 2,000 pages, 5 rounds (~10 min)
+    python benchmarks/bench_crawl.py --rounds 3 --only redis
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,15 +44,28 @@ from mockportal import Article, MockPortal, Page, html_page, list_html  # noqa: 
 
 MEMORY_SCHEDULER = ("SCHEDULER=scrapy.core.scheduler.Scheduler",
                     "DUPEFILTER_CLASS=scrapy.dupefilters.RFPDupeFilter")
-CONFIGS: dict[str, tuple[str, ...]] = {
-    "redis scheduler, pipeline off": ("NEWSCRAWL_DEDUP_ENABLED=False",),
-    "redis scheduler, pipeline on": (),
-    "redis scheduler, pipeline on, fingerprints in-process": ("NEWSCRAWL_FINGERPRINT_WORKERS=0",),
-    "memory scheduler, pipeline off": ("NEWSCRAWL_DEDUP_ENABLED=False", *MEMORY_SCHEDULER),
-    "memory scheduler, pipeline on": MEMORY_SCHEDULER,
+OFF = ("NEWSCRAWL_DEDUP_ENABLED=False",)
+# name -> (settings, the "pipeline off" configuration it is paired with, or None)
+CONFIGS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "redis scheduler, pipeline off": (OFF, None),
+    "redis scheduler, pipeline on, 1 fingerprint worker": (
+        ("NEWSCRAWL_FINGERPRINT_WORKERS=1",), "redis scheduler, pipeline off"),
+    "redis scheduler, pipeline on, fingerprints in-process": (
+        ("NEWSCRAWL_FINGERPRINT_WORKERS=0",), "redis scheduler, pipeline off"),
+    "memory scheduler, pipeline off": ((*OFF, *MEMORY_SCHEDULER), None),
+    "memory scheduler, pipeline on (default workers)": (
+        MEMORY_SCHEDULER, "memory scheduler, pipeline off"),
 }
 COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
           "CONCURRENT_REQUESTS_PER_DOMAIN=16", "LOG_LEVEL=INFO")
+
+
+@dataclass
+class Run:
+    pages_per_s: float
+    pages: int
+    cpu_ms_per_page: float
+    rss_mib: float
 
 
 class TimedPortal(MockPortal):
@@ -51,7 +76,7 @@ class TimedPortal(MockPortal):
         self.article_times: list[float] = []
         self._tlock = threading.Lock()
         handler = self.server.RequestHandlerClass
-        original = handler.do_GET  # type: ignore[attr-defined]
+        original = handler.do_GET
         portal = self
 
         def do_get(h: object) -> None:
@@ -60,7 +85,7 @@ class TimedPortal(MockPortal):
                     portal.article_times.append(time.perf_counter())
             original(h)
 
-        handler.do_GET = do_get  # type: ignore[attr-defined]
+        handler.do_GET = do_get
 
     def reset(self) -> None:
         with self._tlock:
@@ -88,10 +113,47 @@ def build(portal: MockPortal, n_articles: int, per_list: int = 50) -> int:
     return len(paths)
 
 
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def crawl_once(portal: TimedPortal, sites: Path, work: Path, name: str,
+               settings: tuple[str, ...]) -> Run:
+    work.mkdir()
+    portal.reset()
+    cpu0 = children_cpu()
+    result = run_crawl(work, sites, *COMMON, *settings, timeout=1800)
+    cpu = children_cpu() - cpu0
+    if result.returncode != 0:
+        print(result.log[-3000:], file=sys.stderr)
+        raise SystemExit(f"{name}: exit code {result.returncode}")
+    times = sorted(portal.article_times)
+    span = times[-1] - times[0]
+    pages = len(times)
+    run = Run(pages / span, pages, cpu * 1000 / pages,
+              float(result.stats.get("memusage/max", 0)) / 2**20)
+    print(f"  {name}: {pages} pages in {span:.1f} s = {run.pages_per_s:.1f} pages/s, "
+          f"{run.cpu_ms_per_page:.1f} CPU ms/page, stored "
+          f"{result.stats.get('newscrawl/store/stored')}, dropped "
+          f"{result.stats.get('newscrawl/dedup/near_duplicate', 0)}, "
+          f"max RSS {run.rss_mib:.0f} MiB", file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
+    return run
+
+
+def spread(values: list[float], fmt: str = "{:.2f}") -> str:
+    med = fmt.format(statistics.median(values))
+    if len(values) < 2:
+        return med
+    return f"{med} [{fmt.format(min(values))}, {fmt.format(max(values))}]"
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--articles", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="each round runs every configuration once (default 5)")
     parser.add_argument("--only", action="append", help="run only configs containing this text")
     args = parser.parse_args(argv)
 
@@ -100,59 +162,65 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     n = build(portal, args.articles)
     print(f"built {n} article pages in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    configs = {k: v for k, v in CONFIGS.items()
-               if not args.only or any(o in k for o in args.only)}
-    results: dict[str, list[tuple[float, int, float]]] = {k: [] for k in configs}
+    names = [k for k in CONFIGS if not args.only or any(o in k for o in args.only)]
+    runs: dict[str, list[Run]] = {k: [] for k in names}
     sites_dir = Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     sites = sites_dir / "sites.toml"
     sites.write_text(
         '[[sites]]\nname = "bench"\n'
         f'start_urls = ["{portal.base}/"]\n'
-        "article_url = '/a/\\d+\\.html$'\nfollow_url = '/list/\\d+\\.html$'\nmax_list_depth = 1\n",
+        "article_url = '/a/\\d+\\.html$'\nfollow_url = '/list/\\d+\\.html$'\n"
+        "max_list_depth = 1\n",
         encoding="utf-8",
     )
+    started = time.perf_counter()
     try:
-        for round_ in range(args.repeat):
-            for name, settings in configs.items():
-                work = sites_dir / f"run-{round_}-{abs(hash(name))}"
-                work.mkdir()
-                portal.reset()
-                result = run_crawl(work, sites, *COMMON, *settings, timeout=1800)
-                if result.returncode != 0:
-                    print(result.log[-3000:], file=sys.stderr)
-                    raise SystemExit(f"{name}: exit code {result.returncode}")
-                times = sorted(portal.article_times)
-                span = times[-1] - times[0]
-                pages = len(times)
-                mem = float(result.stats.get("memusage/max", 0)) / 2**20
-                results[name].append((pages / span, pages, mem))
-                print(f"round {round_ + 1} {name}: {pages} pages in {span:.1f} s = "
-                      f"{pages / span:.1f} pages/s, stored "
-                      f"{result.stats.get('newscrawl/store/stored')}, dropped "
-                      f"{result.stats.get('newscrawl/dedup/near_duplicate', 0)}, "
-                      f"max RSS {mem:.0f} MiB", file=sys.stderr)
-                shutil.rmtree(work, ignore_errors=True)
+        for round_ in range(args.rounds):
+            print(f"round {round_ + 1}/{args.rounds}", file=sys.stderr)
+            order = names if round_ % 2 == 0 else names[::-1]  # ABC.. CBA..: cancels drift
+            for i, name in enumerate(order):
+                work = sites_dir / f"run-{round_}-{i}"
+                runs[name].append(crawl_once(portal, sites, work, name, CONFIGS[name][0]))
     finally:
         portal.stop()
         shutil.rmtree(sites_dir, ignore_errors=True)
+    minutes = (time.perf_counter() - started) / 60
 
-    best = {k: max(r[0] for r in v) for k, v in results.items()}
-    print(f"\n{args.articles} article pages, {args.repeat} round(s), best of rounds "
-          f"(median in brackets), {os.cpu_count()} CPUs\n")
-    print("| configuration | pages/s best (median) | vs redis+off | max RSS MiB |")
+    print(f"\n{args.articles} article pages, {args.rounds} round(s) in {minutes:.1f} min, "
+          f"{os.cpu_count()} CPUs; median over rounds [min, max]\n")
+    print("| configuration | pages/s | CPU ms/page | max RSS MiB (crawl process) |")
     print("|---|---:|---:|---:|")
-    base = best.get("redis scheduler, pipeline off")
-    for name, runs in results.items():
-        median = statistics.median(r[0] for r in runs)
-        ratio = f"{best[name] / base:.2f}" if base else "-"
-        mem = max(r[2] for r in runs)
-        print(f"| {name} | {best[name]:.1f} ({median:.1f}) | {ratio} | {mem:.0f} |")
-    for name, on in best.items():
-        sched = name.split(",")[0]
-        off = best.get(f"{sched}, pipeline off")
-        if "pipeline on" in name and off:
-            print(f"\nnear-duplicate pipeline cost ({name}): "
-                  f"{(1 - on / off) * 100:.1f}% of throughput (target <= 10%)")
+    for name in names:
+        rs = runs[name]
+        print(f"| {name} | {spread([r.pages_per_s for r in rs], '{:.1f}')} | "
+              f"{spread([r.cpu_ms_per_page for r in rs], '{:.1f}')} | "
+              f"{max(r.rss_mib for r in rs):.0f} |")
+    rows = []
+    for name in names:
+        off = CONFIGS[name][1]
+        if off is None or off not in runs:
+            continue
+        pairs = list(zip(runs[name], runs[off], strict=True))
+        ratios = [on.pages_per_s / base.pages_per_s for on, base in pairs]
+        costs = [(1 - r) * 100 for r in ratios]
+        cpu = [on.cpu_ms_per_page - base.cpu_ms_per_page for on, base in pairs]
+        rows.append((name, ratios, costs, cpu))
+    mem_off, redis_off = "memory scheduler, pipeline off", "redis scheduler, pipeline off"
+    ratios = []
+    if mem_off in runs and redis_off in runs:
+        ratios = [m.pages_per_s / r.pages_per_s
+                  for m, r in zip(runs[mem_off], runs[redis_off], strict=True)]
+    if rows:
+        print("\nNear-duplicate pipeline cost, paired per round (on / off of the same round):\n")
+        print("| configuration | on/off pages/s | cost % of throughput | extra CPU ms/page |"
+              " rounds <= 10 % |")
+        print("|---|---:|---:|---:|---:|")
+        for name, ratio, costs, cpu in rows:
+            met = sum(c <= 10 for c in costs)
+            print(f"| {name} | {spread(ratio)} | {spread(costs, '{:.1f}')} | "
+                  f"{spread(cpu, '{:.2f}')} | {met}/{len(costs)} |")
+    if ratios:
+        print(f"\nmemory / redis scheduler (pipeline off, paired): {spread(ratios)}")
     return 0
 
 
