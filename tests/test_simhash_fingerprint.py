@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -406,7 +407,7 @@ def test_known_idf_table_shortcut_equals_the_careful_parse() -> None:
     from newscrawl.simhash.idf import _KNOWN_MEDIANS, _parse_lines, default_idf_path, load_idf
 
     path = default_idf_path()
-    table = load_idf(path)
+    table = load_idf(path, cache_dir=None)
     data = path.read_bytes()
     import hashlib
 
@@ -414,7 +415,64 @@ def test_known_idf_table_shortcut_equals_the_careful_parse() -> None:
     careful = _parse_lines(path, data.decode("utf-8"))
     values = sorted(float(v) for v in careful.values())
     assert table.median == round(values[len(values) // 2] * 1000)
-    assert table.raw == careful
+    assert table.items() == sorted((w, round(float(v) * 1000)) for w, v in careful.items())
+
+
+def test_idf_cache_file_gives_the_same_table(tmp_path: Path) -> None:
+    # The parsed table is kept in a cache file named by the source's SHA-256; a second load reads
+    # it and gives exactly the parsed table (entries, median, digest).
+    from newscrawl.simhash.idf import default_idf_path, load_idf
+
+    path = default_idf_path()
+    parsed = load_idf(path, cache_dir=None)
+    first = load_idf(path, cache_dir=tmp_path)  # parses and writes the cache
+    (cache,) = tmp_path.glob("idf-*.bin")
+    assert cache.name == f"idf-{hashlib.sha256(path.read_bytes()).hexdigest()}.bin"
+    cached = load_idf(path, cache_dir=tmp_path)
+    assert cached.items() == parsed.items() == first.items()
+    assert (cached.median, cached.digest) == (parsed.median, parsed.digest)
+    for word in ("统计局", "的", "没有这个词", "", "\uffff", "a"):
+        assert cached.get(word) == parsed.get(word)
+    # a user table gets its own cache file; a changed file another one
+    user = tmp_path / "idf.txt"
+    user.write_text("经济 1.0\n增长 3.0\n", encoding="utf-8")
+    assert load_idf(user, cache_dir=tmp_path).get("增长") == 3000
+    assert load_idf(user, cache_dir=tmp_path).get("增长") == 3000  # from its cache
+    user.write_text("经济 1.0\n增长 4.0\n", encoding="utf-8")
+    assert load_idf(user, cache_dir=tmp_path).get("增长") == 4000
+    assert len(list(tmp_path.glob("idf-*.bin"))) == 3
+
+
+def test_idf_cache_broken_or_unwritable_falls_back_to_parsing(tmp_path: Path) -> None:
+    from newscrawl.simhash.idf import load_idf
+
+    user = tmp_path / "idf.txt"
+    user.write_text("经济 1.0\n增长 3.0\n发展 2.0\n", encoding="utf-8")
+    cdir = tmp_path / "cache"
+    load_idf(user, cache_dir=cdir)
+    (cache,) = cdir.glob("idf-*.bin")
+    good = cache.read_bytes()
+    for broken in (b"", b"garbage", good[:-3], good[:20], b"X" + good[1:]):
+        cache.write_bytes(broken)
+        table = load_idf(user, cache_dir=cdir)
+        assert table.items() == sorted([("发展", 2000), ("经济", 1000), ("增长", 3000)])
+        assert table.median == 2000
+        assert cache.read_bytes() == good  # rewritten whole
+    # a cache "directory" that is a file: no cache, same table
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    assert load_idf(user, cache_dir=blocker / "sub").get("发展") == 2000
+    # the environment variable; empty = no cache
+    import os
+
+    os.environ["NEWSCRAWL_CACHE_DIR"] = str(tmp_path / "env")
+    try:
+        load_idf(user)
+        assert list((tmp_path / "env").glob("idf-*.bin"))
+        os.environ["NEWSCRAWL_CACHE_DIR"] = ""
+        load_idf(user)
+    finally:
+        del os.environ["NEWSCRAWL_CACHE_DIR"]
 
 
 def _reference_fingerprint(fp: Fingerprinter, text: str) -> int | None:

@@ -35,7 +35,7 @@ from operator import floordiv, mul, rshift
 from typing import Any
 
 from newscrawl.simhash import core
-from newscrawl.simhash.idf import IDF_SCALE, load_idf
+from newscrawl.simhash.idf import load_idf
 from newscrawl.simhash.segmenters import SEGMENTERS, load_segmenter
 from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
@@ -222,8 +222,7 @@ class Fingerprinter:
         """``entries`` with each None (a token not in the current cache) filled like ``_entry``,
         in one loop with local names (new tokens are most of the work of a cold process)."""
         old_get = self._old_cache.get
-        raw_get = self._idf.raw.get
-        median = self._idf.median
+        idf_get = self._idf.get
         blake2b = hashlib.blake2b
         chunk = core._SPREAD_CHUNK.__getitem__
         join = b"".join
@@ -235,11 +234,7 @@ class Fingerprinter:
                 e = old_get(token)
                 if e is None:
                     digest = blake2b(token.encode("utf-8"), digest_size=8).digest()
-                    v = raw_get(token)
-                    e = (
-                        from_bytes(join(map(chunk, digest[::-1])), "little"),
-                        median if v is None else round(float(v) * IDF_SCALE),
-                    )
+                    e = (from_bytes(join(map(chunk, digest[::-1])), "little"), idf_get(token))
                 cache = self._cache
                 if len(cache) >= self.CACHE_LIMIT:
                     self._old_cache = cache
