@@ -50,8 +50,9 @@ def default_idf_path() -> Path:
 
 class IdfTable:
     """A loaded IDF table: ``get(word)`` is ``round(idf * IDF_SCALE)``, the median for unknown
-    words. Backed by the sorted arrays of the cache file, or by the parsed text (``word -> idf as
-    written``, converted on lookup) when there is no cache."""
+    words. Backed by the sorted arrays of the cache file (words grouped by their first character:
+    a lookup is a binary search among the ~40 words sharing it, about 5x faster than over all
+    270k), or by the parsed text (``word -> idf as written``, converted on lookup)."""
 
     def __init__(
         self,
@@ -62,6 +63,7 @@ class IdfTable:
         raw: dict[str, str] | None = None,
         words: list[str] | None = None,
         values: array[int] | None = None,
+        groups: tuple[str, array[int]] | None = None,
     ) -> None:
         if (raw is None) == (words is None or values is None):
             raise ValueError("IdfTable takes raw, or words and values")
@@ -71,6 +73,9 @@ class IdfTable:
         self._raw = raw
         self._words = words or []
         self._values = values if values is not None else array("I")
+        firsts, starts = groups if groups is not None else _groups(self._words)
+        self._firsts, self._starts = firsts, starts
+        self._group = dict(zip(firsts, range(len(firsts)), strict=True))
 
     def __len__(self) -> int:
         return len(self._raw) if self._raw is not None else len(self._words)
@@ -80,9 +85,12 @@ class IdfTable:
         if self._raw is not None:
             value = self._raw.get(word)
             return self.median if value is None else round(float(value) * IDF_SCALE)
-        words = self._words
-        i = bisect_left(words, word)
-        if i < len(words) and words[i] == word:
+        k = self._group.get(word[:1])
+        if k is None:
+            return self.median
+        hi = self._starts[k + 1]
+        i = bisect_left(self._words, word, self._starts[k], hi)
+        if i < hi and self._words[i] == word:
             return self._values[i]
         return self.median
 
@@ -93,13 +101,27 @@ class IdfTable:
         return list(zip(self._words, self._values, strict=True))
 
 
+def _groups(words: list[str]) -> tuple[str, array[int]]:
+    """The distinct first characters of sorted ``words`` and where each one's words start (plus
+    ``len(words)`` at the end)."""
+    firsts: list[str] = []
+    starts = array("I")
+    for i, w in enumerate(words):
+        if not firsts or w[:1] != firsts[-1]:
+            firsts.append(w[:1])
+            starts.append(i)
+    starts.append(len(words))
+    return "".join(firsts), starts
+
+
 class IdfFormatError(ValueError):
     pass
 
 
 _NO_CACHE_DIR = object()
-_CACHE_MAGIC = b"NCIDF1\0\0"
-_CACHE_HEADER = struct.Struct("<8sIIBI")  # magic, entries, median, bytes per value, CRC-32
+_CACHE_MAGIC = b"NCIDF2\0\0"
+# magic, entries, median, bytes per value, first characters, CRC-32 of the rest
+_CACHE_HEADER = struct.Struct("<8sIIBII")
 
 
 def default_cache_dir() -> Path | None:
@@ -153,17 +175,24 @@ def _read_cache(cache: Path, source: Path, sha: str) -> IdfTable | None:
         return None
     head = _CACHE_HEADER.size
     if len(blob) >= head:
-        magic, n, median, size, crc = _CACHE_HEADER.unpack_from(blob)
+        magic, n, median, size, n_firsts, crc = _CACHE_HEADER.unpack_from(blob)
         body = memoryview(blob)[head:]
         if magic == _CACHE_MAGIC and size in (2, 4) and zlib.crc32(body) == crc:
-            values = array("H" if size == 2 else "I")
+            values, starts = array("H" if size == 2 else "I"), array("I")
+            end = n * size + (n_firsts + 1) * 4
             values.frombytes(body[: n * size])
-            if values.itemsize == size and len(values) == n:
+            starts.frombytes(body[n * size : end])
+            if (values.itemsize, starts.itemsize, len(values)) == (size, 4, n):
                 if sys.byteorder == "big":
                     values.byteswap()
-                words = bytes(body[n * size :]).decode("utf-8").split("\n")
-                if len(words) == n:
-                    return IdfTable(str(source), sha[:8], median, words=words, values=values)
+                    starts.byteswap()
+                firsts, _, text = bytes(body[end:]).decode("utf-8").partition("\n")
+                words = text.split("\n")
+                if len(words) == n and len(firsts) == n_firsts:
+                    return IdfTable(
+                        str(source), sha[:8], median, words=words, values=values,
+                        groups=(firsts, starts),
+                    )  # fmt: skip
     logger.debug("IDF cache %s is not a valid cache file: parsing %s", cache, source)
     return None
 
@@ -173,13 +202,16 @@ def _write_cache(cache: Path, table: IdfTable) -> None:
     words = [w for w, _ in items]
     biggest = max((v for _, v in items), default=0)
     values = array("H" if biggest < 1 << 16 else "I", (v for _, v in items))
-    if values.itemsize not in (2, 4):  # an unusual platform: no cache
+    firsts, starts = _groups(words)
+    if values.itemsize not in (2, 4) or starts.itemsize != 4:  # an unusual platform: no cache
         return
     if sys.byteorder == "big":
         values.byteswap()
-    body = values.tobytes() + "\n".join(words).encode("utf-8")
+        starts.byteswap()
+    text = firsts + "\n" + "\n".join(words)
+    body = values.tobytes() + starts.tobytes() + text.encode("utf-8")
     header = _CACHE_HEADER.pack(
-        _CACHE_MAGIC, len(words), table.median, values.itemsize, zlib.crc32(body)
+        _CACHE_MAGIC, len(words), table.median, values.itemsize, len(firsts), zlib.crc32(body)
     )
     tmp: str | None = None
     try:
