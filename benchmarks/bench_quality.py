@@ -135,6 +135,13 @@ def main() -> None:
             f"| {time.perf_counter() - t0:.0f} |",
             flush=True,
         )
+    print("\nRecall at Hamming <= 3 by the length of the original text (characters):\n")
+    bands = [r.label for r in next(iter(reports.values())).lengths]
+    print("| method | " + " | ".join(bands) + " |")
+    print("|---|" + "---:|" * len(bands))
+    for label, rep in reports.items():
+        cells = {r.label: f"{r.recall:.3f} ({r.pairs})" for r in rep.lengths}
+        print(f"| {label} | " + " | ".join(cells.get(b, "-") for b in bands) + " |")
     if args.report:
         print()
         print(format_report(reports["newscrawl default (rjieba)"]))

@@ -49,6 +49,22 @@ def test_precision_recall_by_hand() -> None:
     assert "| k2 | yes | 2 | 0 | 0.000 | 1 | 5 | 5 |" in md
 
 
+def test_recall_by_length_of_the_first_text() -> None:
+    short, mid, long_ = "s" * 10, "m" * 700, "l" * 2500
+    fp = TableFingerprinter({short: 0, mid: 0, long_: 0, "x": 0b1111, "y": 0b1})
+    pairs = [
+        Pair(short, "y", True, "k"),  # d=1, < 500 characters
+        Pair(short, "x", True, "k"),  # d=4: missed
+        Pair(mid, "y", True, "k"),  # 500-999
+        Pair(long_, "x", True, "k"),  # >= 2000, missed
+        Pair(long_, "y", False, "neg"),  # negatives are not in the length table
+    ]
+    rep = evaluate(pairs, fp)
+    rows = {r.label: (r.pairs, r.matched) for r in rep.lengths}
+    assert rows == {"0-499": (2, 1), "500-999": (1, 1), ">= 2,000": (1, 0)}
+    assert "| >= 2,000 | 1 | 0 | 0.000 |" in format_report(rep)
+
+
 def test_run_eval_with_the_real_fingerprinter(tmp_path: Path) -> None:
     body = (
         "国家统计局今天发布数据，一季度国内生产总值同比增长百分之五点三，比上年四季度加快零点一个百分点。"

@@ -12,6 +12,7 @@ from newscrawl.evaluation.edits import EDITS, EditContext
 from newscrawl.evaluation.evaluate import (
     EvalReport,
     KindRow,
+    LengthRow,
     ThresholdRow,
     evaluate,
     format_report,
@@ -36,6 +37,7 @@ __all__ = [
     "EditContext",
     "EvalReport",
     "KindRow",
+    "LengthRow",
     "Pair",
     "PairFormatError",
     "PairSet",

@@ -18,6 +18,9 @@ from newscrawl.simhash.core import hamming
 
 THRESHOLDS = tuple(range(9))
 CHOSEN = 3
+# Duplicate pairs are also scored by the length (characters) of their first text: one sentence
+# is a larger share of a short text, so recall depends on length.
+LENGTH_BOUNDS = (500, 1000, 2000)
 
 
 class SupportsFingerprint(Protocol):
@@ -56,6 +59,22 @@ class KindRow:
         return self.matched / self.pairs if self.pairs else 0.0
 
 
+@dataclass(frozen=True)
+class LengthRow:
+    low: int  # first text's length in characters: low <= length < high (None: no upper bound)
+    high: int | None
+    pairs: int  # duplicate pairs
+    matched: int  # distance <= chosen threshold
+
+    @property
+    def label(self) -> str:
+        return f"{self.low:,}-{self.high - 1:,}" if self.high is not None else f">= {self.low:,}"
+
+    @property
+    def recall(self) -> float:
+        return self.matched / self.pairs if self.pairs else 0.0
+
+
 @dataclass
 class EvalReport:
     name: str
@@ -67,6 +86,7 @@ class EvalReport:
     texts: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    lengths: list[LengthRow] = field(default_factory=list)
 
     def at(self, threshold: int) -> ThresholdRow:
         return next(r for r in self.thresholds if r.threshold == threshold)
@@ -127,8 +147,20 @@ def evaluate(
                 p95_distance=_quantile(known, 0.95),
             )
         )
+    edges = (0, *LENGTH_BOUNDS)
+    lengths = []
+    for low, high in zip(edges, (*LENGTH_BOUNDS, None), strict=True):
+        ds = [
+            d
+            for p, d in zip(pairs, distances, strict=True)
+            if p.duplicate and low <= len(p.a) and (high is None or len(p.a) < high)
+        ]
+        if ds:
+            matched = sum(1 for d in ds if d is not None and d <= chosen)
+            lengths.append(LengthRow(low, high, len(ds), matched))
     return EvalReport(
         name=name or str(getattr(fingerprinter, "version", type(fingerprinter).__name__)),
+        lengths=lengths,
         thresholds=rows,
         kinds=kinds,
         chosen=chosen,
@@ -174,6 +206,17 @@ def format_report(report: EvalReport) -> str:
             f"{k.rate:.3f} | {k.no_fingerprint} | {_fmt(k.median_distance)} | "
             f"{_fmt(k.p95_distance)} |"
         )
+    if report.lengths:
+        lines += [
+            "",
+            f"Duplicates by the length of the first text, at Hamming <= {report.chosen}:",
+            "",
+            "| characters | pairs | matched | recall |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r.label} | {r.pairs} | {r.matched} | {r.recall:.3f} |" for r in report.lengths
+        ]
     lines += [f"- {n}" for n in report.notes]
     return "\n".join(lines) + "\n"
 
