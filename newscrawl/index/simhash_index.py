@@ -20,6 +20,8 @@ accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -172,6 +174,13 @@ class SimhashIndex:
         )
         self._script = client.register_script(_load_lua("index.lua"))
         self._prune_script = client.register_script(_load_lua("prune.lua"))
+        # the hand-packed EVALSHA path (see _call), set up by _init_fast_path
+        self._fast: dict[str, bytes] | None = None
+        self._conn: Any = None
+        self._conn_lock = threading.Lock()
+        self._encoding = "utf-8"
+        self._encoding_errors = "strict"
+        self._fast_head = self._keys_format = self._fast_middle = self._fast_format = b""
         self._init_fast_path()
 
     # --- helpers ----------------------------------------------------------------------------
@@ -215,9 +224,10 @@ class SimhashIndex:
         """One EVALSHA of the index script; NoScriptError/ResponseError propagate."""
         if self._fast is None:
             return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
-        # The command packed by hand (constant parts once, in __init__) and sent on a pooled
-        # connection: redis-py's generic command path (argument encoding, retry wrapper,
-        # observability hooks) costs more client CPU than the whole Redis round trip.
+        # The command packed by hand (constant parts once, in __init__) and sent on a connection
+        # the index keeps from the client's pool: redis-py's generic command path (argument
+        # encoding, pool checkout, retry wrapper, observability hooks) costs more client CPU
+        # than the Redis round trip itself.
         doc = doc_id.encode(self._encoding, self._encoding_errors)
         today_b = b"%d" % today
         min_b = b"%d" % min_day
@@ -235,18 +245,42 @@ class SimhashIndex:
                 b"$%d\r\n%s\r\n" % (len(now_b), now_b),
             )
         )
-        pool = self.client.connection_pool
-        conn = pool.get_connection()
+        if self._conn_lock.acquire(blocking=False):
+            try:
+                conn = self._conn
+                if conn is None or conn.pid != os.getpid():
+                    # first call, or a forked child (the parent's socket is not ours)
+                    conn = self._conn = self.client.connection_pool.get_connection()
+                sent, reply = self._send(conn, packed)
+            finally:
+                self._conn_lock.release()
+        else:  # another thread holds the index's connection: a pooled one for this call
+            pool = self.client.connection_pool
+            conn = pool.get_connection()
+            try:
+                sent, reply = self._send(conn, packed)
+            finally:
+                pool.release(conn)
+        if sent:
+            return reply
+        # Connection lost: reconnecting and retrying is left to redis-py's own command path
+        # (the client's retry policy).
+        return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
+
+    @staticmethod
+    def _send(conn: Any, packed: bytes) -> tuple[bool, Any]:
+        """(True, reply), or (False, None) after a connection error (connection dropped)."""
         try:
             conn.send_packed_command((packed,))
-            return conn.read_response()
+            return True, conn.read_response()
+        except redis.ResponseError:
+            raise  # the reply was read whole: the connection is fine
         except (redis.ConnectionError, redis.TimeoutError):
-            # Leave reconnecting and retrying to redis-py's own command path (the client's
-            # retry policy); the connection is dropped first so the pool does not reuse it.
             conn.disconnect()
-        finally:
-            pool.release(conn)
-        return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
+            return False, None
+        except BaseException:
+            conn.disconnect()  # never leave a half-read reply on the connection
+            raise
 
     def _command(
         self, mode: str, f: int, doc_id: str, today: int, min_day: int, now: float
@@ -274,20 +308,21 @@ class SimhashIndex:
 
     def _init_fast_path(self) -> None:
         """Pre-pack the constant parts of the EVALSHA command (RESP), when the client allows."""
-        self._fast: dict[str, bytes] | None = None
         client = self.client
         pool: Any = getattr(client, "connection_pool", None)
         if (
             getattr(client, "connection", None) is not None  # single_connection_client
-            or type(pool) not in (redis.ConnectionPool, redis.BlockingConnectionPool)
+            or type(pool) is not redis.ConnectionPool  # a blocking pool: do not hold one
             or getattr(pool, "cache", None) is not None  # client-side caching
+            or pool.connection_kwargs.get("protocol") not in (None, 2, "2")  # RESP3 push
+            or pool.connection_kwargs.get("credential_provider") is not None  # re-auth
             or pool.connection_class  # fakeredis and other subclasses: the generic path
             not in (redis.Connection, redis.UnixDomainSocketConnection, redis.SSLConnection)
         ):
             return
         kwargs = pool.connection_kwargs
-        self._encoding = str(kwargs.get("encoding", "utf-8"))
-        self._encoding_errors = str(kwargs.get("encoding_errors", "strict"))
+        self._encoding = str(kwargs.get("encoding", self._encoding))
+        self._encoding_errors = str(kwargs.get("encoding_errors", self._encoding_errors))
 
         def bulk(value: str | bytes) -> bytes:
             raw = value if isinstance(value, bytes) else value.encode(self._encoding)
