@@ -17,7 +17,7 @@ embedded redis-server) per article page, from ``getrusage(RUSAGE_CHILDREN)``, st
 (loading the jieba dictionary takes about 1 s of CPU per process that fingerprints); it is much
 less sensitive to other tenants than wall-clock throughput.
 
-    python benchmarks/bench_crawl.py                     # 2,000 pages, 5 rounds (~10 min)
+    python benchmarks/bench_crawl.py                     # 2,000 pages, 4 rounds (8-12 min)
     python benchmarks/bench_crawl.py --rounds 3 --only redis
 """
 
@@ -152,8 +152,8 @@ def spread(values: list[float], fmt: str = "{:.2f}") -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--articles", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="each round runs every configuration once (default 5)")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="each round runs every configuration once (default 4)")
     parser.add_argument("--only", action="append", help="run only configs containing this text")
     args = parser.parse_args(argv)
 
