@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -95,6 +96,25 @@ def server_cpu(client: redis.Redis) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
+def baseline_index(client: redis.Redis, ref: str, retention_days: int | None) -> SimhashIndex:
+    """The index script of git revision ``ref``, called through redis-py's generic path.
+
+    Same data (prefix "bench"), same ARGV interface; only for A/B timing in one process.
+    """
+    root = Path(__file__).resolve().parent.parent
+    lua = subprocess.run(
+        ["git", "show", f"{ref}:newscrawl/index/lua/index.lua"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    idx = SimhashIndex(client, prefix="bench", version="bench-v1", retention_days=retention_days)
+    idx._script = client.register_script(lua)  # noqa: SLF001 - benchmark only
+    idx._fast = None  # noqa: SLF001 - redis-py's execute_command, as before the packed path
+    return idx
+
+
 def rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
@@ -105,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=20_000, help="timed check_and_add calls")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved measuring rounds")
     parser.add_argument("--data-dir", help="embedded Redis data dir (default: a temp dir)")
+    parser.add_argument(
+        "--baseline",
+        metavar="GIT_REF",
+        help="also time, in the same rounds, the index script of this git revision called "
+        "through redis-py's generic command path (how the index worked before the packed path)",
+    )
     parser.add_argument(
         "--retention-days",
         type=int,
@@ -136,18 +162,36 @@ def main(argv: list[str] | None = None) -> int:
     stored = idx.count()
     assert stored == args.n, (stored, args.n)
 
+    baseline = None
+    if args.baseline:
+        baseline = baseline_index(client, args.baseline, args.retention_days)
+
     # --- throughput on the loaded index ----------------------------------------------------
     # Interleaved rounds (PING, new, near-duplicate, query) so a burst of load from other
     # processes on the shared cores hits all of them alike; the table shows the median round.
     rng = random.Random(5)
     per_round = max(1, args.ops // args.rounds)
     new_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(per_round * args.rounds)]
+    base_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(per_round * args.rounds)]
     existing = [fp for fp, _ in items(per_round * args.rounds, seed=1)]
     near = [fp ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64)) for fp in existing]
     rounds: dict[str, list[float]] = {
-        k: [] for k in ("ping", "new", "dup", "query", "client_cpu", "server_cpu", "server_us")
+        k: []
+        for k in (
+            "ping",
+            "new",
+            "dup",
+            "query",
+            "client_cpu",
+            "server_cpu",
+            "server_us",
+            "base_new",
+            "base_client_cpu",
+            "base_server_us",
+            "speedup",
+        )
     }
-    accepted = matched = 0
+    accepted = matched = base_accepted = 0
     for r in range(args.rounds):
         chunk = slice(r * per_round, (r + 1) * per_round)
         t0 = time.perf_counter()
@@ -166,6 +210,19 @@ def main(argv: list[str] | None = None) -> int:
         stat = client.info("commandstats")["cmdstat_evalsha"]
         rounds["server_us"].append(float(stat["usec_per_call"]))
 
+        if baseline is not None:
+            client.config_resetstat()
+            cpu0 = time.process_time()
+            t0 = time.perf_counter()
+            base_accepted += sum(
+                1 for fp, url in base_fps[chunk] if baseline.check_and_add(fp, url) is None
+            )
+            rounds["base_new"].append(rate(per_round, time.perf_counter() - t0))
+            rounds["base_client_cpu"].append((time.process_time() - cpu0) / per_round * 1e6)
+            stat = client.info("commandstats")["cmdstat_evalsha"]
+            rounds["base_server_us"].append(float(stat["usec_per_call"]))
+            rounds["speedup"].append(rounds["new"][-1] / rounds["base_new"][-1])
+
         t0 = time.perf_counter()
         matched += sum(1 for fp in near[chunk] if idx.check_and_add(fp, "https://dup.example/x"))
         rounds["dup"].append(rate(per_round, time.perf_counter() - t0))
@@ -174,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         for fp in near[chunk]:
             idx.query(fp)
         rounds["query"].append(rate(per_round, time.perf_counter() - t0))
-    med = {k: statistics.median(v) for k, v in rounds.items()}
+    med = {k: statistics.median(v) if v else 0.0 for k, v in rounds.items()}
     ping_rate, new_rate, dup_rate, query_rate = med["ping"], med["new"], med["dup"], med["query"]
     client_cpu_us, server_cpu_us, server_us = med["client_cpu"], med["server_cpu"], med["server_us"]
     best_new = max(rounds["new"])
@@ -182,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     stats = index_stats(client, prefix="bench")
     stats_s = time.perf_counter() - t0
-    assert stats["fingerprints"] == stored + accepted, stats["fingerprints"]
+    assert stats["fingerprints"] == stored + accepted + base_accepted, stats["fingerprints"]
 
     # --- memory: naive layout (same server, same config), loaded after dropping ours -------
     client.flushall()
@@ -210,6 +267,23 @@ def main(argv: list[str] | None = None) -> int:
             f"{dup_rate:,.0f} ({dup_rate / ping_rate:.2f}x PING); {matched:,} matched",
         ),
         ("server time per check_and_add (INFO commandstats)", f"{server_us:.0f} us"),
+        *(
+            [
+                (
+                    f"baseline {args.baseline}, same rounds: check_and_add/s, new fingerprints",
+                    f"{med['base_new']:,.0f} (best round {max(rounds['base_new']):,.0f}); "
+                    f"{base_accepted:,} accepted; this code / baseline per round, median "
+                    f"{med['speedup']:.2f}x",
+                ),
+                (
+                    f"baseline {args.baseline}: server time + client CPU per check_and_add",
+                    f"{med['base_server_us']:.0f} + {med['base_client_cpu']:.0f} us "
+                    f"(this code: {server_us:.0f} + {client_cpu_us:.0f} us)",
+                ),
+            ]
+            if baseline is not None
+            else []
+        ),
         (
             "CPU per check_and_add: client + server",
             f"{client_cpu_us:.0f} + {server_cpu_us:.0f} us "
