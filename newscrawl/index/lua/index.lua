@@ -165,13 +165,19 @@ end
 -- may differ), and a fingerprint sharing an earlier block was handled in that bucket already.
 -- Without retention an expired check is not needed; with it, expired entries met here are
 -- deleted (check_add) even when not near, as before.
-local function expired_met(entries, j, f)
-  if writing then
-    local day = day_of(entries[j + 1])
-    if day ~= nil and day < min_day then
-      delete_entry(f)
-    end
+-- Expired entries are deleted only by check_add: `sweep` is true then (with retention).
+local sweep = retention and writing
+-- Whether a blocks 1-3 value "<day>" is expired, per distinct value: Lua strings are interned,
+-- so the lookup is one table access, and a bucket holds few distinct days.
+local expired_day = {}
+local function expired(v)
+  local e = expired_day[v]
+  if e == nil then
+    local day = day_of(v)
+    e = day ~= nil and day < min_day
+    expired_day[v] = e
   end
+  return e
 end
 
 local entries = redis.call(fetch, KEYS[2])
@@ -188,8 +194,11 @@ for j = 1, #entries, step do
     if c8 ~= p8 then d = d + 1 end
     if d <= maxd then
       consider(1, entries, j, f)
-    elseif retention then
-      expired_met(entries, j, f)
+    elseif sweep then
+      local day = tonumber(string.match(entries[j + 1], '^%-?%d+')) -- "<day>:<doc id>"
+      if day ~= nil and day < min_day then
+        delete_entry(f)
+      end
     end
   end
 end
@@ -208,8 +217,8 @@ for j = 1, #entries, step do
       if c8 ~= p8 then d = d + 1 end
       if d <= maxd then
         consider(2, entries, j, f)
-      elseif retention then
-        expired_met(entries, j, f)
+      elseif sweep and expired(entries[j + 1]) then
+        delete_entry(f)
       end
     end
   end
@@ -229,8 +238,8 @@ for j = 1, #entries, step do
       if c8 ~= p8 then d = d + 1 end
       if d <= maxd then
         consider(3, entries, j, f)
-      elseif retention then
-        expired_met(entries, j, f)
+      elseif sweep and expired(entries[j + 1]) then
+        delete_entry(f)
       end
     end
   end
@@ -250,8 +259,8 @@ for j = 1, #entries, step do
       if c6 ~= p6 then d = d + 1 end
       if d <= maxd then
         consider(4, entries, j, f)
-      elseif retention then
-        expired_met(entries, j, f)
+      elseif sweep and expired(entries[j + 1]) then
+        delete_entry(f)
       end
     end
   end
