@@ -107,6 +107,7 @@ def test_worker_killed_falls_back_in_process(tmp_path: Path,
         in_flight = [asyncio.ensure_future(dedup.process_item(item(f"http://k/{i}", texts[i])))
                      for i in (1, 2, 3)]
         await asyncio.sleep(0)
+        assert worker.pid is not None
         os.kill(worker.pid, signal.SIGKILL)
         worker.join(10)
         later = [await dedup.process_item(item(f"http://k/{i}", texts[i])) for i in (4, 5)]
