@@ -102,7 +102,7 @@ def test_worker_killed_falls_back_in_process(tmp_path: Path,
 
     async def crawl() -> list[Any]:
         first = await dedup.process_item(item("http://k/0", texts[0]))
-        # The worker dies while three items are in flight, then three more arrive.
+        # The worker dies while three items are in flight, then two more arrive.
         worker = dedup.fingerprints._workers[0].process
         in_flight = [asyncio.ensure_future(dedup.process_item(item(f"http://k/{i}", texts[i])))
                      for i in (1, 2, 3)]
