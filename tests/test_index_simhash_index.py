@@ -149,7 +149,7 @@ def test_retention_stops_comparing_and_deletes_lazily(r: redis.Redis) -> None:
     clock.now += DAY
     assert idx.query(1001) == []
     assert idx.count() == 1  # query does not delete
-    assert idx.check_and_add(1001, "new") is None  # met and deleted
+    assert idx.check_and_add(1001, "new") is None  # near and expired: deleted, not a match
     assert idx.count() == 1
     keys = SimhashIndex(r).bucket_keys(1000)
     assert all(not r.hexists(k, (1000).to_bytes(8, "big")) for k in keys)

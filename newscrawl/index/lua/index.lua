@@ -16,6 +16,11 @@
 -- blocks 1-3 value "<day>". Returns, for check_add/query, a flat array
 -- {distance, fingerprint hex, doc id, ...} sorted by distance (check_add: at most one match; an
 -- empty array means "no near-duplicate, fingerprint added"); add: 1 if new else 0; remove: 1/0.
+--
+-- Retention (ARGV[6] >= 0): a stored fingerprint whose block-0 day is older than ARGV[6] is not a
+-- match; check_add deletes such an entry when it is within max distance (the only entries whose
+-- values are read). Expired entries that are not near are left to prune.lua (SimhashIndex.prune,
+-- run once a day by the crawl's IndexPruneExtension), keeping the bucket fetch at HKEYS.
 
 local mode = ARGV[1]
 local fp = ARGV[2]
@@ -102,27 +107,12 @@ local qhi, qlo = unpack('>I4I4', fp)
 local p1, p2, p3, p4, p5, p6, p7, p8 = sbyte(fp, 1, 8)
 local retention = min_day >= 0
 local matches = {}
--- Without retention the values are not needed to compare: fetch the fields only (HKEYS) and
--- read a doc id (HGET) for matches only.
-local fetch = retention and 'HGETALL' or 'HKEYS'
-local step = retention and 2 or 1
 
--- The day of a bucket value: "<day>" (blocks 1-3, tonumber alone) or "<day>:<doc id>" (block 0).
-local function day_of(v)
-  return tonumber(v) or tonumber(string.match(v, '^(%-?%d+)'))
-end
-
--- A candidate within maxd: exact distance, doc id from its block-0 record, into `matches`.
-local function consider(i, entries, j, f)
-  if retention then
-    local day = day_of(entries[j + 1])
-    if day ~= nil and day < min_day then
-      if writing then
-        delete_entry(f)
-      end
-      return
-    end
-  end
+-- A candidate within maxd: exact distance, then its block-0 record "<day>:<doc id>" (the doc id
+-- of a match, and with retention its age), into `matches`. Only such candidates have their age
+-- read: with retention, an expired one is treated as absent (and deleted by check_add); expired
+-- entries that are not near are left to prune() (newscrawl/index/lua/prune.lua).
+local function consider(i, f)
   -- exact Hamming distance, counted on two 32-bit halves, stopping at maxd + 1
   local hi, lo = unpack('>I4I4', f)
   local dist = 0
@@ -141,47 +131,39 @@ local function consider(i, entries, j, f)
   end
   local a1, a2, a3, a4 = unpack('>HHHH', f)
   local v0
-  if i == 1 and retention then
-    v0 = entries[j + 1]
-  elseif i == 1 then
+  if i == 1 then
     v0 = redis.call('HGET', KEYS[2], f)
   else
     v0 = redis.call('HGET', bucket_key(0, a1), f)
   end
-  local docid
+  local day, docid
   if v0 then
-    docid = string.match(v0, '^%-?%d+:(.*)$')
+    day, docid = string.match(v0, '^(%-?%d+):(.*)$')
   end
-  if docid ~= nil then
-    matches[#matches + 1] = {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), docid}
-  elseif writing then
-    -- orphan (its block-0 record is gone): clean it up
-    delete_entry(f)
+  if docid == nil then
+    -- orphan (its block-0 record is gone or unreadable): clean it up
+    if writing then
+      delete_entry(f)
+    end
+    return
   end
+  if retention and tonumber(day) < min_day then
+    -- expired: no longer compared
+    if writing then
+      delete_entry(f)
+    end
+    return
+  end
+  matches[#matches + 1] = {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), docid}
 end
 
 -- One loop per bucket, so each tests only what it must: bucket i holds fingerprints whose
 -- block i equals the query's, so only the other six bytes are compared (at most maxd of them
 -- may differ), and a fingerprint sharing an earlier block was handled in that bucket already.
--- Without retention an expired check is not needed; with it, expired entries met here are
--- deleted (check_add) even when not near, as before.
--- Expired entries are deleted only by check_add: `sweep` is true then (with retention).
-local sweep = retention and writing
--- Whether a blocks 1-3 value "<day>" is expired, per distinct value: Lua strings are interned,
--- so the lookup is one table access, and a bucket holds few distinct days.
-local expired_day = {}
-local function expired(v)
-  local e = expired_day[v]
-  if e == nil then
-    local day = day_of(v)
-    e = day ~= nil and day < min_day
-    expired_day[v] = e
-  end
-  return e
-end
-
-local entries = redis.call(fetch, KEYS[2])
-for j = 1, #entries, step do
+-- The buckets' fields are fetched alone (HKEYS), with or without retention: a value is read
+-- (HGET of the block-0 record) only for a candidate within maxd.
+local entries = redis.call('HKEYS', KEYS[2])
+for j = 1, #entries do
   local f = entries[j]
   if #f == 8 then
     local _, _, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
@@ -193,17 +175,12 @@ for j = 1, #entries, step do
     if c7 ~= p7 then d = d + 1 end
     if c8 ~= p8 then d = d + 1 end
     if d <= maxd then
-      consider(1, entries, j, f)
-    elseif sweep then
-      local day = tonumber(string.match(entries[j + 1], '^%-?%d+')) -- "<day>:<doc id>"
-      if day ~= nil and day < min_day then
-        delete_entry(f)
-      end
+      consider(1, f)
     end
   end
 end
-entries = redis.call(fetch, KEYS[3])
-for j = 1, #entries, step do
+entries = redis.call('HKEYS', KEYS[3])
+for j = 1, #entries do
   local f = entries[j]
   if #f == 8 then
     local c1, c2, _, _, c5, c6, c7, c8 = sbyte(f, 1, 8)
@@ -216,15 +193,13 @@ for j = 1, #entries, step do
       if c7 ~= p7 then d = d + 1 end
       if c8 ~= p8 then d = d + 1 end
       if d <= maxd then
-        consider(2, entries, j, f)
-      elseif sweep and expired(entries[j + 1]) then
-        delete_entry(f)
+        consider(2, f)
       end
     end
   end
 end
-entries = redis.call(fetch, KEYS[4])
-for j = 1, #entries, step do
+entries = redis.call('HKEYS', KEYS[4])
+for j = 1, #entries do
   local f = entries[j]
   if #f == 8 then
     local c1, c2, c3, c4, _, _, c7, c8 = sbyte(f, 1, 8)
@@ -237,15 +212,13 @@ for j = 1, #entries, step do
       if c7 ~= p7 then d = d + 1 end
       if c8 ~= p8 then d = d + 1 end
       if d <= maxd then
-        consider(3, entries, j, f)
-      elseif sweep and expired(entries[j + 1]) then
-        delete_entry(f)
+        consider(3, f)
       end
     end
   end
 end
-entries = redis.call(fetch, KEYS[5])
-for j = 1, #entries, step do
+entries = redis.call('HKEYS', KEYS[5])
+for j = 1, #entries do
   local f = entries[j]
   if #f == 8 then
     local c1, c2, c3, c4, c5, c6 = sbyte(f, 1, 6)
@@ -258,9 +231,7 @@ for j = 1, #entries, step do
       if c5 ~= p5 then d = d + 1 end
       if c6 ~= p6 then d = d + 1 end
       if d <= maxd then
-        consider(4, entries, j, f)
-      elseif sweep and expired(entries[j + 1]) then
-        delete_entry(f)
+        consider(4, f)
       end
     end
   end
