@@ -179,6 +179,18 @@ def test_prune_scans_and_deletes_old_fingerprints(r: redis.Redis) -> None:
         SimhashIndex(r).prune()
 
 
+def test_prune_skips_keys_that_are_not_buckets(r: redis.Redis) -> None:
+    clock = Clock()
+    idx = SimhashIndex(r, retention_days=30, clock=clock)
+    idx.add_many([(1, "a"), (2**63, "b")])
+    r.set("newscrawl:simhash:0:zzzz", "not a hash")  # another program's key in our namespace
+    clock.now += 31 * DAY
+    assert idx.prune(batch_keys=1) == 2
+    assert idx.prune() == 0
+    assert idx.count() == 0
+    assert r.get("newscrawl:simhash:0:zzzz") == b"not a hash"
+
+
 def test_remove(r: redis.Redis) -> None:
     idx = SimhashIndex(r)
     idx.add(2**63 + 5, "a")

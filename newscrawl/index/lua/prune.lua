@@ -3,13 +3,18 @@
 -- KEYS[1]   meta hash
 -- KEYS[2..] block-0 bucket hashes ({prefix}:simhash:0:{value})
 -- ARGV[1] oldest day kept; ARGV[2] bucket key format, e.g. 'newscrawl:simhash:%d:%04x'
--- Returns the number of fingerprints deleted.
+-- Returns the number of fingerprints deleted. Keys that are not hashes are skipped.
 
 local min_day = tonumber(ARGV[1])
 local bucket_format = ARGV[2]
 local deleted = 0
 for k = 2, #KEYS do
-  local entries = redis.call('HGETALL', KEYS[k])
+  -- A key of another type under the bucket pattern (not ours) is skipped, not an error that
+  -- would stop every later prune.
+  local entries = redis.pcall('HGETALL', KEYS[k])
+  if type(entries) ~= 'table' or entries.err then
+    entries = {}
+  end
   for j = 1, #entries, 2 do
     local f = entries[j]
     local day = tonumber(string.match(entries[j + 1], '^(%-?%d+):'))
