@@ -13,6 +13,9 @@ DEFAULT_PREFIX = "newscrawl"
 SIMHASH_BUCKET = "{prefix}:simhash:{block}:{value:04x}"
 # Hash: the fingerprint configuration version the index was built with, creation time, counters.
 SIMHASH_META = "{prefix}:simhash:meta"
+# String with TTL (2 days): the day (days since 1970) whose daily prune of expired fingerprints
+# was claimed (SET NX EX by the crawl worker that runs it; newscrawl/extensions/index_prune.py).
+SIMHASH_PRUNED = "{prefix}:simhash:pruned:{day}"
 # Hash: url -> JSON record of a dropped near-duplicate (url, original_url, distance, ...).
 DUPLICATES = "{prefix}:duplicates"
 # Sorted set: url scored by the time it was recorded (newest first with ZREVRANGE).

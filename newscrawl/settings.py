@@ -56,5 +56,7 @@ NEWSCRAWL_MAX_DISTANCE = 3
 NEWSCRAWL_IDF_FILE = None
 NEWSCRAWL_FINGERPRINT_RETENTION_DAYS = 365  # 0 or None: fingerprints are compared forever
 NEWSCRAWL_FINGERPRINT_WORKERS = 1  # fingerprint in N worker processes (0: in the crawl process)
+# expired fingerprints are pruned from the index once a day, by the worker that claims the day
+EXTENSIONS = {"newscrawl.extensions.index_prune.IndexPruneExtension": 500}
 NEWSCRAWL_STORE = True
 NEWSCRAWL_STORE_DIR = None  # default: <NEWSCRAWL_DATA_DIR>/articles

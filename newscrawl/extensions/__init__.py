@@ -1,0 +1,1 @@
+"""Scrapy extensions of the crawl (thin adapters over newscrawl's libraries)."""

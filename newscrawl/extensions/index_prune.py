@@ -1,0 +1,177 @@
+"""Daily prune of expired fingerprints from the near-duplicate index, run by the crawl.
+
+With retention (``NEWSCRAWL_FINGERPRINT_RETENTION_DAYS``, default 365), ``check_and_add`` treats
+expired fingerprints as absent but deletes only those it finds within max distance; the rest are
+removed by :meth:`newscrawl.index.SimhashIndex.prune`. This extension runs that prune at most once
+a day per index: on ``spider_opened`` the worker claims the day with
+``SET {prefix}:simhash:pruned:{day} <time> NX EX 172800`` (one worker of a cluster wins; a later
+run the same day does nothing) and prunes in a thread, so the crawl goes on meanwhile (a prune
+of 1M fingerprints takes ~5-7 s). It never fails the crawl: an error is logged and counted
+(``newscrawl/index/prune_error``) and the claim released, so the next run tries again.
+
+Off (``NotConfigured``) when the near-duplicate pipeline is off or retention is off.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from newscrawl.crawler_redis import redis_for_crawler
+from newscrawl.keys import SIMHASH_PRUNED
+from newscrawl.pipelines.dedup import DedupConfig
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+    from scrapy.statscollectors import StatsCollector
+    from twisted.internet.defer import Deferred
+    from twisted.python.failure import Failure
+
+    from newscrawl.index import SimhashIndex
+
+logger = logging.getLogger(__name__)
+
+STATS = "newscrawl/index/"
+#: The claim outlives its day (keys are per day; two days covers clock skew between workers).
+CLAIM_SECONDS = 2 * 86400
+
+
+@dataclass(frozen=True)
+class IndexPruneConfig:
+    prefix: str
+    max_distance: int
+    retention_days: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> IndexPruneConfig:
+        """The pipeline's settings (one reading of them); NotConfigured when nothing to prune."""
+        dedup = DedupConfig.from_settings(settings)
+        if not dedup.enabled:
+            raise NotConfigured("NEWSCRAWL_DEDUP_ENABLED is off")
+        if dedup.retention_days is None:
+            raise NotConfigured("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS is off: nothing expires")
+        return cls(
+            prefix=dedup.prefix,
+            max_distance=dedup.max_distance,
+            retention_days=dedup.retention_days,
+        )
+
+
+class IndexPruneExtension:
+    """Claims and runs the day's prune of the near-duplicate index (see the module doc)."""
+
+    def __init__(self, crawler: Crawler, config: IndexPruneConfig) -> None:
+        self.crawler = crawler
+        self.config = config
+        self.stats: StatsCollector | None = crawler.stats
+        self._index: SimhashIndex | None = None
+        self._running: Deferred[Any] | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> IndexPruneExtension:
+        ext = cls(crawler, IndexPruneConfig.from_settings(crawler.settings))
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        return ext
+
+    @property
+    def index(self) -> SimhashIndex:
+        """The index on the crawl's Redis client, built as the near-duplicate pipeline does."""
+        if self._index is None:
+            from newscrawl.index import SimhashIndex
+
+            self._index = SimhashIndex(
+                redis_for_crawler(self.crawler),
+                prefix=self.config.prefix,
+                max_distance=self.config.max_distance,
+                retention_days=self.config.retention_days,
+            )
+        return self._index
+
+    def claim_key(self, day: int) -> str:
+        return SIMHASH_PRUNED.format(prefix=self.config.prefix, day=day)
+
+    # --- the work (blocking: runs in a thread) ---------------------------------------------
+    def prune_today(self) -> int | None:
+        """Claim today's prune and run it: the count deleted, or None if claimed already.
+
+        Raises on Redis errors (after releasing the claim, best effort).
+        """
+        index = self.index
+        key = self.claim_key(index.today())
+        if not index.client.set(key, repr(time.time()), nx=True, ex=CLAIM_SECONDS):
+            return None
+        try:
+            return index.prune()
+        except BaseException:
+            try:
+                index.client.delete(key)  # let the next run try again
+            except Exception as exc:  # Redis away: the claim expires by itself
+                logger.warning("Could not release the index prune claim %s: %s", key, exc)
+            raise
+
+    # --- reporting (reactor thread) ----------------------------------------------------------
+    def _done(self, deleted: int | None) -> None:
+        if deleted is None:
+            logger.debug("Near-duplicate index already pruned today")
+            return
+        logger.info(
+            "Pruned %d expired fingerprints (older than %d days) from the near-duplicate index",
+            deleted,
+            self.config.retention_days,
+        )
+        if self.stats is not None:
+            self.stats.set_value(STATS + "pruned", deleted)
+
+    def _failed(self, exc: BaseException) -> None:
+        logger.error(
+            "Pruning expired fingerprints from the near-duplicate index failed (the crawl goes "
+            "on; the next run tries again): %s: %s",
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
+        if self.stats is not None:
+            self.stats.inc_value(STATS + "prune_error")
+
+    def run(self) -> None:
+        """Claim and prune in the calling thread, then report (what spider_opened does)."""
+        try:
+            deleted = self.prune_today()
+        except Exception as exc:
+            self._failed(exc)
+        else:
+            self._done(deleted)
+
+    # --- signals -----------------------------------------------------------------------------
+    def spider_opened(self) -> None:
+        from twisted.internet.threads import deferToThread
+
+        try:
+            self.index  # noqa: B018 - the client is resolved here, on the reactor thread
+        except Exception as exc:
+            self._failed(exc)
+            return
+        d: Deferred[Any] = deferToThread(self.prune_today)
+        d.addCallbacks(self._done, self._errback)
+        d.addBoth(self._finished)
+        self._running = d
+
+    def _errback(self, failure: Failure) -> None:
+        self._failed(failure.value)
+
+    def _finished(self, result: object) -> None:
+        self._running = None
+
+    def spider_closed(self) -> Deferred[Any] | None:
+        """A prune still running is waited for (the embedded Redis stops after the crawl)."""
+        if self._running is not None and not self._running.called:
+            logger.info("Waiting for the near-duplicate index prune to finish")
+            return self._running
+        return None
