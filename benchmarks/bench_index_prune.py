@@ -1,0 +1,73 @@
+"""Benchmark of SimhashIndex.prune() (the crawl's daily prune) on the embedded Redis.
+
+Loads N fingerprints (a share of them stored more than the retention ago), then times prune()
+twice: the first deletes the expired ones, the second finds nothing (the daily cost when little
+expired: one SCAN of all block-0 buckets and an HGETALL of each). Prints a markdown table::
+
+    python benchmarks/bench_index_prune.py                       # 1,000,000, 10 % expired
+    python benchmarks/bench_index_prune.py -n 100000 --expired 0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from newscrawl.index import SimhashIndex, ensure_compact_encoding  # noqa: E402
+from newscrawl.redis_conn import open_embedded  # noqa: E402
+
+DAY = 86400.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=1_000_000, help="fingerprints stored")
+    parser.add_argument("--expired", type=float, default=0.1, help="share stored 400 days ago")
+    parser.add_argument("--retention-days", type=int, default=365)
+    args = parser.parse_args(argv)
+
+    client = open_embedded(Path(tempfile.mkdtemp(prefix="bench-prune-")))
+    client.config_set("appendonly", "no")
+    client.config_set("save", "")
+    client.flushall()
+    ensure_compact_encoding(client)
+    rng = random.Random(1)
+    n_old = int(args.n * args.expired)
+    now = time.time()
+    for count, days_ago in ((n_old, 400.0), (args.n - n_old, 10.0)):
+        loader = SimhashIndex(client, prefix="bench", clock=(now - days_ago * DAY).__float__)
+        loader.add_many(
+            (rng.getrandbits(64), f"https://news.example.com/{i}/{rng.getrandbits(40)}.html")
+            for i in range(count)
+        )
+    idx = SimhashIndex(client, prefix="bench", retention_days=args.retention_days)
+    t0 = time.perf_counter()
+    first = idx.prune()
+    first_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    second = idx.prune()
+    second_s = time.perf_counter() - t0
+    rows = [
+        ("fingerprints stored", f"{args.n:,} ({n_old:,} older than {args.retention_days} days)"),
+        ("prune(), first (deletes the expired)", f"{first_s:.1f} s, {first:,} deleted"),
+        ("prune(), again (nothing expired)", f"{second_s:.1f} s, {second:,} deleted"),
+        ("fingerprints left (meta count)", f"{idx.count():,}"),
+    ]
+    print("| measure | value |")
+    print("|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+    cleanup = getattr(client, "_cleanup", None)
+    if cleanup is not None:
+        cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
