@@ -34,6 +34,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -75,7 +76,7 @@ class TimedPortal(MockPortal):
         super().__init__(host)
         self.article_times: list[float] = []
         self._tlock = threading.Lock()
-        handler = self.server.RequestHandlerClass
+        handler: Any = self.server.RequestHandlerClass  # a handler class with do_GET
         original = handler.do_GET
         portal = self
 
