@@ -76,8 +76,9 @@ def simhash_from_features(pairs: Iterable[tuple[int, float]], bits: int = BITS) 
 # "Lanes": a 64-bit hash h is spread into one big int with bit i of h at bit LANE*i. Then
 # acc = sum(w * spread(h)) holds, in lane i, S[i] = total weight of the features whose bit i is set
 # (no lane overflows while the total weight W < LANE_CAPACITY). V[i] = S[i] - (W - S[i]), so bit i
-# of the signature is set iff 2*S[i] > W, i.e. S[i] >= T with T = W // 2 + 1. Adding 2**47 - T to
-# every lane sets bit 47 of lane i exactly when S[i] >= T; bytes slicing gathers those 64 bits.
+# of the signature is set iff 2*S[i] > W, i.e. S[i] >= T with T = W // 2 + 1. Adding
+# 2**(LANE-1) - T to every lane sets bit LANE-1 of lane i exactly when S[i] >= T; bytes slicing
+# gathers those 64 bits.
 # One big-int multiply-add per feature instead of 64 Python-level additions.
 LANE = 24
 LANE_CAPACITY = 1 << (LANE - 1)

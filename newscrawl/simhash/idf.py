@@ -73,8 +73,7 @@ class IdfTable:
         self._raw = raw
         self._words = words or []
         self._values = values if values is not None else array("I")
-        firsts, starts = groups if groups is not None else _groups(self._words)
-        self._firsts, self._starts = firsts, starts
+        firsts, self._starts = groups if groups is not None else _groups(self._words)
         self._group = dict(zip(firsts, range(len(firsts)), strict=True))
 
     def __len__(self) -> int:
