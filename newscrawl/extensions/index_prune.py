@@ -6,7 +6,7 @@ removed by :meth:`newscrawl.index.SimhashIndex.prune`. This extension runs that 
 a day per index: on ``spider_opened`` the worker claims the day with
 ``SET {prefix}:simhash:pruned:{day} <time> NX EX 172800`` (one worker of a cluster wins; a later
 run the same day does nothing) and prunes in a thread, so the crawl goes on meanwhile (a prune
-of 1M fingerprints takes ~5-7 s). It never fails the crawl: an error is logged and counted
+of 1M fingerprints takes ~3-4 s). It never fails the crawl: an error is logged and counted
 (``newscrawl/index/prune_error``) and the claim released, so the next run tries again.
 
 Off (``NotConfigured``) when the near-duplicate pipeline is off or retention is off.
