@@ -141,3 +141,21 @@ def test_worker_error_raised_for_its_item(tmp_path: Path) -> None:
     finally:
         dedup.fingerprints.close()
         redis_for_crawler(crawler).connection_pool.disconnect()
+
+
+def test_long_text_same_fingerprint_through_the_worker() -> None:
+    """A text past max_chars (sent to the worker cut to max_chars) gets the fingerprint the
+    function gives the whole text, answered by the worker."""
+    from newscrawl.pipelines.dedup import Fingerprints
+
+    body = "".join(Article.generate(f"long{i}").text for i in range(120))
+    text = body * (1 + 250_000 // len(body))
+    fps = Fingerprints(None, 1)
+    try:
+        assert len(text) > fps.max_chars
+        got = asyncio.run(fps.fingerprint(text))
+        assert fps.processes == 1  # answered by the worker, not the in-process fallback
+        assert got == fingerprint(text) == fingerprint(text[: fps.max_chars])
+        assert got != fingerprint(text[100_000 - 5_000 :])
+    finally:
+        fps.close()

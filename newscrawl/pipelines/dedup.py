@@ -219,7 +219,11 @@ class Fingerprints:
     """
 
     def __init__(self, idf_file: str | None, workers: int) -> None:
+        from newscrawl.simhash import FingerprintConfig
+
         self.idf_file = idf_file
+        # Only the first max_chars characters of a text count: no more is sent to a worker.
+        self.max_chars = FingerprintConfig().max_chars
         self._workers: list[_Worker] = []
         try:
             for _ in range(workers):
@@ -235,6 +239,8 @@ class Fingerprints:
         return sum(not w.broken for w in self._workers)
 
     async def fingerprint(self, text: str) -> int | None:
+        if isinstance(text, str) and len(text) > self.max_chars:
+            text = text[: self.max_chars]  # the same fingerprint, a bounded message
         live = [w for w in self._workers if not w.broken]
         if live and _running_loop() is not None:
             worker = min(live, key=lambda w: len(w.pending))
