@@ -159,3 +159,31 @@ def test_long_text_same_fingerprint_through_the_worker() -> None:
         assert got != fingerprint(text[100_000 - 5_000 :])
     finally:
         fps.close()
+
+
+def test_worker_dead_at_start_leaves_fingerprints_in_process(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker killed before it answers (OOM killer, a crash) is logged, not a crash of the
+    crawl: the fingerprints are computed in the crawl process."""
+    import multiprocessing.context
+
+    from newscrawl.pipelines.dedup import Fingerprints
+
+    start = multiprocessing.context.SpawnProcess.start
+
+    def start_then_die(self: multiprocessing.context.SpawnProcess) -> None:
+        start(self)
+        assert self.pid is not None
+        os.kill(self.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_die)
+    text = Article.generate("dead").text
+    with caplog.at_level(logging.ERROR, logger="newscrawl.pipelines.dedup"):
+        fps = Fingerprints(None, 1)
+    try:
+        assert fps.processes == 0
+        assert "fingerprint worker did not start" in caplog.text
+        assert asyncio.run(fps.fingerprint(text)) == fingerprint(text)
+    finally:
+        fps.close()

@@ -142,7 +142,13 @@ class _Worker:
         self._next_id = 0
         self.broken = False
         # The worker's first message: its fingerprint version (or why it could not start).
-        _, version, error = self.conn.recv() if self.conn.poll(300) else (None, None, "timeout")
+        try:
+            _, version, error = (
+                self.conn.recv() if self.conn.poll(300) else (None, None, "timeout")
+            )
+        except (EOFError, OSError) as exc:  # it died before answering (killed, crashed)
+            self.process.join(timeout=5)
+            version, error = None, f"exited ({exc!r}, exit code {self.process.exitcode})"
         if error is not None:
             self.close()
             raise WorkerFailed(f"fingerprint worker did not start: {error}")
@@ -228,10 +234,12 @@ class Fingerprints:
         try:
             for _ in range(workers):
                 self._workers.append(_Worker(idf_file))
-        except WorkerFailed:
+        except WorkerFailed as exc:
             self.close()
-            _worker_version(idf_file)  # raises the worker's start-up error here, in full
-            raise
+            # A configuration error (bad IDF file, missing segmenter) is raised here, in full;
+            # a worker that merely died leaves the fingerprints to the crawl process.
+            _worker_version(idf_file)
+            logger.error("%s: fingerprinting in the crawl process", exc)
         self.version = self._workers[0].version if self._workers else _worker_version(idf_file)
 
     @property
