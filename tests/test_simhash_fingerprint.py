@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -452,7 +453,13 @@ def test_idf_cache_broken_or_unwritable_falls_back_to_parsing(tmp_path: Path) ->
     load_idf(user, cache_dir=cdir)
     (cache,) = cdir.glob("idf-*.bin")
     good = cache.read_bytes()
-    for broken in (b"", b"garbage", good[:-3], good[:20], b"X" + good[1:]):
+    (n,) = struct.unpack_from("<I", good, 8)
+    (median,) = struct.unpack_from("<I", good, 12)
+    header_edits = (  # the header is under the CRC too
+        good[:8] + struct.pack("<I", n + 1) + good[12:],
+        good[:12] + struct.pack("<I", median + 1000) + good[16:],
+    )
+    for broken in (b"", b"garbage", good[:-3], good[:20], b"X" + good[1:], *header_edits):
         cache.write_bytes(broken)
         table = load_idf(user, cache_dir=cdir)
         assert table.items() == sorted([("发展", 2000), ("经济", 1000), ("增长", 3000)])

@@ -118,9 +118,11 @@ class IdfFormatError(ValueError):
 
 
 _NO_CACHE_DIR = object()
-_CACHE_MAGIC = b"NCIDF2\0\0"
-# magic, entries, median, bytes per value, first characters, CRC-32 of the rest
-_CACHE_HEADER = struct.Struct("<8sIIBII")
+_CACHE_MAGIC = b"NCIDF3\0\0"
+# magic, entries, median, bytes per value, first characters; then the CRC-32 of all that and the
+# body (so a changed header field fails the check too)
+_CACHE_HEADER = struct.Struct("<8sIIBI")
+_CACHE_CRC = struct.Struct("<I")
 
 
 def default_cache_dir() -> Path | None:
@@ -172,28 +174,41 @@ def _read_cache(cache: Path, source: Path, sha: str) -> IdfTable | None:
     except OSError as exc:
         logger.debug("IDF cache %s unreadable (%s): parsing %s", cache, exc, source)
         return None
-    head = _CACHE_HEADER.size
-    if len(blob) >= head:
-        magic, n, median, size, n_firsts, crc = _CACHE_HEADER.unpack_from(blob)
-        body = memoryview(blob)[head:]
-        if magic == _CACHE_MAGIC and size in (2, 4) and zlib.crc32(body) == crc:
-            values, starts = array("H" if size == 2 else "I"), array("I")
-            end = n * size + (n_firsts + 1) * 4
-            values.frombytes(body[: n * size])
-            starts.frombytes(body[n * size : end])
-            if (values.itemsize, starts.itemsize, len(values)) == (size, 4, n):
-                if sys.byteorder == "big":
-                    values.byteswap()
-                    starts.byteswap()
-                firsts, _, text = bytes(body[end:]).decode("utf-8").partition("\n")
-                words = text.split("\n")
-                if len(words) == n and len(firsts) == n_firsts:
-                    return IdfTable(
-                        str(source), sha[:8], median, words=words, values=values,
-                        groups=(firsts, starts),
-                    )  # fmt: skip
+    head = _CACHE_HEADER.size + _CACHE_CRC.size
+    try:
+        table = _decode_cache(blob, head, source, sha) if len(blob) >= head else None
+    except (ValueError, UnicodeDecodeError, struct.error):
+        table = None
+    if table is not None:
+        return table
     logger.debug("IDF cache %s is not a valid cache file: parsing %s", cache, source)
     return None
+
+
+def _decode_cache(blob: bytes, head: int, source: Path, sha: str) -> IdfTable | None:
+    magic, n, median, size, n_firsts = _CACHE_HEADER.unpack_from(blob)
+    (crc,) = _CACHE_CRC.unpack_from(blob, _CACHE_HEADER.size)
+    body = memoryview(blob)[head:]
+    if magic != _CACHE_MAGIC or size not in (2, 4):
+        return None
+    if zlib.crc32(body, zlib.crc32(blob[: _CACHE_HEADER.size])) != crc:
+        return None
+    values, starts = array("H" if size == 2 else "I"), array("I")
+    end = n * size + (n_firsts + 1) * 4
+    values.frombytes(body[: n * size])
+    starts.frombytes(body[n * size : end])
+    if (values.itemsize, starts.itemsize, len(values), len(starts)) != (size, 4, n, n_firsts + 1):
+        return None
+    if sys.byteorder == "big":
+        values.byteswap()
+        starts.byteswap()
+    firsts, _, text = bytes(body[end:]).decode("utf-8").partition("\n")
+    words = text.split("\n")
+    if len(words) != n or len(firsts) != n_firsts:
+        return None
+    return IdfTable(
+        str(source), sha[:8], median, words=words, values=values, groups=(firsts, starts)
+    )
 
 
 def _write_cache(cache: Path, table: IdfTable) -> None:
@@ -210,8 +225,9 @@ def _write_cache(cache: Path, table: IdfTable) -> None:
     text = firsts + "\n" + "\n".join(words)
     body = values.tobytes() + starts.tobytes() + text.encode("utf-8")
     header = _CACHE_HEADER.pack(
-        _CACHE_MAGIC, len(words), table.median, values.itemsize, len(firsts), zlib.crc32(body)
+        _CACHE_MAGIC, len(words), table.median, values.itemsize, len(firsts)
     )
+    header += _CACHE_CRC.pack(zlib.crc32(body, zlib.crc32(header)))
     tmp: str | None = None
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
