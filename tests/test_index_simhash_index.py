@@ -191,6 +191,34 @@ def test_prune_skips_keys_that_are_not_buckets(r: redis.Redis) -> None:
     assert r.get("newscrawl:simhash:0:zzzz") == b"not a hash"
 
 
+def test_foreign_key_under_a_block_1_3_name_does_not_break_deletions(r: redis.Redis) -> None:
+    # A non-hash key where a fingerprint's block-1 bucket should be: prune and check_and_add's
+    # expiry deletions still delete the fingerprint everywhere else and keep the count right.
+    clock = Clock()
+    idx = SimhashIndex(r, retention_days=5, clock=clock)
+    fps = [(i << 48) | (0x0BBB << 32) | (i << 16) | i for i in range(1, 6)]
+    lone = (0x7777 << 48) | (0x00AA << 32) | 0x1234_5678
+    idx.add_many([(fp, f"d{i}") for i, fp in enumerate([*fps, lone])])
+    r.delete("newscrawl:simhash:1:00aa")
+    r.set("newscrawl:simhash:1:00aa", "foreign")
+    clock.now += 30 * DAY
+    assert idx.prune() == 6
+    assert idx.count() == 0
+    assert sum(r.hlen(k) for k in r.scan_iter(match="newscrawl:simhash:0:*")) == 0
+    assert r.get("newscrawl:simhash:1:00aa") == b"foreign"
+    # check_and_add meeting an expired near entry whose block-1 key is foreign
+    r.delete("newscrawl:simhash:1:00aa")
+    idx.add(lone, "old")
+    r.delete("newscrawl:simhash:1:00aa")
+    r.set("newscrawl:simhash:1:00aa", "foreign")
+    clock.now += 30 * DAY
+    near = lone ^ (1 << 32)  # distance 1, another block-1 bucket (the foreign one is lone's)
+    assert idx.check_and_add(near, "new") is None  # the expired one is not a match
+    assert idx.count() == 1
+    assert [m.doc_id for m in idx.query(near)] == ["new"]
+    assert r.get("newscrawl:simhash:1:00aa") == b"foreign"
+
+
 def test_remove(r: redis.Redis) -> None:
     idx = SimhashIndex(r)
     idx.add(2**63 + 5, "a")

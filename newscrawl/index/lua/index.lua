@@ -66,10 +66,12 @@ end
 
 local function delete_entry(f)
   local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
-  local removed = redis.call('HDEL', bucket_key(0, c1), f)
-  redis.call('HDEL', bucket_key(1, c2), f)
-  redis.call('HDEL', bucket_key(2, c3), f)
-  redis.call('HDEL', bucket_key(3, c4), f)
+  -- pcall: a foreign non-hash key under a bucket name must not abort the script between the
+  -- deletions and the count update (Redis does not roll back what was done).
+  local removed = redis.pcall('HDEL', bucket_key(0, c1), f)
+  redis.pcall('HDEL', bucket_key(1, c2), f)
+  redis.pcall('HDEL', bucket_key(2, c3), f)
+  redis.pcall('HDEL', bucket_key(3, c4), f)
   if removed == 1 then
     redis.call('HINCRBY', meta, 'count', -1)
   end

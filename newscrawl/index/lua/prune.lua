@@ -21,9 +21,11 @@ for k = 2, #KEYS do
     if string.len(f) == 8 and day ~= nil and day < min_day then
       local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
       redis.call('HDEL', KEYS[k], f)
-      redis.call('HDEL', string.format(bucket_format, 1, c2), f)
-      redis.call('HDEL', string.format(bucket_format, 2, c3), f)
-      redis.call('HDEL', string.format(bucket_format, 3, c4), f)
+      -- pcall: a foreign non-hash key under a block 1-3 name must not abort the script after
+      -- earlier deletions (Redis does not roll them back) and before the count is updated.
+      redis.pcall('HDEL', string.format(bucket_format, 1, c2), f)
+      redis.pcall('HDEL', string.format(bucket_format, 2, c3), f)
+      redis.pcall('HDEL', string.format(bucket_format, 3, c4), f)
       deleted = deleted + 1
     end
   end
