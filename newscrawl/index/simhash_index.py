@@ -357,6 +357,10 @@ class SimhashIndex:
         """The nearest stored fingerprint within ``max_distance``; if none, store this one.
 
         Atomic (one Lua script): of two concurrent near-duplicates exactly one is added.
+        Safe to repeat: this fingerprint already stored under this same ``doc_id`` (a repeated
+        call, or a call sent again after its reply was lost on a broken connection, as redis-py
+        retries do) comes back as ``Match(doc_id, fingerprint, 0)`` and nothing is added twice;
+        compare ``match.doc_id`` with your ``doc_id`` to tell it from a near-duplicate.
         """
         self._check_doc_id(doc_id)
         self._maybe_tune()
@@ -374,7 +378,8 @@ class SimhashIndex:
         self._run("add", fingerprint, doc_id)
 
     def remove(self, fingerprint: int, doc_id: str | None = None) -> bool:
-        """Delete a stored fingerprint (only if it belongs to ``doc_id`` when given)."""
+        """Delete a stored fingerprint (only if it belongs to ``doc_id`` when given). True if it
+        was deleted by this call (False when a call sent again after a lost reply finds it gone)."""
         return bool(self._run("remove", fingerprint, doc_id or ""))
 
     def add_many(self, items: Iterable[tuple[int, str]], *, batch_size: int = 5000) -> int:
