@@ -187,3 +187,21 @@ def test_worker_dead_at_start_leaves_fingerprints_in_process(
         assert asyncio.run(fps.fingerprint(text)) == fingerprint(text)
     finally:
         fps.close()
+
+
+def test_items_waiting_when_the_worker_is_closed_go_in_process() -> None:
+    from newscrawl.pipelines.dedup import Fingerprints
+
+    texts = [Article.generate(f"close{i}").text for i in range(4)]
+    fps = Fingerprints(None, 1)
+
+    async def run() -> list[int | None]:
+        tasks = [asyncio.ensure_future(fps.fingerprint(t)) for t in texts]
+        await asyncio.sleep(0)  # all four sent to the worker, no reply read yet
+        fps.close()
+        return list(await asyncio.wait_for(asyncio.gather(*tasks), 30))
+
+    try:
+        assert asyncio.run(run()) == [fingerprint(t) for t in texts]
+    finally:
+        fps.close()

@@ -9,6 +9,7 @@ in the duplicate log (url, original url, distance, both fingerprints, time, site
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import signal
@@ -204,6 +205,11 @@ class _Worker:
         if self.loop is not None and not self.loop.is_closed():
             self.loop.remove_reader(self.conn.fileno())
         self.loop = None
+        pending, self.pending = self.pending, {}
+        for future in pending.values():  # items still waiting go in-process, none hangs
+            if not future.done():
+                with contextlib.suppress(RuntimeError):  # its event loop is closed already
+                    future.set_result((None, "worker closed"))
         try:
             self.conn.send(None)
         except (OSError, ValueError):
