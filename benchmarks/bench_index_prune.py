@@ -18,9 +18,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from newscrawl.index import SimhashIndex, ensure_compact_encoding  # noqa: E402
-from newscrawl.redis_conn import open_embedded  # noqa: E402
+from bench_index import bench_server, print_rows, stop_server  # noqa: E402
+
+from newscrawl.index import SimhashIndex  # noqa: E402
 
 DAY = 86400.0
 
@@ -32,11 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retention-days", type=int, default=365)
     args = parser.parse_args(argv)
 
-    client = open_embedded(Path(tempfile.mkdtemp(prefix="bench-prune-")))
-    client.config_set("appendonly", "no")
-    client.config_set("save", "")
-    client.flushall()
-    ensure_compact_encoding(client)
+    client = bench_server(Path(tempfile.mkdtemp(prefix="bench-prune-")))
     rng = random.Random(1)
     n_old = int(args.n * args.expired)
     now = time.time()
@@ -59,13 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         ("prune(), again (nothing expired)", f"{second_s:.1f} s, {second:,} deleted"),
         ("fingerprints left (meta count)", f"{idx.count():,}"),
     ]
-    print("| measure | value |")
-    print("|---|---|")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
-    cleanup = getattr(client, "_cleanup", None)
-    if cleanup is not None:
-        cleanup()
+    print_rows(rows)
+    stop_server(client)
     return 0
 
 
