@@ -13,14 +13,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
-TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
-NON_CJK_RE = re.compile(rf"[^{_CJK}]+")
 _SPLIT_RE = re.compile(rf"([^{_CJK}]+)")
 _WORDISH_RE = re.compile(rf"[^\W\d_{_CJK}]")  # a word character that is not a decimal digit
 
@@ -35,9 +34,15 @@ def keep_word(word: str) -> bool:
     return len(word) > 1 and not word.isdigit()
 
 
+@functools.cache
+def _token_re() -> re.Pattern[str]:
+    # compiled on first use: only the slow path needs it (each Unicode class costs ms to compile)
+    return re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
+
+
 def split_runs(text: str) -> Iterator[tuple[bool, str]]:
     """Yield ``(is_cjk, run)`` in text order; word runs are normalised and filtered."""
-    for m in TOKEN_RE.finditer(text):
+    for m in _token_re().finditer(text):
         cjk = m.group("cjk")
         if cjk is not None:
             yield True, cjk
@@ -45,17 +50,6 @@ def split_runs(text: str) -> Iterator[tuple[bool, str]]:
             word = normalize_word(m.group("word"))
             if keep_word(word):
                 yield False, word
-
-
-def cjk_text_and_words(text: str) -> tuple[str, list[str]]:
-    """The CJK runs joined by single spaces (for one segmenter call), and the kept word tokens.
-
-    Same runs and words as ``split_runs``, without their order (for order-free features).
-    """
-    words = [
-        w for w in map(normalize_word, WORD_RE.findall(text)) if len(w) > 1 and not w.isdigit()
-    ]
-    return NON_CJK_RE.sub(" ", text), words
 
 
 def cjk_text_and_gap_words(text: str) -> tuple[str, list[list[str]] | None]:
