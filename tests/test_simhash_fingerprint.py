@@ -421,19 +421,36 @@ def test_known_idf_table_shortcut_equals_the_careful_parse() -> None:
 
 def test_idf_cache_file_gives_the_same_table(tmp_path: Path) -> None:
     # The parsed table is kept in a cache file named by the source's SHA-256; a second load reads
-    # it and gives exactly the parsed table (entries, median, digest).
-    from newscrawl.simhash.idf import default_idf_path, load_idf
+    # it (an open-addressing table of word hashes) and gives every word exactly the parsed value,
+    # unknown words the median, and the same digest.
+    from newscrawl.simhash.idf import default_idf_path, load_idf, word_hash
 
     path = default_idf_path()
     parsed = load_idf(path, cache_dir=None)
     first = load_idf(path, cache_dir=tmp_path)  # parses and writes the cache
     (cache,) = tmp_path.glob("idf-*.bin")
-    assert cache.name == f"idf-{hashlib.sha256(path.read_bytes()).hexdigest()}.bin"
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert cache.name == f"idf-{sha}.v5.bin"
     cached = load_idf(path, cache_dir=tmp_path)
-    assert cached.items() == parsed.items() == first.items()
+    items = parsed.items()
+    assert first.items() == items
+    assert len(cached) == len(parsed) == len(items) > 200_000
+    assert [(w, cached.get(w)) for w, _ in items] == items
+    assert [cached.get_hashed(w, word_hash(w)) for w, _ in items[:1000]] == [
+        v for _, v in items[:1000]
+    ]
     assert (cached.median, cached.digest) == (parsed.median, parsed.digest)
-    for word in ("统计局", "的", "没有这个词", "", "\uffff", "a"):
+    for word in ("统计局", "的", "没有这个词", "", "\uffff", "a", "经济增长率之谜"):
         assert cached.get(word) == parsed.get(word)
+    with pytest.raises(TypeError):
+        cached.items()  # a hashed table keeps no words
+    # a cache file of another format version (an older newscrawl sharing the directory) is
+    # neither read nor rewritten
+    other = tmp_path / f"idf-{sha}.bin"
+    other.write_bytes(b"NCIDF3\0\0 another version's file")
+    assert load_idf(path, cache_dir=tmp_path).get("统计局") == parsed.get("统计局")
+    assert other.read_bytes() == b"NCIDF3\0\0 another version's file"
+    other.unlink()
     # a user table gets its own cache file; a changed file another one
     user = tmp_path / "idf.txt"
     user.write_text("经济 1.0\n增长 3.0\n", encoding="utf-8")
@@ -554,3 +571,19 @@ def test_tokens_equal_the_run_by_run_reference_on_random_mixed_text() -> None:
         for is_cjk, run in split_runs(text):
             ref.extend(fp._segmenter.cut(run) if is_cjk else [run])  # noqa: SLF001
         assert fp.tokens(text) == ref, text
+
+
+def test_idf_cache_not_written_when_word_hashes_collide(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cache is an open-addressing table keyed by 64-bit word hashes; if two words of a table
+    # ever had the same hash it could not tell them apart, so no cache is written and the parsed
+    # table is used (here forced with a hash that collides for every word).
+    from newscrawl.simhash import idf
+
+    user = tmp_path / "idf.txt"
+    user.write_text("经济 1.0\n增长 3.0\n发展 2.0\n", encoding="utf-8")
+    monkeypatch.setattr(idf, "word_hash", lambda word: 7)
+    table = idf.load_idf(user, cache_dir=tmp_path / "cache")
+    assert not list((tmp_path / "cache").glob("idf-*.bin"))
+    assert [table.get(w) for w in ("经济", "增长", "发展", "其他")] == [1000, 3000, 2000, 2000]

@@ -222,7 +222,7 @@ class Fingerprinter:
         """``entries`` with each None (a token not in the current cache) filled like ``_entry``,
         in one loop with local names (new tokens are most of the work of a cold process)."""
         old_get = self._old_cache.get
-        idf_get = self._idf.get
+        idf_get = self._idf.get_hashed
         blake2b = hashlib.blake2b
         chunk = core._SPREAD_CHUNK.__getitem__
         join = b"".join
@@ -234,7 +234,10 @@ class Fingerprinter:
                 e = old_get(token)
                 if e is None:
                     digest = blake2b(token.encode("utf-8"), digest_size=8).digest()
-                    e = (from_bytes(join(map(chunk, digest[::-1])), "little"), idf_get(token))
+                    e = (
+                        from_bytes(join(map(chunk, digest[::-1])), "little"),
+                        idf_get(token, from_bytes(digest, "big")),  # word_hash(token)
+                    )
                 cache = self._cache
                 if len(cache) >= self.CACHE_LIMIT:
                     self._old_cache = cache
