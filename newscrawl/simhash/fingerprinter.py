@@ -183,7 +183,22 @@ class Fingerprinter:
             if min_cjk > 1:
                 return [w for w in cut_tokens if len(w) >= min_cjk and w != " "]
             return list(filter(" ".__ne__, cut_tokens))
-        out: list[str] = []
+        if min_cjk <= 1 and cut_tokens.count(" ") == len(gap_words):
+            # Most gaps hold no kept word: drop the spaces in C, then put the words of the few
+            # other gaps in place (the g-th space sits at index pos, so pos - g tokens precede
+            # it once the spaces are gone), last gap first so earlier positions stay valid.
+            out = list(filter(" ".__ne__, cut_tokens))
+            index = cut_tokens.index
+            inserts: list[tuple[int, list[str]]] = []
+            pos = -1
+            for g, words in enumerate(gap_words):
+                pos = index(" ", pos + 1)
+                if words:
+                    inserts.append((pos - g, words))
+            for at, words in reversed(inserts):
+                out[at:at] = words
+            return out
+        out = []
         gap = 0
         for w in cut_tokens:
             if w == " ":
