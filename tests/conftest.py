@@ -12,7 +12,10 @@ make it answer 503 for a while. Other sizes: parametrize indirectly, the dict go
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,23 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from crawlrun import Worker  # noqa: E402
 from mockportal import Layout, MockPortal, build_portals, sites_toml  # noqa: E402
+
+_OWN_CACHE_DIR: str | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The IDF cache (newscrawl.simhash.idf) goes to a directory of this test session, inherited
+    # by the subprocesses the tests start, instead of the user's ~/.cache/newscrawl.
+    global _OWN_CACHE_DIR
+    if "NEWSCRAWL_CACHE_DIR" not in os.environ:
+        _OWN_CACHE_DIR = tempfile.mkdtemp(prefix="newscrawl-test-cache-")
+        os.environ["NEWSCRAWL_CACHE_DIR"] = _OWN_CACHE_DIR
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _OWN_CACHE_DIR is not None:
+        os.environ.pop("NEWSCRAWL_CACHE_DIR", None)
+        shutil.rmtree(_OWN_CACHE_DIR, ignore_errors=True)
 
 
 @pytest.fixture

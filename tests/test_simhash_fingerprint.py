@@ -461,7 +461,9 @@ def test_idf_cache_file_gives_the_same_table(tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("idf-*.bin"))) == 3
 
 
-def test_idf_cache_broken_or_unwritable_falls_back_to_parsing(tmp_path: Path) -> None:
+def test_idf_cache_broken_or_unwritable_falls_back_to_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from newscrawl.simhash.idf import load_idf
 
     user = tmp_path / "idf.txt"
@@ -487,16 +489,13 @@ def test_idf_cache_broken_or_unwritable_falls_back_to_parsing(tmp_path: Path) ->
     blocker.write_text("x")
     assert load_idf(user, cache_dir=blocker / "sub").get("发展") == 2000
     # the environment variable; empty = no cache
-    import os
-
-    os.environ["NEWSCRAWL_CACHE_DIR"] = str(tmp_path / "env")
-    try:
-        load_idf(user)
-        assert list((tmp_path / "env").glob("idf-*.bin"))
-        os.environ["NEWSCRAWL_CACHE_DIR"] = ""
-        load_idf(user)
-    finally:
-        del os.environ["NEWSCRAWL_CACHE_DIR"]
+    monkeypatch.setenv("NEWSCRAWL_CACHE_DIR", str(tmp_path / "env"))
+    load_idf(user)
+    assert list((tmp_path / "env").glob("idf-*.bin"))
+    monkeypatch.setenv("NEWSCRAWL_CACHE_DIR", "")
+    before = set(tmp_path.rglob("*"))
+    load_idf(user)
+    assert set(tmp_path.rglob("*")) == before
 
 
 def _reference_fingerprint(fp: Fingerprinter, text: str) -> int | None:

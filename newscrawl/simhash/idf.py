@@ -56,14 +56,17 @@ def word_hash(word: str) -> int:
 
 class IdfTable:
     """A loaded IDF table: ``get(word)`` is ``round(idf * IDF_SCALE)``, the median for unknown
-    words. Backed by the parsed text (``word -> idf as written``, converted on lookup), or by the
-    cache file's open-addressing table: ``keys[i]`` is the 64-bit ``word_hash`` of a word (0 =
-    empty slot), ``values[i]`` its IDF; a word is looked for at slot ``hash & mask`` and the
-    following ones. Loading it creates no Python object per word (reading 270k words into a list
+    words.
+
+    Backed by the parsed text (``word -> idf as written``, converted on lookup), or by the cache
+    file's open-addressing table (under 2/3 full): ``keys[i]`` is the 64-bit ``word_hash`` of a
+    word (0 = empty slot), ``values[i]`` its IDF; a word is looked for at slot ``hash & mask``
+    and the following ones. Loading it creates no Python object per word (a list of 270k words
     cost ~30 ms of every process's start-up, a dict ~0.1 s), and a lookup is one or two array
     reads. A word that is not in the table could be taken for one that is only if their 64-bit
     BLAKE2b hashes were equal (odds about 1 in 7 * 10**13 per lookup of jieba's 270k-word table;
-    the same on every machine)."""
+    the same on every machine).
+    """
 
     def __init__(
         self,
@@ -120,10 +123,10 @@ class IdfTable:
 
 
 def _hash_table(items: list[tuple[str, int]]) -> tuple[array[int], array[int]] | None:
-    """The open-addressing table of ``items`` (at most half full), or None when it cannot
+    """The open-addressing table of ``items`` (under 2/3 full), or None when it cannot
     represent them exactly: two words with the same 64-bit hash, a word hashing to 0 (the empty
     mark), or a platform without 8-byte array items."""
-    slots = 1 << max(4, (2 * len(items)).bit_length())
+    slots = 1 << max(4, (3 * len(items) // 2).bit_length())  # at most 2/3 full
     biggest = max((v for _, v in items), default=0)
     keys = array("Q", bytes(8 * slots))
     values = array(
@@ -226,7 +229,7 @@ def _decode_cache(blob: bytes, head: int, source: Path, sha: str) -> IdfTable | 
     magic, n, median, size, slots = _CACHE_HEADER.unpack_from(blob)
     (crc,) = _CACHE_CRC.unpack_from(blob, _CACHE_HEADER.size)
     body = memoryview(blob)[head:]
-    if magic != _CACHE_MAGIC or size not in (2, 4) or slots & (slots - 1) or slots < 2 * n:
+    if magic != _CACHE_MAGIC or size not in (2, 4) or slots & (slots - 1) or 2 * slots < 3 * n:
         return None
     if len(body) != slots * (8 + size):
         return None
