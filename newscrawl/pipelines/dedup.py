@@ -310,8 +310,14 @@ class NearDuplicatePipeline:
         pipe = cls(crawler, config)
         from scrapy import signals
 
-        crawler.signals.connect(pipe.fingerprints.close, signal=signals.spider_closed)
+        crawler.signals.connect(pipe.close, signal=signals.spider_closed)
         return pipe
+
+    def close(self) -> None:
+        """Stop the fingerprint workers and give back the index's Redis connection (the crawl's
+        embedded Redis is stopped after this, when the engine stops)."""
+        self.fingerprints.close()
+        self.index.close()
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
