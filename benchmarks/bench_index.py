@@ -14,6 +14,7 @@ Prints a markdown table.  Usage::
 
     python benchmarks/bench_index.py                 # 1,000,000 fingerprints
     python benchmarks/bench_index.py -n 100000 --ops 5000
+    python benchmarks/bench_index.py --baseline-checkout   # A/B: held connection vs checkout
 """
 
 from __future__ import annotations
@@ -115,6 +116,14 @@ def baseline_index(client: redis.Redis, ref: str, retention_days: int | None) ->
     return idx
 
 
+def checkout_index(client: redis.Redis, retention_days: int | None) -> SimhashIndex:
+    """This code with a connection checked out of the pool per call (the packed path as it was
+    before the index kept a connection of its own), for A/B timing in one process."""
+    idx = SimhashIndex(client, prefix="bench", version="bench-v1", retention_days=retention_days)
+    idx._held = None  # noqa: SLF001 - benchmark only: the per-call checkout path
+    return idx
+
+
 def rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
@@ -151,11 +160,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=20_000, help="timed check_and_add calls")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved measuring rounds")
     parser.add_argument("--data-dir", help="embedded Redis data dir (default: a temp dir)")
-    parser.add_argument(
+    base_group = parser.add_mutually_exclusive_group()
+    base_group.add_argument(
         "--baseline",
         metavar="GIT_REF",
         help="also time, in the same rounds, the index script of this git revision called "
         "through redis-py's generic command path (how the index worked before the packed path)",
+    )
+    base_group.add_argument(
+        "--baseline-checkout",
+        action="store_true",
+        help="also time, in the same rounds, this code with a connection checked out of the "
+        "client's pool per call instead of the one the index holds",
     )
     parser.add_argument(
         "--retention-days",
@@ -182,8 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     assert stored == args.n, (stored, args.n)
 
     baseline = None
+    label = args.baseline or "per-call checkout"
     if args.baseline:
         baseline = baseline_index(client, args.baseline, args.retention_days)
+    elif args.baseline_checkout:
+        baseline = checkout_index(client, args.retention_days)
 
     # --- throughput on the loaded index ----------------------------------------------------
     # Interleaved rounds (PING, new, near-duplicate, query) so a burst of load from other
@@ -210,6 +229,31 @@ def main(argv: list[str] | None = None) -> int:
             "speedup",
         )
     }
+
+    def run_ours(chunk: slice) -> int:
+        client.config_resetstat()
+        server_cpu0 = server_cpu(client)
+        cpu0 = time.process_time()
+        t0 = time.perf_counter()
+        n = sum(1 for fp, url in new_fps[chunk] if idx.check_and_add(fp, url) is None)
+        rounds["new"].append(rate(per_round, time.perf_counter() - t0))
+        rounds["client_cpu"].append((time.process_time() - cpu0) / per_round * 1e6)
+        rounds["server_cpu"].append((server_cpu(client) - server_cpu0) / per_round * 1e6)
+        stat = client.info("commandstats")["cmdstat_evalsha"]
+        rounds["server_us"].append(float(stat["usec_per_call"]))
+        return n
+
+    def run_baseline(baseline: SimhashIndex, chunk: slice) -> int:
+        client.config_resetstat()
+        cpu0 = time.process_time()
+        t0 = time.perf_counter()
+        n = sum(1 for fp, url in base_fps[chunk] if baseline.check_and_add(fp, url) is None)
+        rounds["base_new"].append(rate(per_round, time.perf_counter() - t0))
+        rounds["base_client_cpu"].append((time.process_time() - cpu0) / per_round * 1e6)
+        stat = client.info("commandstats")["cmdstat_evalsha"]
+        rounds["base_server_us"].append(float(stat["usec_per_call"]))
+        return n
+
     accepted = matched = base_accepted = 0
     for r in range(args.rounds):
         chunk = slice(r * per_round, (r + 1) * per_round)
@@ -218,28 +262,14 @@ def main(argv: list[str] | None = None) -> int:
             client.ping()
         rounds["ping"].append(rate(per_round, time.perf_counter() - t0))
 
-        client.config_resetstat()
-        server_cpu0 = server_cpu(client)
-        cpu0 = time.process_time()
-        t0 = time.perf_counter()
-        accepted += sum(1 for fp, url in new_fps[chunk] if idx.check_and_add(fp, url) is None)
-        rounds["new"].append(rate(per_round, time.perf_counter() - t0))
-        rounds["client_cpu"].append((time.process_time() - cpu0) / per_round * 1e6)
-        rounds["server_cpu"].append((server_cpu(client) - server_cpu0) / per_round * 1e6)
-        stat = client.info("commandstats")["cmdstat_evalsha"]
-        rounds["server_us"].append(float(stat["usec_per_call"]))
-
-        if baseline is not None:
-            client.config_resetstat()
-            cpu0 = time.process_time()
-            t0 = time.perf_counter()
-            base_accepted += sum(
-                1 for fp, url in base_fps[chunk] if baseline.check_and_add(fp, url) is None
-            )
-            rounds["base_new"].append(rate(per_round, time.perf_counter() - t0))
-            rounds["base_client_cpu"].append((time.process_time() - cpu0) / per_round * 1e6)
-            stat = client.info("commandstats")["cmdstat_evalsha"]
-            rounds["base_server_us"].append(float(stat["usec_per_call"]))
+        if baseline is None:
+            accepted += run_ours(chunk)
+        else:  # which goes first alternates, so neither always runs right after the PINGs
+            if r % 2:
+                base_accepted += run_baseline(baseline, chunk)
+            accepted += run_ours(chunk)
+            if not r % 2:
+                base_accepted += run_baseline(baseline, chunk)
             rounds["speedup"].append(rounds["new"][-1] / rounds["base_new"][-1])
 
         t0 = time.perf_counter()
@@ -289,13 +319,13 @@ def main(argv: list[str] | None = None) -> int:
         *(
             [
                 (
-                    f"baseline {args.baseline}, same rounds: check_and_add/s, new fingerprints",
+                    f"baseline {label}, same rounds: check_and_add/s, new fingerprints",
                     f"{med['base_new']:,.0f} (best round {max(rounds['base_new']):,.0f}); "
                     f"{base_accepted:,} accepted; this code / baseline per round, median "
                     f"{med['speedup']:.2f}x",
                 ),
                 (
-                    f"baseline {args.baseline}: server time + client CPU per check_and_add",
+                    f"baseline {label}: server time + client CPU per check_and_add",
                     f"{med['base_server_us']:.0f} + {med['base_client_cpu']:.0f} us "
                     f"(this code: {server_us:.0f} + {client_cpu_us:.0f} us)",
                 ),
@@ -323,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         ("newscrawl / naive memory", f"{ours / naive:.2f}"),
     ]
     print_rows(rows)
+    idx.close()
     stop_server(client)
     return 0
 
