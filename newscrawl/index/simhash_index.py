@@ -16,12 +16,12 @@ All reads and writes of one operation run in ONE Lua script (``EVALSHA``; on ``N
 script is loaded and the call repeated), so two workers adding near-duplicates concurrently cannot
 both be accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
 
-Speed (docs/readme/index-speed.md): for a plain ``redis.Redis`` client the EVALSHA command is
-packed by hand (constant parts once) and sent on a connection the index keeps checked out of the
-client's pool (``_HeldConnection``; a thread that finds it busy checks one out for the call);
-other clients (single-connection, RESP3, client-side caching, fakeredis) and calls after a
-connection error go through redis-py's ``execute_command``. ``close()`` (or ``with``, or garbage
-collection) gives the held connection back.
+Speed (README, "Near-duplicate index", "Benchmark"): for a plain ``redis.Redis`` client the
+EVALSHA command is packed by hand (constant parts once) and sent on a connection the index keeps
+checked out of the client's pool (``_HeldConnection``; a thread that finds it busy checks one
+out for the call); other clients (single-connection, RESP3, client-side caching, fakeredis) and
+calls after a connection error go through redis-py's ``execute_command``. ``close()`` (or
+``with``, or garbage collection) gives the held connection back.
 """
 
 from __future__ import annotations
