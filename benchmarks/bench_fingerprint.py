@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,18 +49,26 @@ else:
 t1 = time.perf_counter()
 out = [fp.fingerprint(t) for t in texts]
 t2 = time.perf_counter()
-print(json.dumps({"init": t1 - t0, "loop": t2 - t1, "n": len(out)}))
+import hashlib
+digest = hashlib.sha256(repr(out).encode()).hexdigest()
+print(json.dumps({"init": t1 - t0, "loop": t2 - t1, "n": len(out), "digest": digest}))
 """
 
 
-def run_worker(method: str, path: str) -> tuple[float, dict[str, float]]:
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_worker(method: str, path: str, root: Path = ROOT) -> tuple[float, dict[str, float]]:
+    """One fresh process fingerprinting every text with ``method``, importing newscrawl from
+    ``root`` (this checkout, or a worktree of the --baseline revision)."""
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", WORKER, method, path],
         capture_output=True,
         text=True,
         check=True,
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])),
+        env=dict(os.environ, PYTHONPATH=str(root)),
+        cwd=root,  # "python -c" puts the working directory first on sys.path
     )
     wall = time.perf_counter() - start
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
@@ -90,12 +99,27 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--segmenters", default=",".join(SEGMENTERS))
     ap.add_argument("--texts", choices=("all", "articles"), default="all")
+    ap.add_argument(
+        "--baseline",
+        metavar="GIT_REF",
+        help="also time the default fingerprinter of this revision (a temporary git worktree), "
+        "interleaved with the others: the same-run A/B for a speed change",
+    )
     args = ap.parse_args()
     corpus = Path(args.corpus)
     texts, label = load_texts(corpus, args.texts)
     kb = sum(len(t.encode("utf-8")) for t in texts) / len(texts) / 1024
     segs = [s for s in args.segmenters.split(",") if s]
     methods = ["seeds", *segs]
+    worktree: Path | None = None
+    if args.baseline:
+        worktree = Path(tempfile.mkdtemp(prefix="bench-fp-baseline-")) / "tree"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(worktree),
+             args.baseline],
+            check=True,
+        )  # fmt: skip
+        methods.append(f"rjieba@{args.baseline}")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(texts, fh, ensure_ascii=False)
         path = fh.name
@@ -103,12 +127,21 @@ def main() -> None:
         timing: dict[str, list[tuple[float, dict[str, float]]]] = {m: [] for m in methods}
         for _ in range(args.repeat):  # interleaved, so machine noise hits every method alike
             for m in methods:
+                method, _, ref = m.partition("@")
                 try:
-                    timing[m].append(run_worker(m, path))
+                    timing[m].append(
+                        run_worker(method, path, worktree if ref and worktree else ROOT)
+                    )
                 except subprocess.CalledProcessError as exc:
                     print(f"{m}: failed: {exc.stderr[-300:]}", file=sys.stderr)
     finally:
         os.unlink(path)
+        if worktree is not None:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)],
+                check=False,
+            )
+            shutil.rmtree(worktree.parent, ignore_errors=True)
 
     pairs = make_pairs(load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"), seed=1).pairs
     pairs += make_pairs(
@@ -134,13 +167,18 @@ def main() -> None:
         dps = len(texts) / wall
         base = base or dps
         base_warm = base_warm or warm
-        fp = SeedsRecipe() if m == "seeds" else get_fingerprinter(segmenter=m)
-        row = evaluate(pairs, fp).at(3)
         name = "seeds recipe (jieba extract_tags top-20)" if m == "seeds" else f"newscrawl, {m}"
+        if "@" in m:  # another revision: its quality cannot be scored in this process
+            own = timing.get("rjieba")
+            same = own is not None and timing[m][0][1]["digest"] == own[0][1]["digest"]
+            quality = "same as this code | same" if same else "other fingerprints | -"
+        else:
+            fp = SeedsRecipe() if m == "seeds" else get_fingerprinter(segmenter=m)
+            row = evaluate(pairs, fp).at(3)
+            quality = f"{row.recall:.4f} | {row.precision:.4f}"
         print(
             f"| {name} | {dps:.0f} | {dps / base:.2f}x | {warm:.0f} | {warm / base_warm:.2f}x "
-            f"| {init:.2f} "
-            f"| {row.recall:.4f} | {row.precision:.4f} |"
+            f"| {init:.2f} | {quality} |"
         )
 
     if "jieba" in segs and len(segs) > 1:
