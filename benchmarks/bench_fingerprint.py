@@ -113,17 +113,18 @@ def main() -> None:
     methods = ["seeds", *segs]
     worktree: Path | None = None
     if args.baseline:
-        worktree = Path(tempfile.mkdtemp(prefix="bench-fp-baseline-")) / "tree"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(worktree),
-             args.baseline],
-            check=True,
-        )  # fmt: skip
         methods.append(f"rjieba@{args.baseline}")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(texts, fh, ensure_ascii=False)
         path = fh.name
     try:
+        if args.baseline:
+            worktree = Path(tempfile.mkdtemp(prefix="bench-fp-baseline-")) / "tree"
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(worktree),
+                 args.baseline],
+                check=True,
+            )  # fmt: skip
         timing: dict[str, list[tuple[float, dict[str, float]]]] = {m: [] for m in methods}
         for _ in range(args.repeat):  # interleaved, so machine noise hits every method alike
             for m in methods:
@@ -140,8 +141,10 @@ def main() -> None:
             subprocess.run(
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)],
                 check=False,
+                capture_output=True,
             )
             shutil.rmtree(worktree.parent, ignore_errors=True)
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], check=False)
 
     pairs = make_pairs(load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"), seed=1).pairs
     pairs += make_pairs(
@@ -170,7 +173,7 @@ def main() -> None:
         name = "seeds recipe (jieba extract_tags top-20)" if m == "seeds" else f"newscrawl, {m}"
         if "@" in m:  # another revision: its quality cannot be scored in this process
             own = timing.get("rjieba")
-            same = own is not None and timing[m][0][1]["digest"] == own[0][1]["digest"]
+            same = bool(own) and timing[m][0][1]["digest"] == own[0][1]["digest"]  # type: ignore[index]
             quality = "same as this code | same" if same else "other fingerprints | -"
         else:
             fp = SeedsRecipe() if m == "seeds" else get_fingerprinter(segmenter=m)

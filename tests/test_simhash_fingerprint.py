@@ -586,3 +586,32 @@ def test_idf_cache_not_written_when_word_hashes_collide(
     table = idf.load_idf(user, cache_dir=tmp_path / "cache")
     assert not list((tmp_path / "cache").glob("idf-*.bin"))
     assert [table.get(w) for w in ("经济", "增长", "发展", "其他")] == [1000, 3000, 2000, 2000]
+
+
+def test_idf_cache_with_a_valid_crc_but_impossible_table_neither_crashes_nor_hangs(
+    tmp_path: Path,
+) -> None:
+    # Files no writer of ours produces, but whose CRC is right: too few slots (parsed again), or
+    # every slot taken (lookups of unknown words still end, with the median).
+    import zlib
+
+    from newscrawl.simhash import idf
+
+    user = tmp_path / "idf.txt"
+    user.write_text("经济 1.0\n增长 3.0\n发展 2.0\n", encoding="utf-8")
+    cdir = tmp_path / "cache"
+    idf.load_idf(user, cache_dir=cdir)
+    (cache,) = cdir.glob("idf-*.bin")
+
+    def craft(n: int, slots: int, keys: list[int]) -> None:
+        body = struct.pack(f"<{slots}Q", *keys) + struct.pack(f"<{slots}H", *([1000] * slots))
+        header = idf._CACHE_HEADER.pack(idf._CACHE_MAGIC, n, 2000, 2, slots)
+        crc = idf._CACHE_CRC.pack(zlib.crc32(body, zlib.crc32(header)))
+        cache.write_bytes(header + crc + body)
+
+    craft(0, 0, [])
+    assert idf.load_idf(user, cache_dir=cdir).get("增长") == 3000  # rejected: parsed again
+    craft(0, 16, list(range(1, 17)))  # full: no empty slot to end a probe
+    table = idf.load_idf(user, cache_dir=cdir)
+    assert table.get("没有这个词") == 2000
+    assert table.get_hashed("x", 5) == 1000

@@ -183,7 +183,7 @@ class Fingerprinter:
             if min_cjk > 1:
                 return [w for w in cut_tokens if len(w) >= min_cjk and w != " "]
             return list(filter(" ".__ne__, cut_tokens))
-        if min_cjk <= 1 and cut_tokens.count(" ") == len(gap_words):
+        if min_cjk <= 1 and cut_tokens.count(" ") == len(gap_words) and "" not in cut_tokens:
             # Most gaps hold no kept word: drop the spaces in C, then put the words of the few
             # other gaps in place (the g-th space sits at index pos, so pos - g tokens precede
             # it once the spaces are gone), last gap first so earlier positions stay valid.

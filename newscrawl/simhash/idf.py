@@ -106,13 +106,14 @@ class IdfTable:
         keys = self._keys
         mask = self._mask
         i = key & mask
-        while True:
+        for _ in range(len(keys)):  # bounded: a table always has empty slots (checked at load)
             k = keys[i]
             if k == key:
                 return self._values[i]
             if not k:
                 return self.median
             i = (i + 1) & mask
+        return self.median
 
     def items(self) -> list[tuple[str, int]]:
         """Every (word, quantised idf), sorted by word (parsed tables only: a hashed table does
@@ -229,7 +230,13 @@ def _decode_cache(blob: bytes, head: int, source: Path, sha: str) -> IdfTable | 
     magic, n, median, size, slots = _CACHE_HEADER.unpack_from(blob)
     (crc,) = _CACHE_CRC.unpack_from(blob, _CACHE_HEADER.size)
     body = memoryview(blob)[head:]
-    if magic != _CACHE_MAGIC or size not in (2, 4) or slots & (slots - 1) or 2 * slots < 3 * n:
+    if (
+        magic != _CACHE_MAGIC
+        or size not in (2, 4)
+        or slots < 16
+        or slots & (slots - 1)
+        or 2 * slots < 3 * n
+    ):
         return None
     if len(body) != slots * (8 + size):
         return None
