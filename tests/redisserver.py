@@ -120,3 +120,23 @@ def embedded_servers(data_dir: Path, wait: float = 10.0) -> list[int]:
         if not running or time.monotonic() > deadline:
             return running
         time.sleep(0.05)
+
+
+def reply_loser() -> tuple[Any, list[bool]]:
+    """``(read_response, lost)``: a replacement for redis-py's
+    ``AbstractConnection.read_response`` that drops the connection after the first script reply
+    (a list) was read, as a reset after the command ran would; ``lost`` records that it did.
+    Patch it in with ``monkeypatch.setattr(redis.connection.AbstractConnection,
+    "read_response", ...)``."""
+    original = redis.connection.AbstractConnection.read_response
+    lost: list[bool] = []
+
+    def lose_first_script_reply(self: Any, *args: Any, **kwargs: Any) -> Any:
+        reply = original(self, *args, **kwargs)
+        if isinstance(reply, list) and not lost:  # the script's reply (a Lua table)
+            lost.append(True)
+            self.disconnect()
+            raise redis.ConnectionError("connection reset after the command ran (simulated)")
+        return reply
+
+    return lose_first_script_reply, lost

@@ -129,17 +129,9 @@ def test_lost_reply_follows_the_clients_retry_policy(
     client with retries off gets the ConnectionError. The fast path does what redis-py's does."""
     from redis.backoff import NoBackoff
     from redis.retry import Retry
+    from redisserver import reply_loser
 
-    original = redis.connection.AbstractConnection.read_response
-    lost: list[bool] = []
-
-    def lose_first_script_reply(self: Any, *args: Any, **kwargs: Any) -> Any:
-        reply = original(self, *args, **kwargs)
-        if isinstance(reply, list) and not lost:  # the script's reply (a Lua table)
-            lost.append(True)
-            self.disconnect()
-            raise redis.ConnectionError("connection reset after the command ran (simulated)")
-        return reply
+    lose_first_script_reply, lost = reply_loser()
 
     for retries, expect in ((0, "error"), (3, "own entry")):
         server.flushall()

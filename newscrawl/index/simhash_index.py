@@ -425,48 +425,43 @@ class SimhashIndex:
                 b"$%d\r\n%s\r\n" % (len(now_b), now_b),
             )
         )
+        # The connection this index holds, used by one thread at a time (_HeldConnection), or
+        # one checked out of the pool for this call.
         held = self._held
-        if (
+        mine = (
             held is not None
             and not self._closed
             and not held.closed
             and held.lock.acquire(blocking=False)
-        ):
-            # The connection this index holds, used by one thread at a time (_HeldConnection).
+        )
+        pool = self.client.connection_pool
+        conn = None
+        lost_connection = True
+        try:
+            conn = held.get() if held is not None and mine else pool.get_connection()
             try:
-                conn = held.get()
-                try:
-                    reply = self._send(conn, packed)
-                except redis.ResponseError:
-                    raise  # the reply was read whole: the connection is fine, keep it
-                except BaseException:
+                reply = self._send(conn, packed)
+            except redis.ResponseError:
+                lost_connection = False  # the reply was read whole: the connection is fine
+                raise
+            lost_connection = False
+        except _ReplyLost as lost:
+            self._resend_or_raise(lost)
+        except _NotSent:
+            pass  # nothing reached the server in full: redis-py's path reconnects and sends it
+        else:
+            return reply
+        finally:
+            if held is not None and mine:
+                if lost_connection:
                     # _send disconnected it. Release it, so the next call checks out through
                     # the pool as before (a failed reconnect raises there, not after a second
                     # round of retries), and redis-py's path below reuses it.
                     held.drop()
-                    raise
-            except _ReplyLost as lost:
-                self._resend_or_raise(lost)
-            except _NotSent:
-                pass  # nothing reached the server in full: redis-py's path reconnects and sends it
-            else:
-                return reply
-            finally:
                 held.lock.release()
                 if held.closed:  # close() found the connection in use: give it back now
                     held.give_back()
-        else:
-            pool = self.client.connection_pool
-            conn = pool.get_connection()
-            try:
-                reply = self._send(conn, packed)
-            except _ReplyLost as lost:
-                self._resend_or_raise(lost)
-            except _NotSent:
-                pass  # nothing reached the server in full: redis-py's path reconnects and sends it
-            else:
-                return reply
-            finally:
+            elif conn is not None:
                 pool.release(conn)
         return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
 
