@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from newscrawl.simhash import core, feature_hash, hamming, simhash_from_features
+from newscrawl.simhash import Fingerprinter, core, feature_hash, hamming, simhash_from_features
 
 
 def vec_to_int(vec: tuple[int, ...]) -> int:
@@ -81,13 +81,14 @@ def test_feature_hash_is_stable_64_bit() -> None:
 
 
 def test_spread_moves_bit_i_to_lane_i() -> None:
-    # The table-driven spread equals its definition (bit i of h at bit LANE * i), and
-    # spread_feature_hash equals spread(feature_hash(token)).
+    # The table-driven spread equals its definition (bit i of h at bit LANE * i), and so does the
+    # spread the fingerprinter computes (inline, from the BLAKE2b digest) for a token's feature.
     def reference(h: int) -> int:
         return sum(1 << (core.LANE * i) for i in range(64) if (h >> i) & 1)
 
     rng = random.Random(11)
     for h in [0, 1, 1 << 63, (1 << 64) - 1] + [rng.getrandbits(64) for _ in range(300)]:
         assert core.spread(h) == reference(h)
+    fp = Fingerprinter()
     for token in ["新闻", "iphone", "x" * 300, "\x1f"]:
-        assert core.spread_feature_hash(token) == reference(feature_hash(token))
+        assert fp._entry(token)[0] == reference(feature_hash(token))  # noqa: SLF001

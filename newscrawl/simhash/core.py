@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 BITS = 64
 _MASK64 = (1 << 64) - 1
@@ -112,11 +111,6 @@ def spread_digest(
 ) -> int:
     """``spread(int.from_bytes(digest, "big"))`` for an 8-byte big-endian ``digest``."""
     return int.from_bytes(_join(map(_chunk, digest[::-1])), "little")
-
-
-def spread_feature_hash(token: str, _blake2b: Any = hashlib.blake2b) -> int:
-    """``spread(feature_hash(token))``, without the intermediate int."""
-    return spread_digest(_blake2b(token.encode("utf-8"), digest_size=8).digest())
 
 
 def simhash_from_spread(weighted: Iterable[tuple[int, int]], total: int) -> int:

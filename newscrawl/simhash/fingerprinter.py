@@ -218,24 +218,19 @@ class Fingerprinter:
 
     # -- features ------------------------------------------------------------------------------
     def _entry(self, token: str) -> tuple[int, int]:
-        """(spread hash, idf) of a token, cached in two generations: when the current one is full
-        it becomes the old one (the previous old one is dropped), and a token found in the old one
-        moves back, so frequent tokens stay cached while memory stays bounded."""
-        entry = self._old_cache.get(token)
-        if entry is None:
-            entry = (core.spread_feature_hash(token), self._idf.get(token))
-        cache = self._cache
-        if len(cache) >= self.CACHE_LIMIT:
-            self._old_cache = cache
-            self._cache = cache = {}
-        cache[token] = entry
-        return entry
+        """(spread hash, idf) of one token, through the cache (see ``_fill_entries``)."""
+        return self._cache.get(token) or self._fill_entries([token], [None])[0]
 
     def _fill_entries(
         self, keys: list[str], entries: Sequence[tuple[int, int] | None]
     ) -> list[tuple[int, int]]:
-        """``entries`` with each None (a token not in the current cache) filled like ``_entry``,
-        in one loop with local names (new tokens are most of the work of a cold process)."""
+        """``entries`` with each None (a token not in the current cache) filled: from the old
+        cache generation, else computed (spread hash, IDF), and put in the current one.
+
+        The cache has two generations: when the current one is full it becomes the old one (the
+        previous old one is dropped), and a token found in the old one moves back, so frequent
+        tokens stay cached while memory stays bounded. One loop with local names (new tokens are
+        most of the work of a cold process)."""
         old_get = self._old_cache.get
         idf_get = self._idf.get_hashed
         blake2b = hashlib.blake2b

@@ -28,6 +28,8 @@ import zlib
 from array import array
 from pathlib import Path
 
+from newscrawl.simhash.core import feature_hash
+
 logger = logging.getLogger(__name__)
 
 IDF_SCALE = 1000
@@ -47,11 +49,9 @@ def default_idf_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "analyse" / "idf.txt"
 
 
-def word_hash(word: str) -> int:
-    """The key of ``word`` in a hashed table: BLAKE2b-64 of its UTF-8 bytes, big-endian (the
-    fingerprint's feature hash, so the fingerprinter looks a token up with the hash it already
-    has)."""
-    return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "big")
+# The key of a word in a hashed table: the fingerprint's feature hash (BLAKE2b-64 of its UTF-8
+# bytes, big-endian), so the fingerprinter looks a token up with the hash it already has.
+word_hash = feature_hash
 
 
 class IdfTable:
@@ -93,13 +93,11 @@ class IdfTable:
 
     def get(self, word: str) -> int:
         """``round(idf * IDF_SCALE)`` of ``word``, the median for unknown words."""
-        if self._raw is not None:
-            value = self._raw.get(word)
-            return self.median if value is None else round(float(value) * IDF_SCALE)
-        return self.get_hashed(word, word_hash(word))
+        return self.get_hashed(word, word_hash(word) if self._raw is None else 0)
 
     def get_hashed(self, word: str, key: int) -> int:
-        """``get(word)`` for a caller that has ``word_hash(word)`` already."""
+        """``get(word)`` for a caller that has ``word_hash(word)`` already (a parsed table looks
+        ``word`` up and ignores ``key``)."""
         if self._raw is not None:
             value = self._raw.get(word)
             return self.median if value is None else round(float(value) * IDF_SCALE)
