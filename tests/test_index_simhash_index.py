@@ -76,15 +76,85 @@ def test_query_sorted_by_distance_and_check_returns_nearest(r: redis.Redis) -> N
     assert idx.check_and_add(q, "new") == Match("d1", q ^ 0b1, 1)
 
 
-def test_max_distance_is_respected_and_above_three_rejected(r: redis.Redis) -> None:
+def test_max_distance_is_respected_and_above_seven_rejected(r: redis.Redis) -> None:
     idx = SimhashIndex(r, max_distance=1)
     idx.add(0, "zero")
     assert idx.query(0b11) == []
     assert idx.query(0b10) == [Match("zero", 0, 1)]
     with pytest.raises(ValueError, match="pigeonhole"):
-        SimhashIndex(r, max_distance=4)
+        SimhashIndex(r, max_distance=8)
     with pytest.raises(ValueError):
         SimhashIndex(r, max_distance=-1)
+
+
+def spread_bits(fp: int, per_block: tuple[int, int, int, int]) -> int:
+    """fp with per_block[b] bits flipped in block b (block 0 = the most significant 16 bits)."""
+    for block, n in enumerate(per_block):
+        for k in range(n):
+            fp ^= 1 << (48 - 16 * block + 3 * k + 1)
+    return fp
+
+
+def test_wide_distance_reads_one_bit_neighbour_buckets(r: redis.Redis) -> None:
+    # distance 7 with no block equal (2+2+2+1): only the one-bit neighbour of block 3 holds it
+    base = 0x0123456789ABCDEF
+    d7 = spread_bits(base, (2, 2, 2, 1))
+    d8 = spread_bits(base, (2, 2, 2, 2))
+    d5 = spread_bits(base, (2, 1, 1, 1))
+    assert [bin(x ^ base).count("1") for x in (d7, d8, d5)] == [7, 8, 5]
+    assert SimhashIndex(r, prefix="narrow").query(base) == []
+    wide = SimhashIndex(r, prefix="w", max_distance=7)
+    wide.add(base, "https://example.com/a")
+    assert wide.query(d7) == [Match("https://example.com/a", base, 7)]
+    assert wide.query(d8) == []  # two bits in every block: beyond what 7 guarantees, not a match
+    match = wide.check_and_add(d5, "https://example.com/b")
+    assert match == Match("https://example.com/a", base, 5)
+    assert wide.check_and_add(d8, "https://example.com/c") is None
+    assert wide.count() == 2
+    # the same data read with a smaller max_distance: the wide entries are ordinary entries
+    five = SimhashIndex(r, prefix="w", max_distance=5)
+    assert five.query(d7) == [Match("https://example.com/c", d8, 1)]  # "a", at 7, is too far
+    assert five.query(d5) == [
+        Match("https://example.com/c", d8, 3),
+        Match("https://example.com/a", base, 5),
+    ]
+    three = SimhashIndex(r, prefix="w", max_distance=3)
+    assert three.query(d5) == [Match("https://example.com/c", d8, 3)]
+
+
+def test_wide_distance_probes_every_one_bit_neighbour(r: redis.Redis) -> None:
+    # for each of the 64 bits: a stored fingerprint at distance 7 whose only block with fewer
+    # than two differing bits differs in exactly that bit, so only that one neighbour bucket
+    # (block, bit) holds it
+    wide = SimhashIndex(r, max_distance=7)
+    query = 0x5A5A_A5A5_0FF0_F00F
+    expected = []
+    for bit in range(64):
+        block = 3 - bit // 16
+        fp = query ^ (1 << bit)
+        for other in range(4):
+            if other != block:
+                low = 16 * (3 - other)
+                fp ^= (1 << (low + (bit + 5) % 16)) | (1 << (low + (bit + 11) % 16))
+        assert bin(fp ^ query).count("1") == 7
+        wide.add(fp, f"bit-{bit}")
+        expected.append(Match(f"bit-{bit}", fp, 7))
+    got = wide.query(query)
+    assert sorted(got, key=lambda m: m.doc_id) == sorted(expected, key=lambda m: m.doc_id)
+
+
+def test_wide_distance_retention_deletes_expired_near_entries(r: redis.Redis) -> None:
+    clock = Clock()
+    idx = SimhashIndex(r, retention_days=2, clock=clock, max_distance=6)
+    base = 0xFEDC_BA98_7654_3210
+    idx.add(base, "old")
+    near = spread_bits(base, (2, 2, 1, 1))
+    assert idx.query(near) == [Match("old", base, 6)]
+    clock.now += 3 * DAY
+    assert idx.query(near) == []
+    assert idx.check_and_add(near, "new") is None  # near and expired: deleted, not a match
+    assert idx.count() == 1
+    assert all(not r.hexists(k, base.to_bytes(8, "big")) for k in idx.bucket_keys(base))
 
 
 @pytest.mark.parametrize("bad", [-1, 2**64, 2**70])
@@ -98,18 +168,30 @@ def test_out_of_range_fingerprint_is_a_clear_error(r: redis.Redis, bad: int) -> 
         idx.add(5, "")
 
 
-def test_matches_brute_force_on_random_fingerprints(r: redis.Redis) -> None:
+@pytest.mark.parametrize("max_distance", [3, 4, 7])
+def test_matches_brute_force_on_random_fingerprints(r: redis.Redis, max_distance: int) -> None:
     rng = random.Random(7)
-    idx = SimhashIndex(r)
+    idx = SimhashIndex(r, max_distance=max_distance)
     stored: dict[int, str] = {}
     for i in range(1500):
         fp = rng.getrandbits(64)
         stored[fp] = f"https://news.example.com/{i}"
-    # plant near-copies at distances 0..5 of some stored fingerprints
+    # plant twins at distances 4..9 that share no block with their original (so only the
+    # one-bit neighbour buckets, or nothing, can find them)
+    for fp in rng.sample(sorted(stored), 100):
+        per_block = [1, 1, 1, 1]
+        for _ in range(rng.randint(0, 5)):
+            per_block[rng.randrange(4)] += 1
+        twin = fp
+        for block, n in enumerate(per_block):
+            for k in rng.sample(range(16), n):
+                twin ^= 1 << (16 * block + k)
+        stored[twin] = f"https://news.example.com/twin-{fp:x}"
+    # and query near-copies at distances 0..9 of some stored fingerprints
     queries = [rng.getrandbits(64) for _ in range(100)]
     for fp in rng.sample(sorted(stored), 200):
         q = fp
-        for bit in rng.sample(range(64), rng.randint(0, 5)):
+        for bit in rng.sample(range(64), rng.randint(0, 9)):
             q ^= 1 << bit
         queries.append(q)
     idx.add_many(stored.items())
@@ -118,7 +200,7 @@ def test_matches_brute_force_on_random_fingerprints(r: redis.Redis) -> None:
         expected = sorted(
             (bin(q ^ fp).count("1"), f"{fp:016x}", doc)
             for fp, doc in stored.items()
-            if bin(q ^ fp).count("1") <= 3
+            if bin(q ^ fp).count("1") <= max_distance
         )
         got = [(m.distance, f"{m.fingerprint:016x}", m.doc_id) for m in idx.query(q)]
         assert got == expected

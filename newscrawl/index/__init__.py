@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from newscrawl.index.duplicates import DuplicateLog, DuplicateRecord, fingerprint_hex
 from newscrawl.index.simhash_index import (
+    BUCKET_DISTANCE,
     MAX_SUPPORTED_DISTANCE,
     IncompatibleIndexError,
     Match,
@@ -14,6 +15,7 @@ from newscrawl.index.simhash_index import (
 from newscrawl.index.stats import index_stats
 
 __all__ = [
+    "BUCKET_DISTANCE",
     "MAX_SUPPORTED_DISTANCE",
     "DuplicateLog",
     "DuplicateRecord",

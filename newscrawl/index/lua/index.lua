@@ -5,7 +5,7 @@
 -- ARGV[1] mode: "check_add" | "query" | "add" | "remove"
 -- ARGV[2] fingerprint, 8 bytes big-endian (never a Lua number: Lua numbers are doubles)
 -- ARGV[3] fingerprint configuration version ("" = unchecked)
--- ARGV[4] max Hamming distance (0..3)
+-- ARGV[4] max Hamming distance (0..7; 4..7 read each block's one-bit neighbour buckets too)
 -- ARGV[5] today's day number (days since the Unix epoch)
 -- ARGV[6] oldest day still compared (-1 = no retention)
 -- ARGV[7] doc id (check_add / add; remove: "" = any)
@@ -159,81 +159,111 @@ local function consider(i, f)
   matches[#matches + 1] = {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), docid}
 end
 
--- One loop per bucket, so each tests only what it must: bucket i holds fingerprints whose
--- block i equals the query's, so only the other six bytes are compared (at most maxd of them
--- may differ), and a fingerprint sharing an earlier block was handled in that bucket already.
--- The buckets' fields are fetched alone (HKEYS), with or without retention: a value is read
--- (HGET of the block-0 record) only for a candidate within maxd.
-local entries = redis.call('HKEYS', KEYS[2])
-for j = 1, #entries do
-  local f = entries[j]
-  if #f == 8 then
-    local _, _, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
-    local d = 0
-    if c3 ~= p3 then d = d + 1 end
-    if c4 ~= p4 then d = d + 1 end
-    if c5 ~= p5 then d = d + 1 end
-    if c6 ~= p6 then d = d + 1 end
-    if c7 ~= p7 then d = d + 1 end
-    if c8 ~= p8 then d = d + 1 end
-    if d <= maxd then
-      consider(1, f)
+-- max distance 4-7 (multi-probe): the four buckets cannot find these (distance 4 can put one
+-- differing bit in each block), but a distance <= 7 leaves at least one block with at most one
+-- differing bit (four blocks with two or more would make eight). So each block's bucket and its
+-- 16 one-bit neighbours are read: 68 buckets, about 17 times the candidates of the 4-bucket scan.
+-- A fingerprint found in several of them is considered once.
+if maxd >= 4 then
+  local lshift = bit.lshift
+  local blocks = {unpack('>HHHH', fp)}
+  local seen = {}
+  for b = 0, 3 do
+    local value = blocks[b + 1]
+    for k = -1, 15 do
+      local key
+      if k < 0 then
+        key = KEYS[b + 2]
+      else
+        key = bucket_key(b, bxor(value, lshift(1, k)))
+      end
+      local entries = redis.call('HKEYS', key)
+      for j = 1, #entries do
+        local f = entries[j]
+        if #f == 8 and not seen[f] then
+          seen[f] = true
+          consider(0, f)
+        end
+      end
     end
   end
-end
-entries = redis.call('HKEYS', KEYS[3])
-for j = 1, #entries do
-  local f = entries[j]
-  if #f == 8 then
-    local c1, c2, _, _, c5, c6, c7, c8 = sbyte(f, 1, 8)
-    if c1 ~= p1 or c2 ~= p2 then
+else
+  -- One loop per bucket, so each tests only what it must: bucket i holds fingerprints whose
+  -- block i equals the query's, so only the other six bytes are compared (at most maxd of them
+  -- may differ), and a fingerprint sharing an earlier block was handled in that bucket already.
+  -- The buckets' fields are fetched alone (HKEYS), with or without retention: a value is read
+  -- (HGET of the block-0 record) only for a candidate within maxd.
+  local entries = redis.call('HKEYS', KEYS[2])
+  for j = 1, #entries do
+    local f = entries[j]
+    if #f == 8 then
+      local _, _, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
       local d = 0
-      if c1 ~= p1 then d = d + 1 end
-      if c2 ~= p2 then d = d + 1 end
+      if c3 ~= p3 then d = d + 1 end
+      if c4 ~= p4 then d = d + 1 end
       if c5 ~= p5 then d = d + 1 end
       if c6 ~= p6 then d = d + 1 end
       if c7 ~= p7 then d = d + 1 end
       if c8 ~= p8 then d = d + 1 end
       if d <= maxd then
-        consider(2, f)
+        consider(1, f)
       end
     end
   end
-end
-entries = redis.call('HKEYS', KEYS[4])
-for j = 1, #entries do
-  local f = entries[j]
-  if #f == 8 then
-    local c1, c2, c3, c4, _, _, c7, c8 = sbyte(f, 1, 8)
-    if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) then
-      local d = 0
-      if c1 ~= p1 then d = d + 1 end
-      if c2 ~= p2 then d = d + 1 end
-      if c3 ~= p3 then d = d + 1 end
-      if c4 ~= p4 then d = d + 1 end
-      if c7 ~= p7 then d = d + 1 end
-      if c8 ~= p8 then d = d + 1 end
-      if d <= maxd then
-        consider(3, f)
+  entries = redis.call('HKEYS', KEYS[3])
+  for j = 1, #entries do
+    local f = entries[j]
+    if #f == 8 then
+      local c1, c2, _, _, c5, c6, c7, c8 = sbyte(f, 1, 8)
+      if c1 ~= p1 or c2 ~= p2 then
+        local d = 0
+        if c1 ~= p1 then d = d + 1 end
+        if c2 ~= p2 then d = d + 1 end
+        if c5 ~= p5 then d = d + 1 end
+        if c6 ~= p6 then d = d + 1 end
+        if c7 ~= p7 then d = d + 1 end
+        if c8 ~= p8 then d = d + 1 end
+        if d <= maxd then
+          consider(2, f)
+        end
       end
     end
   end
-end
-entries = redis.call('HKEYS', KEYS[5])
-for j = 1, #entries do
-  local f = entries[j]
-  if #f == 8 then
-    local c1, c2, c3, c4, c5, c6 = sbyte(f, 1, 6)
-    if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) and (c5 ~= p5 or c6 ~= p6) then
-      local d = 0
-      if c1 ~= p1 then d = d + 1 end
-      if c2 ~= p2 then d = d + 1 end
-      if c3 ~= p3 then d = d + 1 end
-      if c4 ~= p4 then d = d + 1 end
-      if c5 ~= p5 then d = d + 1 end
-      if c6 ~= p6 then d = d + 1 end
-      if d <= maxd then
-        consider(4, f)
+  entries = redis.call('HKEYS', KEYS[4])
+  for j = 1, #entries do
+    local f = entries[j]
+    if #f == 8 then
+      local c1, c2, c3, c4, _, _, c7, c8 = sbyte(f, 1, 8)
+      if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) then
+        local d = 0
+        if c1 ~= p1 then d = d + 1 end
+        if c2 ~= p2 then d = d + 1 end
+        if c3 ~= p3 then d = d + 1 end
+        if c4 ~= p4 then d = d + 1 end
+        if c7 ~= p7 then d = d + 1 end
+        if c8 ~= p8 then d = d + 1 end
+        if d <= maxd then
+          consider(3, f)
+        end
+      end
+    end
+  end
+  entries = redis.call('HKEYS', KEYS[5])
+  for j = 1, #entries do
+    local f = entries[j]
+    if #f == 8 then
+      local c1, c2, c3, c4, c5, c6 = sbyte(f, 1, 6)
+      if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) and (c5 ~= p5 or c6 ~= p6) then
+        local d = 0
+        if c1 ~= p1 then d = d + 1 end
+        if c2 ~= p2 then d = d + 1 end
+        if c3 ~= p3 then d = d + 1 end
+        if c4 ~= p4 then d = d + 1 end
+        if c5 ~= p5 then d = d + 1 end
+        if c6 ~= p6 then d = d + 1 end
+        if d <= maxd then
+          consider(4, f)
+        end
       end
     end
   end
