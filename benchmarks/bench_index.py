@@ -183,9 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         "--max-distance",
         type=int,
         default=None,
+        choices=range(4, 8),
         metavar="N",
         help="also time, in the same rounds on the same data, an index with max_distance N "
-        "(4-7 read each block's 16 one-bit neighbour buckets: 68 buckets instead of 4)",
+        "(4-7: these read each block's 16 one-bit neighbour buckets, 68 buckets instead of 4)",
     )
     args = parser.parse_args(argv)
 

@@ -425,7 +425,8 @@ def _distance(value: str) -> int:
     n = _non_negative(value)
     if n > MAX_SUPPORTED_DISTANCE:
         raise argparse.ArgumentTypeError(
-            f"at most {MAX_SUPPORTED_DISTANCE} (the four-block index guarantees no more)"
+            f"at most {MAX_SUPPORTED_DISTANCE} (the four-block index, with its one-bit "
+            "neighbour buckets, guarantees no more)"
         )
     return n
 
@@ -475,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-distance",
         type=_distance,
         default=3,
-        help="Hamming distance (0-7; 4-7 read 68 buckets instead of 4, several times slower)",
+        help="Hamming distance (0-7; 4-7 read 68 buckets instead of 4, 7-10x slower)",
     )
     p.add_argument(
         "--retention-days",

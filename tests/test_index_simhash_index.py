@@ -273,6 +273,40 @@ def test_prune_skips_keys_that_are_not_buckets(r: redis.Redis) -> None:
     assert r.get("newscrawl:simhash:0:zzzz") == b"not a hash"
 
 
+def test_wide_distance_skips_a_foreign_key_under_a_neighbour_bucket_name(r: redis.Redis) -> None:
+    # A string where one of the 64 neighbour buckets of the query would be: checks near it go on
+    # (the key is skipped, as prune does), the key is left alone.
+    wide = SimhashIndex(r, max_distance=7)
+    base = 0x0123_4567_89AB_CDEF
+    wide.add(base, "a")
+    query = spread_bits(base, (2, 2, 2, 1))
+    foreign = wide.bucket_keys(query)[2].rsplit(":", 1)[0] + f":{((query >> 16) & 0xFFFF) ^ 1:04x}"
+    r.set(foreign, "foreign")
+    assert wide.query(query) == [Match("a", base, 7)]
+    assert wide.check_and_add(query ^ (1 << 63), "b") is None  # distance 8: stored
+    assert wide.count() == 2
+    assert r.get(foreign) == b"foreign"
+
+
+@pytest.mark.parametrize("max_distance", [3, 7])
+def test_orphan_entry_is_cleaned_up_by_check_and_add(r: redis.Redis, max_distance: int) -> None:
+    # An entry whose block-0 record is gone (e.g. deleted by hand) has no doc id: it is not a
+    # match, and check_and_add deletes what is left of it in blocks 1-3.
+    idx = SimhashIndex(r, max_distance=max_distance)
+    base = 0xFEDC_BA98_7654_3210
+    idx.add(base, "lost")
+    field = base.to_bytes(8, "big")
+    keys = idx.bucket_keys(base)
+    assert r.hdel(keys[0], field) == 1
+    # (with max_distance 3, near differs in block 0, so a block 1-3 bucket holds the candidate)
+    near = base ^ (1 << 50) if max_distance == 3 else spread_bits(base, (1, 1, 1, 1))
+    assert idx.query(near) == []
+    assert all(r.hexists(k, field) for k in keys[1:])  # query deletes nothing
+    assert idx.check_and_add(near, "new") is None
+    assert not any(r.hexists(k, field) for k in keys)
+    assert [m.doc_id for m in idx.query(near)] == ["new"]
+
+
 def test_foreign_key_under_a_block_1_3_name_does_not_break_deletions(r: redis.Redis) -> None:
     # A non-hash key where a fingerprint's block-1 bucket should be: prune and check_and_add's
     # expiry deletions still delete the fingerprint everywhere else and keep the count right.

@@ -98,12 +98,12 @@ end
 
 local writing = (mode == 'check_add')
 
--- Scan the four buckets. A stored fingerprint sharing several blocks with the query sits in
--- several of them: it is handled in the first (lowest) block it shares, skipped in the others.
--- The loops are the hot path (about 4 * n / 65536 candidates per call), so they avoid C calls:
--- one string.byte per candidate, then a cheap necessary condition (at most maxd differing BYTES
--- among the six outside the bucket's block) rejects nearly every candidate before the exact
--- bit count.
+-- max distance 0-3: scan the four buckets. A stored fingerprint sharing several blocks with the
+-- query sits in several of them: it is handled in the first (lowest) block it shares, skipped in
+-- the others. The loops are the hot path (about 4 * n / 65536 candidates per call), so they
+-- avoid C calls: one string.byte per candidate, then a cheap necessary condition (at most maxd
+-- differing BYTES among the six outside the bucket's block) rejects nearly every candidate
+-- before the exact bit count. (Max distance 4-7 reads 64 more buckets: see below.)
 local band, bxor, unpack, sbyte = bit.band, bit.bxor, struct.unpack, string.byte
 local qhi, qlo = unpack('>I4I4', fp)
 local p1, p2, p3, p4, p5, p6, p7, p8 = sbyte(fp, 1, 8)
@@ -177,13 +177,17 @@ if maxd >= 4 then
   for b = 0, 3 do
     local value = blocks[b + 1]
     for k = -1, 15 do
-      local key
+      local entries
       if k < 0 then
-        key = KEYS[b + 2]
+        entries = redis.call('HKEYS', KEYS[b + 2])
       else
-        key = bucket_key(b, bxor(value, lshift(1, k)))
+        -- pcall: a foreign key of another type under a neighbour's bucket name is skipped (as
+        -- prune.lua and delete_entry do), not an error for every fingerprint near it
+        entries = redis.pcall('HKEYS', bucket_key(b, bxor(value, lshift(1, k))))
+        if entries.err then
+          entries = {}
+        end
       end
-      local entries = redis.call('HKEYS', key)
       for j = 1, #entries do
         local f = entries[j]
         if #f == 8 then
