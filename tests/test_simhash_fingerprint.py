@@ -402,6 +402,31 @@ def test_idf_file_comments_blank_lines_and_median(tmp_path: Path) -> None:
         load_idf(idf)
 
 
+@pytest.mark.parametrize("cache", [True, False])
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        # field counts add up (4 fields, 2 lines) but line 1 has three and line 2 one
+        ("经济 1.0 增长\n2.0\n", "idf.txt:1: expected 'word idf'"),
+        # NaN anywhere (a min/max range check misses it unless it comes first)
+        ("经济 5.0\n中国 nan\n发展 3.0\n", "idf.txt:2: idf 'nan' out of range"),
+        ("经济 5.0\n中国 inf\n", "idf.txt:2: idf 'inf' out of range"),
+        # a comment line with two fields is a comment, not the word "#"
+        ("经济 5.0\n# note\n中国 x\n", "idf.txt:3: idf 'x' is not a number"),
+    ],
+)
+def test_idf_file_without_blank_lines_is_checked_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, error: str, cache: bool
+) -> None:
+    from newscrawl.simhash.idf import load_idf
+
+    monkeypatch.setenv("NEWSCRAWL_CACHE_DIR", str(tmp_path / "cache") if cache else "")
+    idf = tmp_path / "idf.txt"
+    idf.write_text(content, encoding="utf-8")
+    with pytest.raises(IdfFormatError, match=error):
+        load_idf(idf)
+
+
 def test_known_idf_table_shortcut_equals_the_careful_parse() -> None:
     # load_idf skips number parsing for a table whose bytes it has validated before; the entries
     # and the median must be exactly what the careful line-by-line parse gives.

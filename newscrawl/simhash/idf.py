@@ -22,6 +22,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import struct
 import sys
 import zlib
@@ -283,6 +284,11 @@ def _write_cache(cache: Path, table: IdfTable) -> None:
                 os.unlink(tmp)
 
 
+# a line that is not "<word> <idf>": blank, a comment, one or three fields (the end of the text,
+# after a final newline, is not a line)
+_NOT_WORD_IDF_LINE = re.compile(r"^(?!\Z)(?!(?!#)\S+[ \t]+\S+[ \t]*\r?$)", re.MULTILINE)
+
+
 def _parse(p: Path, data: bytes, sha: str) -> IdfTable:
     try:
         text = data.decode("utf-8")
@@ -295,16 +301,17 @@ def _parse(p: Path, data: bytes, sha: str) -> IdfTable:
         return IdfTable(str(p), sha[:8], known, raw=table)
     raw: dict[str, str] = {}
     values: list[float] = []
-    # Fast path for a clean file (no blank or comment lines): one split, validated by counts.
-    fields = text.split()
-    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    if not text.startswith("#") and "\n#" not in text and len(fields) == 2 * n_lines:
+    # Fast path for a clean file: every line exactly "word idf" (no blank or comment lines, no
+    # line with one or three fields), checked by one regex search; then one split.
+    if _NOT_WORD_IDF_LINE.search(text) is None:
+        fields = text.split()
         raw = dict(zip(fields[::2], fields[1::2], strict=True))
         try:
             values = list(map(float, raw.values()))
         except ValueError:
             values = []
-        if values and not (0.0 <= min(values) and max(values) < 1e6):
+        # (a comparison with NaN is false, so NaN goes to the careful parse and its error)
+        if not all(0.0 <= v < 1e6 for v in values):
             values = []
     if not values:  # careful line-by-line parse; raises IdfFormatError on the first bad line
         raw = _parse_lines(p, text)
