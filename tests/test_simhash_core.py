@@ -33,6 +33,14 @@ def test_vote_by_hand_each_bit() -> None:
     assert simhash_from_features([], bits=64) == 0
 
 
+def test_integer_weights_are_summed_exactly() -> None:
+    # +2**53 + 1 - 2**53 = +1: floats would lose the 1 (2**53 + 1 is not a double) and tie at 0
+    assert simhash_from_features([(1, 2**53), (1, 1), (0, 2**53)], bits=1) == 1
+    assert core.simhash_int_weights({1: 2**53, 3: 1, 0: 2**53}) & 1 == 1
+    # an int too large for a float is still a finite weight
+    assert simhash_from_features([(1, 10**400), (0, 10**400 - 1)], bits=1) == 1
+
+
 def test_simhash_rejects_bad_features() -> None:
     with pytest.raises(ValueError):
         simhash_from_features([(8, 1.0)], bits=3)

@@ -48,16 +48,17 @@ def simhash_from_features(pairs: Iterable[tuple[int, float]], bits: int = BITS) 
     """Signature of ``(feature hash, weight)`` pairs; see the module docstring for the convention.
 
     Each feature hash must be an int in ``[0, 2**bits)`` and each weight a finite number.
-    No features (or all weights zero) gives 0.
+    No features (or all weights zero) gives 0. Integer weights are summed exactly, whatever
+    their size (the fingerprinter's weights before its shift often exceed 2**53).
     """
     if not isinstance(bits, int) or bits <= 0:
         raise ValueError("bits must be a positive int")
     limit = 1 << bits
-    vector = [0.0] * bits
+    vector: list[float] = [0] * bits
     for h, w in pairs:
         if not isinstance(h, int) or h < 0 or h >= limit:
             raise ValueError(f"feature hash {h!r} is not an int in [0, 2**{bits})")
-        if not math.isfinite(w):
+        if not isinstance(w, int) and not math.isfinite(w):
             raise ValueError(f"feature weight {w!r} is not finite")
         for i in range(bits):
             if (h >> i) & 1:
