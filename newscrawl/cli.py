@@ -78,13 +78,25 @@ class Progress:
 
 
 # --- helpers ----------------------------------------------------------------------------------
-def _read_text(name: str) -> str:
-    """Text of a file (``-`` = stdin), UTF-8; CliError with a clear message otherwise."""
+def _read_text(name: str, max_chars: int | None = None) -> str:
+    """Text of a file (``-`` = stdin), UTF-8; CliError with a clear message otherwise.
+
+    With ``max_chars``, only a bounded prefix is read and decoded (at least ``max_chars + 1``
+    characters of a longer file: a fingerprint uses only its first ``max_chars`` characters, so a
+    200 MB file costs no more memory than a 400 KB one).
+    """
+    import codecs
+
+    limit = -1 if max_chars is None else 4 * max_chars + 4  # UTF-8: at most 4 bytes a character
     try:
         if name == "-":
-            return sys.stdin.buffer.read().decode("utf-8")
-        with open(name, "rb") as fh:
-            return fh.read().decode("utf-8")
+            data = sys.stdin.buffer.read(limit)
+        else:
+            with open(name, "rb") as fh:
+                data = fh.read(limit)
+        # a prefix may end inside a character: decode all but such an incomplete tail
+        whole = limit < 0 or len(data) < limit
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final=whole)
     except FileNotFoundError:
         raise CliError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -142,6 +154,11 @@ def _redis(args: argparse.Namespace) -> Iterator[Any]:
             )
     try:
         client = get_client(url, args.data_dir, socket_connect_timeout=5, socket_timeout=60)
+    except ValueError as exc:  # redis-py's verdict on a malformed URL
+        raise CliError(f"bad Redis URL {where}: {exc}") from None
+    except (redis.RedisError, OSError) as exc:
+        raise CliError(f"cannot reach Redis ({where}): {exc}") from None
+    try:
         client.ping()
     except (redis.RedisError, OSError) as exc:
         raise CliError(f"cannot reach Redis ({where}): {exc}") from None
@@ -163,7 +180,7 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     progress = Progress("fingerprint", total=len(files) if len(files) > 1 else None)
     for name in files:
         try:
-            text = _read_text(name)
+            text = _read_text(name, fingerprinter.config.max_chars)
         except CliError as exc:
             print(f"newscrawl: error: {exc}", file=sys.stderr)
             errors += 1
@@ -180,8 +197,8 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
             print(f"{result.value:016x}  {name}")
         progress.update()
     progress.close()
-    if args.jsonl:
-        errors += _fingerprint_jsonl(fingerprinter, args.jsonl)
+    for path in args.jsonl or ():
+        errors += _fingerprint_jsonl(fingerprinter, path)
     if errors:
         print(f"newscrawl: error: {errors} input(s) could not be fingerprinted", file=sys.stderr)
         return EXIT_ERROR
@@ -230,8 +247,8 @@ def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from newscrawl.index import IncompatibleIndexError, SimhashIndex
 
-    text = _read_text(args.file)
     fingerprinter = _fingerprinter(args)
+    text = _read_text(args.file, fingerprinter.config.max_chars)
     result = fingerprinter.analyze(text)
     if result.value is None:
         if args.json:
@@ -340,17 +357,41 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from newscrawl.evaluation import PairFormatError, run_eval
+    """The report of ``run_eval`` on the well-formed lines; each bad line named on stderr."""
+    from newscrawl.evaluation import PairFormatError, evaluate, format_report
+    from newscrawl.evaluation.pairs import Pair, parse_pair
 
     if not os.path.isfile(args.pairs):
         raise CliError(f"{args.pairs}: no such file")
+    fingerprinter = _fingerprinter(args)
+    bad = 0
+
+    def pairs(fh: IO[bytes]) -> Iterator[Pair]:
+        nonlocal bad
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            where = f"{args.pairs}:{lineno}"
+            try:
+                yield parse_pair(json.loads(raw), where)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                print(f"newscrawl: error: {where}: not JSON: {exc}", file=sys.stderr)
+                bad += 1
+            except PairFormatError as exc:
+                print(f"newscrawl: error: {exc}", file=sys.stderr)
+                bad += 1
+
     try:
-        report = run_eval(args.pairs, idf_file=args.idf_file)
-    except PairFormatError as exc:
-        raise CliError(str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise CliError(f"{args.pairs}: not UTF-8 text ({exc.reason})") from None
-    sys.stdout.write(report)
+        with open(args.pairs, "rb") as fh:
+            good = list(pairs(fh))
+    except OSError as exc:
+        raise CliError(f"{args.pairs}: {exc.strerror or exc}") from None
+    if not good:
+        raise CliError(f"{args.pairs}: no pairs" + (f" ({bad} malformed line(s))" if bad else ""))
+    sys.stdout.write(format_report(evaluate(good, fingerprinter)))
+    if bad:
+        print(f"newscrawl: error: {bad} malformed line(s) left out of the report", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_OK
 
 
@@ -463,7 +504,12 @@ def build_parser() -> argparse.ArgumentParser:
         "fingerprint", parents=[common], help="64-bit simhash of text files or JSONL records"
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files ('-' = stdin)")
-    p.add_argument("--jsonl", metavar="FILE", help="JSON lines with 'id' and 'text' ('-' = stdin)")
+    p.add_argument(
+        "--jsonl",
+        metavar="FILE",
+        action="append",
+        help="JSON lines with 'id' and 'text' ('-' = stdin); may be given more than once",
+    )
     p.add_argument("--json", action="store_true", help="JSON lines for FILE arguments too")
     p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
     p.set_defaults(func=cmd_fingerprint)
@@ -540,8 +586,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if getattr(args, "func", None) is cmd_fingerprint:
+        stdin_uses = list(args.files).count("-") + list(args.jsonl or ()).count("-")
+        if stdin_uses > 1:
+            parser.error("standard input ('-') can be read only once")
+    if sys.stdout is None:  # started with stdout closed: every result would be lost
+        if sys.stderr is not None:
+            print("newscrawl: error: standard output is closed", file=sys.stderr)
+        return EXIT_ERROR
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a write error (disk full) surfaces here, not at exit
+        return code
     except CliError as exc:
         print(f"newscrawl: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -552,6 +608,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # e.g. `newscrawl duplicates | head`: stop quietly
         sys.stderr.close()
         return EXIT_OK
+    except OSError as exc:  # writing the output failed (e.g. disk full)
+        print(f"newscrawl: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        try:  # what is still buffered goes nowhere at exit instead of failing again there
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

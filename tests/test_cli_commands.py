@@ -283,6 +283,89 @@ def test_eval_reports_precision_recall(capsys: pytest.CaptureFixture[str], tmp_p
     assert code == 1 and "no such file" in err
 
 
+def test_eval_names_every_bad_line_and_reports_the_rest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    good = [
+        {"a": ARTICLE, "b": ARTICLE + "（完）", "duplicate": True},
+        {"a": ARTICLE, "b": OTHER, "duplicate": False},
+    ]
+    lines = [json.dumps(good[0], ensure_ascii=False), "{not json", "", '{"a": 1, "b": "x"}']
+    lines.append(json.dumps(good[1], ensure_ascii=False))
+    pairs.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "eval", str(pairs))
+    assert code == 1
+    assert "pairs.jsonl:2: not JSON" in err and "pairs.jsonl:4:" in err
+    assert "2 malformed line(s) left out of the report" in err
+    assert "1 duplicate pairs, 1 non-duplicate pairs" in out  # lines 1 and 5 still evaluated
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n \n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "eval", str(empty))
+    assert code == 1 and "empty.jsonl: no pairs" in err and out == ""
+    code, _, err = run_cli(capsys, "eval", str(pairs), "--idf-file", str(tmp_path / "no.txt"))
+    assert code == 1 and "cannot load the fingerprinter" in err
+
+
+def test_fingerprint_several_jsonl_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_text(json.dumps({"id": "a", "text": ARTICLE}, ensure_ascii=False), encoding="utf-8")
+    two.write_text(json.dumps({"id": "b", "text": OTHER}, ensure_ascii=False), encoding="utf-8")
+    code, out, err = run_cli(capsys, "fingerprint", "--jsonl", str(one), "--jsonl", str(two))
+    assert code == 0, err
+    assert [x["id"] for x in json_lines(out)] == ["a", "b"]
+
+
+def test_long_file_is_read_only_as_far_as_the_fingerprint_looks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from newscrawl.cli import _read_text
+
+    max_chars = get_fingerprinter().config.max_chars
+    text = (ARTICLE + "\n") * (2 * max_chars // len(ARTICLE) + 2)
+    big = tmp_path / "big.txt"
+    big.write_text(text, encoding="utf-8")
+    prefix = _read_text(str(big), max_chars)
+    assert max_chars < len(prefix) <= 4 * max_chars + 4 and text.startswith(prefix)
+    code, out, _ = run_cli(capsys, "fingerprint", str(big))
+    assert code == 0 and out.split()[0] == f"{fingerprint(text):016x}"
+    # a prefix cut inside a character loses only that character, not the file
+    cut = tmp_path / "cut.txt"
+    cut.write_bytes(("语" * 10).encode("utf-8"))
+    assert _read_text(str(cut), 2) == "语" * 4  # 12 bytes read: four whole characters
+    assert _read_text(str(cut), 1) == "语" * 2  # 8 bytes: two whole characters and a partial one
+
+
+def test_output_errors_are_reported(tmp_path: Path, texts: dict[str, Path]) -> None:
+    env = {**os.environ, "NEWSCRAWL_DATA_DIR": str(tmp_path)}
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "newscrawl.cli", "fingerprint", str(texts["article"])],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+        assert done.returncode == 1
+        assert done.stderr.strip() == (
+            "newscrawl: error: cannot write the output: No space left on device"
+        )
+    closed = subprocess.run(
+        [sys.executable, "-m", "newscrawl.cli", "fingerprint", str(texts["article"])],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        timeout=120,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert closed.returncode == 1 and "standard output is closed" in closed.stderr
+
+
 # --- errors and the real command ------------------------------------------------------------
 def test_unreachable_redis_is_a_clear_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
@@ -291,6 +374,8 @@ def test_unreachable_redis_is_a_clear_error(
     assert code == 1 and "cannot reach Redis (redis://127.0.0.1:1/0)" in err
     code, _, err = run_cli(capsys, "--data-dir", str(tmp_path / "none"), "duplicates")
     assert code == 1 and "no newscrawl data directory" in err
+    code, _, err = run_cli(capsys, "--redis-url", "notaurl", "stats")
+    assert code == 1 and err.startswith("newscrawl: error: bad Redis URL notaurl:")
 
 
 def _command(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -346,6 +431,8 @@ def test_redis_cli_passthrough(
         ["check", "x.txt", "--max-distance", "8"],
         ["check", "x.txt", "--retention-days", "0"],
         ["eval"],
+        ["fingerprint", "-", "-"],
+        ["fingerprint", "-", "--jsonl", "-"],
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
