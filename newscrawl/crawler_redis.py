@@ -66,7 +66,10 @@ def redis_for_crawler(crawler: Crawler, **kwargs: Any) -> redis.Redis:
             "health_check_interval": 30,
         }
         options.update(kwargs)
-        client = redis.Redis.from_url(config.url, **options)
+        try:
+            client = redis.Redis.from_url(config.url, **options)
+        except ValueError as exc:  # redis-py's verdict on a malformed URL, naming the setting
+            raise ValueError(f"REDIS_URL {redact_url(config.url)!r}: {exc}") from None
         logger.info("Using Redis at %s", redact_url(config.url))
     else:
         client = open_embedded(config.data_dir)

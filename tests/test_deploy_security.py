@@ -106,6 +106,15 @@ def test_redis_for_crawler_logs_the_url_without_the_password(
     assert PASSWORD not in caplog.text
 
 
+def test_malformed_redis_url_names_the_setting_and_hides_the_password() -> None:
+    from scrapy.utils.test import get_crawler
+
+    crawler = get_crawler(settings_dict={"REDIS_URL": f"http://user:{PASSWORD}@host/0"})
+    with pytest.raises(ValueError, match=r"^REDIS_URL 'http://user:\*\*\*@host/0': ") as info:
+        redis_for_crawler(crawler)
+    assert PASSWORD not in str(info.value)
+
+
 # --- a real crawl --------------------------------------------------------------------------------
 
 
