@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crawlrun import CrawlResult, run_crawl
-from mockportal import Article, Layout, MockPortal, sites_toml
+from mockportal import INVALID_LINKS, Article, Layout, MockPortal, sites_toml
 from redisserver import embedded_servers
 
 from newscrawl.index import DuplicateLog
@@ -58,6 +58,8 @@ def test_three_incremental_runs(tmp_path: Path, portals: Layout) -> None:
     items = stored(tmp_path)
     urls = [str(item["url"]) for item in items]
     assert len(urls) == len(set(urls)), "an article was stored twice"
+    # the start page's unparsable links were skipped and counted, the links after them followed
+    assert r1.stats["newscrawl/links/invalid"] == len(INVALID_LINKS)
     by_url = {str(item["url"]): item for item in items}
     for portal, path in layout.unique:
         item = by_url[key(portal, path)]

@@ -157,21 +157,31 @@ class PortalSpider(scrapy.Spider):
             href = href.strip()
             if not href or href.startswith(("javascript:", "mailto:", "#")):
                 continue
-            url = urldefrag(response.urljoin(href))[0]
-            if url in seen or not url.startswith(("http://", "https://")):
-                continue
-            seen.add(url)
-            if not site.allows(url):
-                continue
-            if site.is_article(url):
-                self._inc("newscrawl/links/article")
-                yield self._request(url, site, "article", depth + 1)
-            elif site.is_list(url):
-                if depth + 1 > site.max_list_depth:
-                    self._inc("newscrawl/links/list_too_deep")
+            try:
+                url = urldefrag(response.urljoin(href))[0]
+                if url in seen or not url.startswith(("http://", "https://")):
                     continue
-                self._inc("newscrawl/links/list")
-                yield self._request(url, site, "list", depth + 1)
+                seen.add(url)
+                if not site.allows(url):
+                    continue
+                if site.is_article(url):
+                    request = self._request(url, site, "article", depth + 1)
+                    self._inc("newscrawl/links/article")
+                elif site.is_list(url):
+                    if depth + 1 > site.max_list_depth:
+                        self._inc("newscrawl/links/list_too_deep")
+                        continue
+                    request = self._request(url, site, "list", depth + 1)
+                    self._inc("newscrawl/links/list")
+                else:
+                    continue
+            except ValueError as exc:
+                # e.g. "http://[::1/x" (invalid IPv6) or a port out of range: one bad link must
+                # not end the page's generator and lose every link after it
+                self._inc("newscrawl/links/invalid")
+                logger.warning("Skipping an invalid link on %s: %r (%s)", response.url, href, exc)
+                continue
+            yield request
 
     def parse_article(self, response: Response) -> Iterator[ArticleItem]:
         site = self._site_of(response)
