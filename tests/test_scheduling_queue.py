@@ -18,7 +18,7 @@ from scrapy.utils.test import get_crawler
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.dupefilter import RedisDupeFilter, today
-from newscrawl.scheduling.retry import RedisUnavailable, call_with_retry
+from newscrawl.scheduling.retry import Outage, RedisUnavailable, call_with_retry
 from newscrawl.scheduling.serializer import SerializationError
 
 
@@ -296,6 +296,52 @@ def test_call_with_retry_recovers_and_gives_up() -> None:
     with pytest.raises(redis.ResponseError):  # not transient: raised at once
         call_with_retry(lambda: (_ for _ in ()).throw(redis.ResponseError("WRONGTYPE")),
                         retry_seconds=3, sleep=sleep, clock=lambda: now["t"])
+
+
+def test_calls_meeting_one_outage_share_its_window() -> None:
+    # After one call has waited out the window, the next ones give up at once (without even
+    # trying, for up to max_delay after the last failure: a redis-py call on a dead server takes
+    # seconds to fail) instead of each waiting the whole window again; a success or a long quiet
+    # gap starts afresh.
+    now = {"t": 100.0}
+    tries = {"n": 0}
+    sleeps: list[float] = []
+
+    def sleep(s: float) -> None:
+        sleeps.append(s)
+        now["t"] += s
+
+    def clock() -> float:
+        return now["t"]
+
+    def down() -> None:
+        tries["n"] += 1
+        raise redis.ConnectionError("down")
+
+    outage = Outage(gap=30.0)
+    kw: dict[str, Any] = {"retry_seconds": 3, "sleep": sleep, "clock": clock, "outage": outage}
+    with pytest.raises(RedisUnavailable):
+        call_with_retry(down, **kw)
+    assert now["t"] == pytest.approx(103.0)
+    tried = tries["n"]
+    for _ in range(10):  # the items still in the pipeline
+        with pytest.raises(RedisUnavailable, match="down"):
+            call_with_retry(down, **kw)
+    assert tries["n"] == tried and now["t"] == pytest.approx(103.0)
+    now["t"] = outage.last_failure + 4.9
+    with pytest.raises(RedisUnavailable):
+        call_with_retry(lambda: "ok", **kw)  # not tried yet
+    now["t"] = outage.last_failure + 5.0  # max_delay after the last failure: one call tries
+    assert call_with_retry(lambda: "ok", **kw) == "ok"  # back: the outage is over
+    t0 = now["t"]
+    with pytest.raises(RedisUnavailable):
+        call_with_retry(down, **kw)
+    assert now["t"] == pytest.approx(t0 + 3.0)  # a new outage gets the whole window
+    now["t"] += 31  # nothing tried for longer than the gap
+    t0 = now["t"]
+    with pytest.raises(RedisUnavailable):
+        call_with_retry(down, **kw)
+    assert now["t"] == pytest.approx(t0 + 3.0)
 
 
 def test_call_with_retry_against_a_stopped_server(tmp_path: Path) -> None:

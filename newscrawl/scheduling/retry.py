@@ -18,6 +18,7 @@ command but before the reply arrived, the command runs again.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -60,6 +61,52 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, TRANSIENT_ERRORS) and not isinstance(exc, redis.AuthenticationError)
 
 
+class Outage:
+    """When the current Redis outage began, shared by the calls that meet it.
+
+    Without it, each call waited out its own window: after the crawl had given up on Redis, every
+    item still in the pipeline retried for the full ``retry_seconds`` in turn (16 requests in
+    flight and the 60 s default: 10-16 minutes before the crawl stopped). With it, the window
+    runs from the outage's first failure, so later calls give up as soon as it has passed.
+    A successful call ends the outage; a failure more than ``gap`` seconds after the last one
+    seen (nothing was tried in between, e.g. a new crawl in the same process) starts a new one.
+    """
+
+    def __init__(self, gap: float = 30.0) -> None:
+        self.gap = gap
+        self.started: float | None = None
+        self.last_failure = 0.0
+        self.last_error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def failed(self, call_started: float, now: float, error: BaseException) -> float:
+        """Record a failure of a call started at ``call_started``; the outage's start."""
+        with self._lock:
+            if self.started is None or call_started - self.last_failure > self.gap:
+                self.started = call_started
+            self.last_failure = now
+            self.last_error = error
+            return self.started
+
+    def given_up(self, now: float, retry_seconds: float, probe_after: float) -> float | None:
+        """How long the outage has lasted, if a call should fail without trying: the window has
+        passed (a call already gave up) and a call failed less than ``probe_after`` seconds ago.
+        (A redis-py call on a dead server takes seconds to fail by itself; once the window has
+        passed, a call every ``probe_after`` seconds is enough to see the server come back.)"""
+        with self._lock:
+            if self.started is None or now - self.last_failure >= probe_after:
+                return None
+            waited = now - self.started
+            return waited if waited >= retry_seconds else None
+
+    def succeeded(self) -> None:
+        self.started = None
+
+
+#: the outage of this process's Redis, for calls timed by the default (monotonic) clock
+PROCESS_OUTAGE = Outage()
+
+
 def call_with_retry(
     fn: Callable[..., T],
     *args: Any,
@@ -69,19 +116,27 @@ def call_with_retry(
     max_delay: float = 5.0,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    outage: Outage | None = None,
     **kwargs: Any,
 ) -> T:
     """``fn(*args, **kwargs)``, retried with backoff on transient Redis errors.
 
-    Raises :class:`RedisUnavailable` once ``retry_seconds`` have passed since the first failure
-    (``retry_seconds <= 0``: no retry at all).
+    Raises :class:`RedisUnavailable` once ``retry_seconds`` have passed since the outage began:
+    the first failure of this call, or earlier when other calls already met the same outage
+    (``outage``: by default :data:`PROCESS_OUTAGE` with the default clock, else this call's own).
+    ``retry_seconds <= 0``: no retry at all.
     """
+    if outage is None:
+        outage = PROCESS_OUTAGE if clock is time.monotonic else Outage()
     label: str = what or str(getattr(fn, "__name__", "redis call"))
     started: float | None = None
     delay = initial_delay
     attempt = 0
     while True:
         call_started = clock()
+        gone = outage.given_up(call_started, retry_seconds, max_delay)
+        if gone is not None:
+            raise RedisUnavailable(label, gone, outage.last_error)
         try:
             result = fn(*args, **kwargs)
         except TRANSIENT_ERRORS as exc:
@@ -90,8 +145,11 @@ def call_with_retry(
                 logger.error("Redis refused the credentials (%s): %s", label, describe(exc))
                 raise RedisUnavailable(label, 0.0, exc) from exc
             now = clock()
+            outage_started = outage.failed(call_started, now, exc)
             if started is None:
-                started = call_started  # the outage began before the first failing call
+                # the outage began before this call's first failure: when it started, or when
+                # another call first met it
+                started = min(call_started, outage_started)
             waited = now - started
             if waited >= retry_seconds:
                 logger.error(
@@ -110,6 +168,7 @@ def call_with_retry(
             sleep(min(delay, max(0.0, retry_seconds - waited)))
             delay = min(delay * 2, max_delay)
             continue
+        outage.succeeded()
         if attempt:
             logger.warning("Redis is back (%s) after %d retries", label, attempt)
         return result
