@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,29 @@ class ArticleStore:
         if self.fsync:
             os.fsync(fd)
         return self.path_for(day)
+
+    def contains(self, url: str, days: Iterable[str]) -> bool:
+        """Whether a complete record of ``url`` is in the files of these days (``YYYY-MM-DD``).
+
+        Reads the files line by line: meant for the rare check after an interrupted run, not
+        for every article.
+        """
+        token = json.dumps(url, ensure_ascii=False).encode()
+        for day in days:
+            try:
+                fh = self.path_for(day).open("rb")
+            except FileNotFoundError:
+                continue
+            with fh:
+                for line in fh:
+                    if token in line and line.endswith(b"\n"):
+                        try:
+                            record = json.loads(line)
+                        except ValueError:
+                            continue
+                        if isinstance(record, dict) and record.get("url") == url:
+                            return True
+        return False
 
     def close(self) -> None:
         if self._fd is not None:

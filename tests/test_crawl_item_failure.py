@@ -41,3 +41,36 @@ def test_failed_item_is_fetched_and_stored_next_run(tmp_path: Path, portals: Lay
     assert set(unique) <= set(urls)
     # Their fingerprints went into the index in run 1; run 2 finds their own URL and stores them.
     assert r2.stats["newscrawl/dedup/reprocessed"] >= len(unique)
+
+
+def test_articles_stored_by_a_run_that_lost_its_done_records_are_not_stored_again(
+    tmp_path: Path, portals: Layout
+) -> None:
+    # A run stored its articles, then stopped before recording them as done (kill -9 or a Redis
+    # outage between the store and the acknowledgement): here, every done record is deleted
+    # while the index keeps the fingerprints. The next run fetches the articles again, finds
+    # each one's own fingerprint in the index and its record in the store: none stored twice.
+    from newscrawl.redis_conn import close_embedded, get_client
+
+    sites = tmp_path / "sites.toml"
+    sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
+    r1 = run_crawl(tmp_path, sites, *SETTINGS)
+    assert r1.returncode == 0, r1.log[-3000:]
+    stored1 = [str(a["url"]) for a in iter_articles(tmp_path / "data" / "articles")]
+    assert stored1 and len(stored1) == len(set(stored1))
+
+    client = get_client(data_dir=tmp_path / "data")
+    try:
+        crawl_keys = list(client.scan_iter(match="newscrawl:portal:*"))
+        assert crawl_keys and client.delete(*crawl_keys) == len(crawl_keys)
+    finally:
+        close_embedded(client)
+
+    r2 = run_crawl(tmp_path, sites, *SETTINGS)
+    assert r2.returncode == 0, r2.log[-3000:]
+    stored2 = [str(a["url"]) for a in iter_articles(tmp_path / "data" / "articles")]
+    assert stored2 == stored1, "an article was stored twice"
+    assert r2.stats["newscrawl/dedup/already_stored"] == len(stored1) - r2.stats.get(
+        "newscrawl/dedup/no_text", 0
+    )
+    assert r2.stats.get("newscrawl/dedup/reprocessed", 0) == 0

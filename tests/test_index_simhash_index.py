@@ -335,6 +335,15 @@ def test_foreign_key_under_a_block_1_3_name_does_not_break_deletions(r: redis.Re
     assert r.get("newscrawl:simhash:1:00aa") == b"foreign"
 
 
+def test_stored_day(r: redis.Redis) -> None:
+    clock = Clock()
+    idx = SimhashIndex(r, clock=clock)
+    idx.add(0xABCD, "https://example.com/a:b")  # a doc id with ':' in it
+    assert idx.stored_day(0xABCD, "https://example.com/a:b") == 20000
+    assert idx.stored_day(0xABCD, "https://example.com/other") is None
+    assert idx.stored_day(0xABCE, "https://example.com/a:b") is None
+
+
 def test_remove(r: redis.Redis) -> None:
     idx = SimhashIndex(r)
     idx.add(2**63 + 5, "a")

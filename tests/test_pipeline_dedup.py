@@ -17,7 +17,12 @@ from scrapy.utils.test import get_crawler
 from newscrawl.crawler_redis import redis_for_crawler
 from newscrawl.index import DuplicateLog
 from newscrawl.items import ArticleItem
-from newscrawl.pipelines import NearDuplicate, NearDuplicatePipeline, StorePipeline
+from newscrawl.pipelines import (
+    AlreadyStored,
+    NearDuplicate,
+    NearDuplicatePipeline,
+    StorePipeline,
+)
 from newscrawl.simhash import fingerprint
 from newscrawl.storage import iter_articles
 
@@ -54,15 +59,22 @@ def test_dedup_then_store(tmp_path: Path, workers: int) -> None:
         other = run_both(dedup, store, item("http://a/2", Article.generate("p2").text))
         empty = run_both(dedup, store, item("http://a/3", ""))
         assert empty["simhash"] is None
-        # The same URL again (a worker died after indexing, before storing): stored, not dropped.
-        again = run_both(dedup, store, item("http://a/1", original.text))
-        assert again["simhash"] == first["simhash"]
+        # Indexed, then the run stopped before storing it: the next run stores it, not drops it.
+        lost = Article.generate("p4").text
+        asyncio.run(dedup.process_item(item("http://a/4", lost)))  # indexed, never stored
+        again = run_both(dedup, store, item("http://a/4", lost))
+        assert again["simhash"] == f"{fingerprint(lost):016x}"
+        # Indexed and stored, then the run stopped before recording it as done: the next run
+        # finds its record in the store and does not store it twice.
+        with pytest.raises(AlreadyStored):
+            run_both(dedup, store, item("http://a/1", original.text))
         stats = crawler.stats.get_stats()
-        assert stats["newscrawl/dedup/checked"] == 5
-        assert stats["newscrawl/dedup/unique"] == 2
+        assert stats["newscrawl/dedup/checked"] == 7
+        assert stats["newscrawl/dedup/unique"] == 3
         assert stats["newscrawl/dedup/near_duplicate"] == 2
         assert stats["newscrawl/dedup/no_text"] == 1
         assert stats["newscrawl/dedup/reprocessed"] == 1
+        assert stats["newscrawl/dedup/already_stored"] == 1
         records = {r.url: r for r in DuplicateLog(redis_for_crawler(crawler)).list()}
         assert set(records) == {"http://b/1", "http://a/copy"}
         assert records["http://a/copy"].distance == 0
@@ -72,7 +84,7 @@ def test_dedup_then_store(tmp_path: Path, workers: int) -> None:
         dedup.fingerprints.close()
         redis_for_crawler(crawler).connection_pool.disconnect()
     stored = list(iter_articles(tmp_path / "data" / "articles"))
-    assert [s["url"] for s in stored] == ["http://a/1", "http://a/2", "http://a/3", "http://a/1"]
+    assert [s["url"] for s in stored] == ["http://a/1", "http://a/2", "http://a/3", "http://a/4"]
     assert stored[1]["text"] == other["text"]
 
 
@@ -234,3 +246,21 @@ def test_items_waiting_when_the_worker_is_closed_go_in_process() -> None:
         assert asyncio.run(run()) == [fingerprint(t) for t in texts]
     finally:
         fps.close()
+
+
+def test_store_contains_only_complete_records_of_that_url(tmp_path: Path) -> None:
+    from newscrawl.storage import ArticleStore
+
+    store = ArticleStore(tmp_path)
+    day = 20000 * 86400.0
+    store.write({"url": "http://a/1", "text": "mentions http://a/2 and \"http://a/3\""}, now=day)
+    store.close()
+    path = store.path_for("2024-10-04")
+    assert path.exists()
+    with path.open("ab") as fh:  # a torn record (the run died inside its write)
+        fh.write(b'{"url": "http://a/4", "text": "cut')
+    assert store.contains("http://a/1", ["2024-10-03", "2024-10-04"])
+    assert not store.contains("http://a/1", ["2024-10-05"])
+    assert not store.contains("http://a/2", ["2024-10-04"])  # in the text, not the url
+    assert not store.contains("http://a/3", ["2024-10-04"])
+    assert not store.contains("http://a/4", ["2024-10-04"])  # never completely written

@@ -609,6 +609,20 @@ class SimhashIndex:
         was deleted by this call (False when a call sent again after a lost reply finds it gone)."""
         return bool(self._run("remove", fingerprint, doc_id or ""))
 
+    def stored_day(self, fingerprint: int, doc_id: str) -> int | None:
+        """The day (days since 1970-01-01, UTC) ``fingerprint`` was stored under ``doc_id``, or
+        None if it is not stored under that doc id. One HGET of its block-0 record."""
+        raw = self.client.hget(self.bucket_keys(fingerprint)[0], fingerprint.to_bytes(8, "big"))
+        if raw is None:
+            return None
+        day, sep, stored_doc = _text(raw).partition(":")
+        if not sep or stored_doc != doc_id:
+            return None
+        try:
+            return int(day)
+        except ValueError:
+            return None
+
     def add_many(self, items: Iterable[tuple[int, str]], *, batch_size: int = 5000) -> int:
         """Bulk-store ``(fingerprint, doc_id)`` pairs without near-duplicate checks (pipelined).
 

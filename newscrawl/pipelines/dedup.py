@@ -21,6 +21,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.crawler_redis import RedisConfig, redis_for_crawler
 from newscrawl.scheduling.retry import call_with_retry, describe
+from newscrawl.storage import ArticleStore, day_of
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -42,6 +43,11 @@ class NearDuplicate(DropItem):
         self.url = url
         self.original_url = original_url
         self.distance = distance
+
+
+class AlreadyStored(DropItem):
+    """The article was indexed and stored by a run that stopped before recording it as done
+    (its own fingerprint is in the index and its record in the store): not stored again."""
 
 
 @dataclass(frozen=True)
@@ -295,6 +301,12 @@ class NearDuplicatePipeline:
             retention_days=config.retention_days,
         )
         self.log = DuplicateLog(client, prefix=config.prefix)
+        # where StorePipeline writes (None when storage is off): a re-processed article is
+        # looked up there, so an interrupted run's articles are not stored twice
+        from newscrawl.pipelines.store import StoreConfig
+
+        store = StoreConfig.from_settings(crawler.settings)
+        self.store = ArticleStore(store.directory) if store.enabled else None
         logger.info(
             "Near-duplicate check on: Hamming distance <= %d, fingerprint version %s, %s",
             config.max_distance,
@@ -323,6 +335,20 @@ class NearDuplicatePipeline:
         if self.stats is not None:
             self.stats.inc_value(STATS + key)
 
+    def _already_stored(self, url: str, fp: int) -> bool:
+        """Whether the store holds ``url``'s record, looked up in the files of the day its
+        fingerprint was indexed and the day after (it is stored right after being indexed, so
+        the UTC day can only have turned in between)."""
+        if self.store is None:
+            return False
+        day = call_with_retry(self.index.stored_day, fp, url,
+                              retry_seconds=self.config.redis_retry_seconds,
+                              what="index day of a re-processed article")
+        if day is None:
+            return False
+        days = [day_of((day + n) * 86400) for n in (0, 1)]
+        return self.store.contains(url, days)
+
     async def process_item(self, item: Any) -> Any:
         url = item["url"]
         text = item.get("text") or ""
@@ -343,7 +369,12 @@ class NearDuplicatePipeline:
             return item
         if match.doc_id == url:
             # Our own earlier fingerprint: the article was indexed by a run that stopped before
-            # storing/acknowledging it (crash, kill). Store it now rather than lose it.
+            # recording it as done (crash, kill, Redis outage). If that run stored it, the store
+            # has its record: drop it, so it is stored once; else store it now rather than lose it.
+            if self._already_stored(url, fp):
+                self._inc("already_stored")
+                logger.info("%s was stored by an interrupted run: not stored again", url)
+                raise AlreadyStored(f"{url} was stored by an interrupted run")
             self._inc("reprocessed")
             logger.info("%s is already in the index (re-processed after an interruption)", url)
             return item
