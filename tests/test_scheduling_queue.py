@@ -18,7 +18,7 @@ from scrapy.utils.test import get_crawler
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.dupefilter import RedisDupeFilter, today
-from newscrawl.scheduling.retry import Outage, RedisUnavailable, call_with_retry
+from newscrawl.scheduling.retry import Outage, RedisUnavailable, call_with_retry, outage_for
 from newscrawl.scheduling.serializer import SerializationError
 
 
@@ -342,6 +342,23 @@ def test_calls_meeting_one_outage_share_its_window() -> None:
     with pytest.raises(RedisUnavailable):
         call_with_retry(down, **kw)
     assert now["t"] == pytest.approx(t0 + 3.0)
+
+
+def test_outage_is_per_server_not_per_process(tmp_path: Path) -> None:
+    import fakeredis
+
+    dead = redis.Redis(unix_socket_path=str(tmp_path / "nobody.sock"), socket_connect_timeout=1)
+    healthy = fakeredis.FakeRedis()
+    assert outage_for(dead) is outage_for(dead)
+    assert outage_for(redis.Redis(connection_pool=dead.connection_pool)) is outage_for(dead)
+    assert outage_for(healthy) is not outage_for(dead)
+    with pytest.raises(RedisUnavailable):
+        call_with_retry(dead.ping, retry_seconds=0.5, outage=outage_for(dead))
+    with pytest.raises(RedisUnavailable):  # the same server: given up, not tried again
+        call_with_retry(dead.ping, retry_seconds=0.5, outage=outage_for(dead))
+    # another server in the same process is not affected
+    assert call_with_retry(healthy.ping, retry_seconds=0.5, outage=outage_for(healthy))
+    assert call_with_retry(healthy.ping, retry_seconds=0.5)  # a call's own outage by default
 
 
 def test_call_with_retry_against_a_stopped_server(tmp_path: Path) -> None:

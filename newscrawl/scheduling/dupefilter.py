@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy.dupefilters import BaseDupeFilter
 
@@ -34,7 +35,9 @@ from newscrawl.scheduling.queue import (
     MODE_RUN,
     DedupeSpec,
 )
-from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry
+from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry, outage_for
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     import redis
@@ -77,6 +80,7 @@ class RedisDupeFilter(BaseDupeFilter):
         debug: bool = False,
     ) -> None:
         self.server = server
+        self._outage = outage_for(server)
         self.prefix = prefix
         self.spider_name = spider_name
         self.fingerprinter = fingerprinter
@@ -161,12 +165,15 @@ class RedisDupeFilter(BaseDupeFilter):
             score, pending = pipe.execute()
             return score is not None or bool(pending)
 
-        return bool(call_with_retry(check, retry_seconds=self.retry_seconds, what="seen check"))
+        return bool(self._retry(check, what="seen check"))
+
+    def _retry(self, fn: Callable[..., T], *args: Any, what: str) -> T:
+        return call_with_retry(fn, *args, retry_seconds=self.retry_seconds, what=what,
+                               outage=self._outage)
 
     def is_done(self, request: Request) -> bool:
         seen_key, member = self.seen_target(self.fingerprint8(request))
-        score = call_with_retry(self.server.zscore, seen_key, member,
-                                retry_seconds=self.retry_seconds, what="done check")
+        score = self._retry(self.server.zscore, seen_key, member, what="done check")
         return score is not None
 
     def log(self, request: Request, spider: Spider | None = None) -> None:
@@ -196,7 +203,7 @@ class RedisDupeFilter(BaseDupeFilter):
                 self.server.delete(*shard_keys[i : i + 4096])
             self.server.delete(*names)
 
-        call_with_retry(wipe, retry_seconds=self.retry_seconds, what="clear dupefilter")
+        self._retry(wipe, what="clear dupefilter")
 
     # --- retention ----------------------------------------------------------------------------
 
@@ -207,8 +214,7 @@ class RedisDupeFilter(BaseDupeFilter):
         if self.retention_days <= 0:
             return 0
         day = today()
-        last = call_with_retry(self.server.getset, self.pruned_key, day,
-                               retry_seconds=self.retry_seconds, what="prune marker")
+        last = self._retry(self.server.getset, self.pruned_key, day, what="prune marker")
         if not force and (last is None or int(last) >= day):
             return 0  # pruned today already, or a new crawl (nothing old to prune)
         cutoff = day - self.retention_days  # keep records with day >= cutoff
@@ -223,8 +229,7 @@ class RedisDupeFilter(BaseDupeFilter):
                     pipe.zremrangebyscore(key, "-inf", f"({cutoff}")
                 return list(pipe.execute())
 
-            removed += sum(call_with_retry(prune_chunk, retry_seconds=self.retry_seconds,
-                                           what="prune done records"))
+            removed += sum(self._retry(prune_chunk, what="prune done records"))
         removed += self._prune_failures(cutoff)
         logger.info("Pruned %d URL records older than %d days", removed, self.retention_days)
         return removed
@@ -243,5 +248,4 @@ class RedisDupeFilter(BaseDupeFilter):
                 self.server.hdel(self.failures_key, *stale)
             return len(stale)
 
-        return int(call_with_retry(prune, retry_seconds=self.retry_seconds,
-                                   what="prune failure records"))
+        return int(self._retry(prune, what="prune failure records"))

@@ -27,7 +27,7 @@ import redis
 from scrapy_redis.queue import Base
 
 from newscrawl.scheduling import serializer
-from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry
+from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry, outage_for
 from newscrawl.scheduling.serializer import SerializationError
 
 if TYPE_CHECKING:
@@ -255,7 +255,8 @@ class LeasedPriorityQueue(Base):
     # --- helpers ------------------------------------------------------------------------------
 
     def _call(self, fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:
-        return call_with_retry(fn, *args, retry_seconds=self.retry_seconds, what=what, **kwargs)
+        return call_with_retry(fn, *args, retry_seconds=self.retry_seconds, what=what,
+                               outage=outage_for(self.server), **kwargs)
 
     def encode(
         self, request: Request, *, kind: str, fp: bytes, pending: bool, origins: Sequence[bytes]

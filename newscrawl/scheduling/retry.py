@@ -103,8 +103,18 @@ class Outage:
         self.started = None
 
 
-#: the outage of this process's Redis, for calls timed by the default (monotonic) clock
-PROCESS_OUTAGE = Outage()
+def outage_for(client: Any) -> Outage:
+    """The :class:`Outage` of a Redis client's server, shared by every client on the same
+    connection pool (in the crawl: the scheduler, dupefilter, run marker and pipelines)."""
+    holder = getattr(client, "connection_pool", client)
+    outage: Outage | None = getattr(holder, "_newscrawl_outage", None)
+    if outage is None:
+        outage = Outage()
+        try:
+            holder._newscrawl_outage = outage
+        except AttributeError:  # pragma: no cover - an object without a __dict__
+            pass
+    return outage
 
 
 def call_with_retry(
@@ -123,11 +133,11 @@ def call_with_retry(
 
     Raises :class:`RedisUnavailable` once ``retry_seconds`` have passed since the outage began:
     the first failure of this call, or earlier when other calls already met the same outage
-    (``outage``: by default :data:`PROCESS_OUTAGE` with the default clock, else this call's own).
-    ``retry_seconds <= 0``: no retry at all.
+    (``outage``: pass ``outage_for(client)`` to share it with the other calls on that client's
+    server; by default the outage is this call's own). ``retry_seconds <= 0``: no retry at all.
     """
     if outage is None:
-        outage = PROCESS_OUTAGE if clock is time.monotonic else Outage()
+        outage = Outage()
     label: str = what or str(getattr(fn, "__name__", "redis call"))
     started: float | None = None
     delay = initial_delay

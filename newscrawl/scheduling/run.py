@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry
+from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry, outage_for
 
 if TYPE_CHECKING:
     import redis
@@ -74,6 +74,7 @@ class RunMarker:
             args=[new_id, self.ttl],
             retry_seconds=self.retry_seconds,
             what="claim run",
+            outage=outage_for(self.server),
         )
         self.claimed = bool(int(claimed))
         self.run_id = run_id.decode() if isinstance(run_id, bytes) else str(run_id)
@@ -82,7 +83,8 @@ class RunMarker:
     def _refresh(self, ttl: str) -> bool:
         script = self.server.register_script(LUA_REFRESH)
         return bool(call_with_retry(script, keys=[self.key], args=[self.run_id, ttl],
-                                    retry_seconds=self.retry_seconds, what="refresh run"))
+                                    retry_seconds=self.retry_seconds, what="refresh run",
+                                    outage=outage_for(self.server)))
 
     def refresh(self) -> bool:
         """Extend the marker's TTL (only the worker that claimed it)."""
