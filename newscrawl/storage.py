@@ -9,10 +9,29 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+#: day files whose URLs contains() keeps in memory
+KNOWN_DAYS = 4
+# the start of a record as ArticleStore writes it: {"url": "<JSON string>", ...
+_URL_FIRST = re.compile(rb'^\{"url": ("(?:[^"\\]|\\.)*")')
+
+
+def _url_of(line: bytes) -> str | None:
+    match = _URL_FIRST.match(line)
+    try:
+        if match:
+            value = json.loads(match.group(1))
+        else:  # written by something else: parse it all
+            record = json.loads(line)
+            value = record.get("url") if isinstance(record, dict) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def day_of(timestamp: float) -> str:
@@ -27,6 +46,8 @@ class ArticleStore:
         self.fsync = fsync
         self._fd: int | None = None
         self._day: str | None = None
+        # day -> (bytes read, URLs recorded): see contains()
+        self._known: dict[str, tuple[int, set[str]]] = {}
 
     def path_for(self, day: str) -> Path:
         return self.directory / f"{day}.jsonl"
@@ -56,25 +77,33 @@ class ArticleStore:
     def contains(self, url: str, days: Iterable[str]) -> bool:
         """Whether a complete record of ``url`` is in the files of these days (``YYYY-MM-DD``).
 
-        Reads the files line by line: meant for the rare check after an interrupted run, not
-        for every article.
+        The URLs of a day file are read once and kept (for the last few days asked about), then
+        only what was appended since is read: a crawl that has lost its done records and meets
+        every article again reads each day file once, not once per article.
         """
-        token = json.dumps(url, ensure_ascii=False).encode()
-        for day in days:
-            try:
-                fh = self.path_for(day).open("rb")
-            except FileNotFoundError:
-                continue
-            with fh:
-                for line in fh:
-                    if token in line and line.endswith(b"\n"):
-                        try:
-                            record = json.loads(line)
-                        except ValueError:
-                            continue
-                        if isinstance(record, dict) and record.get("url") == url:
-                            return True
-        return False
+        return any(url in self._urls_of(day) for day in days)
+
+    def _urls_of(self, day: str) -> set[str]:
+        offset, urls = self._known.pop(day, (0, set()))
+        try:
+            fh = self.path_for(day).open("rb")
+        except FileNotFoundError:
+            return urls
+        with fh:
+            if os.fstat(fh.fileno()).st_size < offset:  # replaced or truncated: start again
+                offset, urls = 0, set()
+            fh.seek(offset)
+            for line in fh:
+                if not line.endswith(b"\n"):
+                    break  # a record still being written (or torn): read it again next time
+                offset += len(line)
+                url = _url_of(line)
+                if url is not None:
+                    urls.add(url)
+        self._known[day] = (offset, urls)  # most recently used last
+        while len(self._known) > KNOWN_DAYS:
+            del self._known[next(iter(self._known))]
+        return urls
 
     def close(self) -> None:
         if self._fd is not None:

@@ -23,7 +23,7 @@ from newscrawl.pipelines import (
     NearDuplicatePipeline,
     StorePipeline,
 )
-from newscrawl.simhash import fingerprint
+from newscrawl.simhash import fingerprint, hamming
 from newscrawl.storage import iter_articles
 
 
@@ -68,13 +68,20 @@ def test_dedup_then_store(tmp_path: Path, workers: int) -> None:
         # finds its record in the store and does not store it twice.
         with pytest.raises(AlreadyStored):
             run_both(dedup, store, item("http://a/1", original.text))
+        # ... also when the page changed a little since (its stored fingerprint is looked up)
+        paragraphs = original.text.split("\n")
+        edits = ("\n".join(paragraphs[:i] + paragraphs[i + 1 :]) for i in range(len(paragraphs)))
+        base = fingerprint(original.text)
+        changed = next(t for t in edits if 0 < hamming(fingerprint(t) or 0, base or 0) <= 3)
+        with pytest.raises(AlreadyStored):
+            run_both(dedup, store, item("http://a/1", changed))
         stats = crawler.stats.get_stats()
-        assert stats["newscrawl/dedup/checked"] == 7
+        assert stats["newscrawl/dedup/checked"] == 8
         assert stats["newscrawl/dedup/unique"] == 3
         assert stats["newscrawl/dedup/near_duplicate"] == 2
         assert stats["newscrawl/dedup/no_text"] == 1
         assert stats["newscrawl/dedup/reprocessed"] == 1
-        assert stats["newscrawl/dedup/already_stored"] == 1
+        assert stats["newscrawl/dedup/already_stored"] == 2
         records = {r.url: r for r in DuplicateLog(redis_for_crawler(crawler)).list()}
         assert set(records) == {"http://b/1", "http://a/copy"}
         assert records["http://a/copy"].distance == 0

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.crawler_redis import RedisConfig, redis_for_crawler
-from newscrawl.scheduling.retry import call_with_retry, describe
+from newscrawl.scheduling.retry import call_with_retry, describe, outage_for
 from newscrawl.storage import ArticleStore, day_of
 
 if TYPE_CHECKING:
@@ -301,6 +301,7 @@ class NearDuplicatePipeline:
             retention_days=config.retention_days,
         )
         self.log = DuplicateLog(client, prefix=config.prefix)
+        self.outage = outage_for(client)  # shared with the scheduler (same client)
         # where StorePipeline writes (None when storage is off): a re-processed article is
         # looked up there, so an interrupted run's articles are not stored twice
         from newscrawl.pipelines.store import StoreConfig
@@ -343,6 +344,7 @@ class NearDuplicatePipeline:
             return False
         day = call_with_retry(self.index.stored_day, fp, url,
                               retry_seconds=self.config.redis_retry_seconds,
+                              outage=self.outage,
                               what="index day of a re-processed article")
         if day is None:
             return False
@@ -363,6 +365,7 @@ class NearDuplicatePipeline:
         # Retried while Redis is briefly away; safe to repeat (a retried add finds its own URL).
         match = call_with_retry(self.index.check_and_add, fp, url,
                                 retry_seconds=self.config.redis_retry_seconds,
+                                outage=self.outage,
                                 what="near-duplicate check")
         if match is None:
             self._inc("unique")
@@ -371,7 +374,9 @@ class NearDuplicatePipeline:
             # Our own earlier fingerprint: the article was indexed by a run that stopped before
             # recording it as done (crash, kill, Redis outage). If that run stored it, the store
             # has its record: drop it, so it is stored once; else store it now rather than lose it.
-            if self._already_stored(url, fp):
+            # (the index holds the fingerprint of the text stored then: the page may have
+            # changed a little since, so look up the matched fingerprint, not this one)
+            if self._already_stored(url, match.fingerprint):
                 self._inc("already_stored")
                 logger.info("%s was stored by an interrupted run: not stored again", url)
                 raise AlreadyStored(f"{url} was stored by an interrupted run")
@@ -390,6 +395,7 @@ class NearDuplicatePipeline:
             site=item.get("site"),
             title=item.get("title"),
             retry_seconds=self.config.redis_retry_seconds,
+            outage=self.outage,
             what="duplicate log",
         )
         if not recorded:
