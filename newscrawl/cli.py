@@ -198,7 +198,11 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
         progress.update()
     progress.close()
     for path in args.jsonl or ():
-        errors += _fingerprint_jsonl(fingerprinter, path)
+        try:
+            errors += _fingerprint_jsonl(fingerprinter, path)
+        except CliError as exc:  # this file cannot be read: go on with the others
+            print(f"newscrawl: error: {exc}", file=sys.stderr)
+            errors += 1
     if errors:
         print(f"newscrawl: error: {errors} input(s) could not be fingerprinted", file=sys.stderr)
         return EXIT_ERROR

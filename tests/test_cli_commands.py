@@ -316,6 +316,10 @@ def test_fingerprint_several_jsonl_files(
     code, out, err = run_cli(capsys, "fingerprint", "--jsonl", str(one), "--jsonl", str(two))
     assert code == 0, err
     assert [x["id"] for x in json_lines(out)] == ["a", "b"]
+    missing = str(tmp_path / "missing.jsonl")
+    code, out, err = run_cli(capsys, "fingerprint", "--jsonl", missing, "--jsonl", str(two))
+    assert code == 1 and "missing.jsonl" in err
+    assert [x["id"] for x in json_lines(out)] == ["b"]  # the next file is still fingerprinted
 
 
 def test_long_file_is_read_only_as_far_as_the_fingerprint_looks(
