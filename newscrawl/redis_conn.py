@@ -182,9 +182,10 @@ def _drop_stale_registry(registry: Path) -> None:
 
 
 def _socket_is_dead(path: str, timeout: float = 5.0) -> bool:
-    """Whether nothing listens on a unix socket: it is gone, or refuses connections. Anything
-    else (a reply, even LOADING; a timeout; permission denied: another user's server) counts as
-    a live server."""
+    """Whether no server is behind a unix socket: the socket is gone, refuses connections, or
+    closes the connection without answering PING (a server still exiting: a killed process's
+    threads can hold its socket for a moment). A reply (even LOADING), a timeout (busy) or
+    permission denied (another user's server) count as a live server."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         try:
@@ -195,10 +196,13 @@ def _socket_is_dead(path: str, timeout: float = 5.0) -> bool:
             return False
         try:
             sock.sendall(b"PING\r\n")
-            sock.recv(64)
+            return not sock.recv(64)  # b"": closed unanswered
+        except TimeoutError:
+            return False
+        except (ConnectionResetError, BrokenPipeError):
+            return True
         except OSError:
-            pass  # connected: something is there
-        return False
+            return False
 
 
 def _names_socket(registry: Path, socket_file: str | None) -> bool:

