@@ -208,8 +208,16 @@ def _socket_is_dead(path: str, timeout: float = 5.0) -> bool:
 
 def _close_at_exit(client: Any, timeout: float) -> None:
     data_dir = getattr(client, "dbdir", None)
+    socket_file = getattr(client, "socket_file", None)
     try:
         with _start_lock(Path(data_dir)) if data_dir else contextlib.nullcontext():
+            if not socket_file or _socket_is_dead(socket_file, timeout=2.0):
+                # already stopped by its last user (checked first: on a dead socket redis-py
+                # spends seconds retrying to connect)
+                redis_dir = getattr(client, "redis_dir", None)
+                if redis_dir:
+                    shutil.rmtree(redis_dir, ignore_errors=True)
+                return
             _close_embedded_locked(client, timeout, at_exit=True)
     except Exception:  # pragma: no cover - best effort at exit
         logger.debug("embedded Redis: could not check the server at exit", exc_info=True)
