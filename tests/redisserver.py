@@ -96,6 +96,22 @@ class RedisServer:
         self.kill()
 
 
+def wait_exited(pid: int, timeout: float = 15.0, poll: float = 0.05) -> bool:
+    """Whether process ``pid`` has exited within ``timeout`` s: gone, or a zombie (dead but not
+    reaped, as in a container without an init)."""
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(poll)
+    return False
+
+
 def embedded_servers(data_dir: Path, wait: float = 10.0) -> list[int]:
     """Pids of redis-server processes still running in ``data_dir`` after up to ``wait`` s.
 

