@@ -206,11 +206,16 @@ def _socket_is_dead(path: str, timeout: float = 5.0) -> bool:
             return False
 
 
-def _close_at_exit(client: Any, timeout: float) -> None:
+def _lock_of(client: Any) -> contextlib.AbstractContextManager[None]:
+    """The start lock of an embedded client's data dir (none if it does not say)."""
     data_dir = getattr(client, "dbdir", None)
+    return _start_lock(Path(data_dir)) if data_dir else contextlib.nullcontext()
+
+
+def _close_at_exit(client: Any, timeout: float) -> None:
     socket_file = getattr(client, "socket_file", None)
     try:
-        with _start_lock(Path(data_dir)) if data_dir else contextlib.nullcontext():
+        with _lock_of(client):
             if not socket_file or _socket_is_dead(socket_file, timeout=2.0):
                 # already stopped by its last user (checked first: on a dead socket redis-py
                 # spends seconds retrying to connect)
@@ -262,11 +267,9 @@ def close_embedded(client: Any, timeout: float = 15.0) -> None:
     pidfile = getattr(client, "pidfile", None)
     if not pidfile:
         return  # not an embedded client (or already closed)
-    data_dir = getattr(client, "dbdir", None)
     # Under the start lock: no process can join between the client count and the shutdown,
     # or start a new server (and registry) before this one's registry is removed.
-    lock = _start_lock(Path(data_dir)) if data_dir else contextlib.nullcontext()
-    with lock:
+    with _lock_of(client):
         _close_embedded_locked(client, timeout, at_exit=False)
 
 
