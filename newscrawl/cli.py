@@ -209,31 +209,45 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class _JsonLines:
+    """The objects of a JSON Lines stream as ``("FILE:LINE", object)``, blank lines skipped. A
+    line that is not JSON, or one the caller ``reject``s, is named on stderr and counted in
+    ``bad``; the other lines go on."""
+
+    def __init__(self, fh: IO[bytes], name: str) -> None:
+        self.fh = fh
+        self.name = name
+        self.bad = 0
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        for lineno, raw in enumerate(self.fh, 1):
+            if not raw.strip():
+                continue
+            where = f"{self.name}:{lineno}"
+            try:
+                obj = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                self.reject(f"{where}: not JSON: {exc}")
+                continue
+            yield where, obj
+
+    def reject(self, message: str) -> None:
+        print(f"newscrawl: error: {message}", file=sys.stderr)
+        self.bad += 1
+
+
 def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
     """One ``{"id", "simhash"}`` line per object; bad lines reported on stderr and counted."""
-    errors = 0
     try:
         fh: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
         raise CliError(f"{path}: {exc.strerror or exc}") from None
     progress = Progress("fingerprint")
+    lines = _JsonLines(fh, path)
     try:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                print(f"newscrawl: error: {where}: not JSON: {exc}", file=sys.stderr)
-                errors += 1
-                continue
+        for where, obj in lines:
             if not isinstance(obj, dict) or "id" not in obj or not isinstance(obj.get("text"), str):
-                print(
-                    f"newscrawl: error: {where}: expected an object with 'id' and a string 'text'",
-                    file=sys.stderr,
-                )
-                errors += 1
+                lines.reject(f"{where}: expected an object with 'id' and a string 'text'")
                 continue
             result = fingerprinter.analyze(obj["text"])
             out: dict[str, Any] = {"id": obj["id"], "simhash": _hex(result.value)}
@@ -245,7 +259,7 @@ def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
         progress.close()
         if fh is not sys.stdin.buffer:
             fh.close()
-    return errors
+    return lines.bad
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -368,28 +382,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.pairs):
         raise CliError(f"{args.pairs}: no such file")
     fingerprinter = _fingerprinter(args)
-    bad = 0
-
-    def pairs(fh: IO[bytes]) -> Iterator[Pair]:
-        nonlocal bad
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            where = f"{args.pairs}:{lineno}"
-            try:
-                yield parse_pair(json.loads(raw), where)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                print(f"newscrawl: error: {where}: not JSON: {exc}", file=sys.stderr)
-                bad += 1
-            except PairFormatError as exc:
-                print(f"newscrawl: error: {exc}", file=sys.stderr)
-                bad += 1
-
+    good: list[Pair] = []
     try:
         with open(args.pairs, "rb") as fh:
-            good = list(pairs(fh))
+            lines = _JsonLines(fh, args.pairs)
+            for where, obj in lines:
+                try:
+                    good.append(parse_pair(obj, where))
+                except PairFormatError as exc:
+                    lines.reject(str(exc))
     except OSError as exc:
         raise CliError(f"{args.pairs}: {exc.strerror or exc}") from None
+    bad = lines.bad
     if not good:
         raise CliError(f"{args.pairs}: no pairs" + (f" ({bad} malformed line(s))" if bad else ""))
     sys.stdout.write(format_report(evaluate(good, fingerprinter)))
