@@ -1,6 +1,6 @@
 """Compare article extractors and decoders on the labelled pages of the dev corpus.
 
-    python benchmarks/bench_extraction.py --corpus /work/shared/corpus/dev [--variants]
+    python benchmarks/bench_extraction.py --corpus CORPUS/dev [--variants]
 
 Prints markdown tables:
 1. decoding: our byte-trusting decoder vs trusting the declaration (w3lib/Scrapy behaviour), also

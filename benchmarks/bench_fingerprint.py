@@ -6,7 +6,7 @@ articles / wall time (start-up included); ``warm docs/s`` times the fingerprinti
 Recall is measured at Hamming <= 3 on reprint pairs generated from the same articles (with
 ``newscrawl.evaluation``), and precision on those pairs' negatives. Prints a markdown table.
 
-    python benchmarks/bench_fingerprint.py [--corpus /work/shared/corpus/dev] [--repeat 3]
+    python benchmarks/bench_fingerprint.py --corpus CORPUS/dev [--repeat 3]
                                            [--texts all|articles]
 
 ``--texts all`` (default) fingerprints every distinct dev text: THUCNews dev500, the SogouCS
@@ -95,7 +95,7 @@ def load_texts(corpus: Path, which: str) -> tuple[list[str], str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default="/work/shared/corpus/dev")
+    ap.add_argument("--corpus", required=True, help="the dev corpus directory")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--segmenters", default=",".join(SEGMENTERS))
     ap.add_argument("--texts", choices=("all", "articles"), default="all")

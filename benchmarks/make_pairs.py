@@ -5,7 +5,7 @@ Positives: every edit kind of ``newscrawl.evaluation.edits`` applied to every ar
 negatives: 3 same-category partners per article and the Sohu 2021 text-matching pairs (same event /
 same topic / unrelated; near-identical ones left out and counted).
 
-    python benchmarks/make_pairs.py --out pairs.jsonl [--corpus /work/shared/corpus/dev] [--seed 1]
+    python benchmarks/make_pairs.py --corpus CORPUS/dev --out pairs.jsonl [--seed 1]
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def build(corpus: Path, seed: int = 1, negatives_per_doc: int = 3) -> PairSet:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default="/work/shared/corpus/dev", type=Path)
+    ap.add_argument("--corpus", required=True, type=Path, help="the dev corpus directory")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()

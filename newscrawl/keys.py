@@ -1,7 +1,8 @@
 """One home for every Redis key template and default used by newscrawl.
 
 Every key starts with a prefix (``NEWSCRAWL_REDIS_PREFIX``, default ``newscrawl``) so one Redis can
-hold several independent deployments. README.md documents each key with ``redis-cli`` examples.
+hold several independent deployments. docs/redis-keys.md documents each key with ``redis-cli``
+examples.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ DUPLICATES = "{prefix}:duplicates"
 # Sorted set: url scored by the time it was recorded (newest first with ZREVRANGE).
 DUPLICATES_LOG = "{prefix}:duplicates:log"
 
-# --- crawl state (scheduler, queue, dupefilter), per spider; see docs/readme/scheduling.md -----
+# --- crawl state (scheduler, queue, dupefilter), per spider; see docs/design/scheduling.md -----
 # Sorted set: JSON queue entry, scored by priority then FIFO (lowest score first).
 CRAWL_QUEUE = "{prefix}:{spider}:requests"
 # String counter: FIFO sequence number of queue entries.

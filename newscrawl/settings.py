@@ -1,6 +1,6 @@
 """Scrapy settings for newscrawl.
 
-Every ``NEWSCRAWL_*`` setting is documented in README.md ("Settings"). Settings that belong to
+Every ``NEWSCRAWL_*`` setting is documented in docs/settings.md. Settings that belong to
 scrapy-redis (``REDIS_URL``, ``SCHEDULER_PERSIST``) keep their names.
 """
 
@@ -38,7 +38,7 @@ DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
-# --- portal crawl: sites, robots.txt, pipelines, storage (docs/readme/crawl.md) ---------------
+# --- portal crawl: sites, robots.txt, pipelines, storage (docs/design/architecture.md) -------
 # NEWSCRAWL_SITES = "sites.toml"  # default: sites.toml in the working dir / next to scrapy.cfg
 DOWNLOADER_MIDDLEWARES = {
     # robots.txt also for the first concurrent requests to a host (newscrawl/middlewares/robots.py)

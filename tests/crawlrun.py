@@ -176,7 +176,7 @@ def assert_stored_once(layout: Any, stored: Counter[str]) -> None:
 
 
 def is_done(client: Any, url: str, spider: str = "portal", prefix: str = "newscrawl") -> bool:
-    """Whether the scheduler recorded ``url`` as done (docs/readme/scheduling.md, "seen")."""
+    """Whether the scheduler recorded ``url`` as done (docs/redis-keys.md, "seen")."""
     from scrapy import Request
     from scrapy.utils.request import RequestFingerprinter
 

@@ -2,7 +2,7 @@
 
 Every function takes a ``random.Random`` (seeded by the caller) and an ``EditContext`` holding other
 articles of the corpus (for inserted sentences and replacement headlines). The magnitudes are fixed
-here, before any tuning, and documented in docs/readme/simhash.md:
+here, before any tuning, and documented in docs/design/fingerprint.md:
 
 * ``source_line``: a "来源：<site> 作者：<name> 责任编辑：<name>" line added at the top or the end.
 * ``footer``: a portal footer (copyright/disclaimer/app promotion, 31-49 characters) appended.

@@ -1,6 +1,6 @@
 """Article extraction: trafilatura for the body and title, plus a metadata and date-line pass.
 
-See docs/readme/extraction.md for the measurements behind each choice.
+See docs/design/extraction.md for the measurements behind each choice.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["MAX_HTML_CHARS", "MIN_BODY_CHARS", "Article", "ExtractionError", "extract_article"]
 
 # Only the first MAX_HTML_CHARS characters of a page are parsed: news articles sit well inside
-# that, and it bounds the time spent on a huge page (see the README for timings).
+# that, and it bounds the time spent on a huge page (timings in docs/design/extraction.md).
 MAX_HTML_CHARS = 2_000_000
 # A body with fewer non-space characters than this is not an article (video/list/error page).
 MIN_BODY_CHARS = 40

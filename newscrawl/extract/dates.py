@@ -5,7 +5,7 @@ numeric dates with ``-``, ``/`` or ``.`` separators, Chinese dates (``2024年03�
 ``2024年3月15日10时20分``) and dates inside URLs (``/2024/0315/``, ``/20240315/``, ``/2024-03-15/``,
 ``t20240315_``).
 
-Time zone rule (documented in the README): a time with an explicit offset keeps it; a time without
+Time zone rule (docs/design/extraction.md): a time with an explicit offset keeps it; a time without
 one gets ``+08:00`` when the page is Chinese (``assume_cst=True``, chosen by the caller from the
 page text) and stays a local time without offset otherwise. A date without a time is printed as a
 date (``2024-03-15``).

@@ -8,7 +8,7 @@ can put one differing bit in each block). For ``max_distance`` 4-7 (opt-in) the 
 each block's 16 one-bit neighbour buckets: at distance <= 7 some block differs in at most one bit.
 Same data, same keys; 68 buckets read instead of 4. ``max_distance > 7`` is rejected.
 
-Layout per stored fingerprint (compact; see docs/readme/index.md for measurements):
+Layout per stored fingerprint (compact; see docs/design/index.md for measurements):
 
 * field = the fingerprint as 8 big-endian bytes in each of its four bucket hashes;
 * block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once);
@@ -18,7 +18,7 @@ All reads and writes of one operation run in ONE Lua script (``EVALSHA``; on ``N
 script is loaded and the call repeated), so two workers adding near-duplicates concurrently cannot
 both be accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
 
-Speed (README, "Near-duplicate index", "Benchmark"): for a plain ``redis.Redis`` client the
+Speed (docs/design/index.md, "Client path"): for a plain ``redis.Redis`` client the
 EVALSHA command is packed by hand (constant parts once) and sent on a connection the index keeps
 checked out of the client's pool (``_HeldConnection``; a thread that finds it busy checks one
 out for the call); other clients (single-connection, RESP3, client-side caching, fakeredis) and
@@ -69,7 +69,7 @@ BLOCK_BITS = 16
 BUCKET_DISTANCE = BLOCKS - 1
 #: Largest distance the index finds. Up to 2 * BLOCKS - 1 some block differs in at most one
 #: bit, so max_distance 4-7 reads each block's bucket and its 16 one-bit neighbours (68
-#: buckets: about 17x the candidates, 7-10x fewer checks/s at 1M; README measures it).
+#: buckets: about 17x the candidates, 7-10x fewer checks/s at 1M; docs/design/index.md).
 MAX_SUPPORTED_DISTANCE = 2 * BLOCKS - 1
 SECONDS_PER_DAY = 86400
 

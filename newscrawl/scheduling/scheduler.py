@@ -1,6 +1,6 @@
 """Reliable Redis scheduler: leased queue, ack on completion, run marker, idle exit.
 
-Life of a request (see docs/readme/scheduling.md):
+Life of a request (see docs/design/scheduling.md):
 
 1. ``enqueue_request`` -- de-dup and push atomically (Lua). Articles: skipped when done or
    pending. Start pages: only by the worker that claimed the run marker. Start/list pages: once per

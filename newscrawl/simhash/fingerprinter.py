@@ -1,6 +1,6 @@
 """The document fingerprint: normalise -> tokens -> weighted features -> 64-bit simhash.
 
-Default configuration (chosen by measurement, see docs/readme/simhash.md):
+Default configuration (chosen by measurement, see docs/design/fingerprint.md):
 
 1. Only the first ``max_chars`` (100,000) characters count, so any input costs bounded time/memory.
 2. NFKC + case folding; CJK runs are segmented (``rjieba`` by default, ``jieba`` is the reference),
@@ -13,7 +13,7 @@ Default configuration (chosen by measurement, see docs/readme/simhash.md):
    the lead keep full weight. Then no feature may hold more than ``max_share`` (30 %) of the total
    weight (exact integer water-filling, ``share_cap``): the salient words dominate the vote, which
    makes the signature survive reprint edits, but no single word decides all 64 bits (measured in
-   docs/readme/simhash.md).
+   docs/design/fingerprint.md).
 4. Feature hash: BLAKE2b-64 of the token's UTF-8 bytes; the weighted vote of ``core``.
 
 Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``
