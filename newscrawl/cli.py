@@ -519,7 +519,11 @@ def _count_keys(client: Any, pattern: str) -> list[str]:
 
 
 def _confirm(question: str) -> bool:
-    if not sys.stdin or not sys.stdin.isatty():
+    try:
+        interactive = bool(sys.stdin and sys.stdin.isatty())
+    except (OSError, ValueError):
+        interactive = False
+    if not interactive:
         raise CliError("not confirmed: standard input is not a terminal (pass --yes)")
     print(question + " [y/N] ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip().lower() in ("y", "yes")
