@@ -600,6 +600,8 @@ def cmd_reset(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from newscrawl.demo import DemoError, run_demo
 
+    if args.redis_url:
+        raise CliError("the demo runs on an embedded Redis of its own: no --redis-url")
     try:
         return run_demo(args.data_dir, port=args.port)
     except DemoError as exc:

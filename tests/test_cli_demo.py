@@ -43,7 +43,7 @@ def test_demo_twice_crawls_then_fetches_nothing_again(tmp_path: Path) -> None:
     out = first.stdout
     port = json.loads((data / "demo.json").read_text())["port"]
     base = f"http://127.0.0.1:{port}"
-    assert f"a sample portal of 9 articles on {base}/" in out
+    assert f"a sample portal of 9 article pages on {base}/" in out
     assert "9 article pages fetched, 0 already done" in out
     assert "7 articles stored this run, 7 in all:" in out
     for path in ORIGINALS:

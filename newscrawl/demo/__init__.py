@@ -350,8 +350,8 @@ def run_demo(data_dir: str | None, port: int | None = None, out: IO[str] | None 
         log = directory / LOG_FILE
         log.unlink(missing_ok=True)
         before = {str(a.get("url")) for a in stored_articles(directory)}
-        print(f"newscrawl demo, run {run}: a sample portal of {len(portal.articles)} articles "
-              f"on {server.base}/", file=out)
+        print(f"newscrawl demo, run {run}: a sample portal of {len(portal.articles)} article "
+              f"pages on {server.base}/", file=out)
         print(f"data directory: {directory}", file=out)
         print(f"crawling: scrapy crawl portal -s NEWSCRAWL_SITES={sites} ...", file=out,
               flush=True)
@@ -420,6 +420,8 @@ def _report(
     say(f"  newscrawl --data-dir {directory} duplicates")
     say(f"  newscrawl --data-dir {directory} stats")
     say(f"  newscrawl demo --data-dir {directory}    # again: the incremental crawl")
+    if os.environ.get("REDIS_URL"):
+        say("  (REDIS_URL is set: unset it for the first two, or they read that Redis instead)")
 
 
 def _path_of(url: Any, base: str) -> str:
