@@ -1,16 +1,19 @@
 """The ``newscrawl`` command: fingerprints, the near-duplicate index and its records.
 
-    newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json]
-    newscrawl check FILE [--json]
+    newscrawl demo [--data-dir DIR] [--port N]
+    newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
+    newscrawl check FILE [--json] [--encoding ENC]
     newscrawl duplicates [--json] [--limit N]
     newscrawl stats [--json]
     newscrawl prune --days N
+    newscrawl reset [--spider NAME] [--index] [--yes] [--force]
     newscrawl eval PAIRS.jsonl
     newscrawl redis-cli [ARGS ...]
 
 Redis: ``--redis-url`` (default ``$REDIS_URL``), else the embedded Redis kept in ``--data-dir``
 (default ``$NEWSCRAWL_DATA_DIR``, else ``.newscrawl/``); keys under ``--prefix`` (default
-``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). Exit codes: 0 ok, 1 error, 2 usage.
+``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). Exit codes: 0 ok, 1 error, 2 usage, 130
+interrupted. A command is added through :data:`COMMANDS` (see docs/cli.md).
 """
 
 from __future__ import annotations
