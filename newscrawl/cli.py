@@ -1,16 +1,19 @@
 """The ``newscrawl`` command: fingerprints, the near-duplicate index and its records.
 
-    newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json]
-    newscrawl check FILE [--json]
+    newscrawl demo [--data-dir DIR] [--port N]
+    newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
+    newscrawl check FILE [--json] [--encoding ENC]
     newscrawl duplicates [--json] [--limit N]
     newscrawl stats [--json]
     newscrawl prune --days N
+    newscrawl reset [--spider NAME] [--index] [--yes] [--force]
     newscrawl eval PAIRS.jsonl
     newscrawl redis-cli [ARGS ...]
 
 Redis: ``--redis-url`` (default ``$REDIS_URL``), else the embedded Redis kept in ``--data-dir``
 (default ``$NEWSCRAWL_DATA_DIR``, else ``.newscrawl/``); keys under ``--prefix`` (default
-``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). Exit codes: 0 ok, 1 error, 2 usage.
+``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). Exit codes: 0 ok, 1 error, 2 usage, 130
+interrupted. A command is added through :data:`COMMANDS` (see docs/cli.md).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
@@ -78,8 +81,19 @@ class Progress:
 
 
 # --- helpers ----------------------------------------------------------------------------------
-def _read_text(name: str, max_chars: int | None = None) -> str:
-    """Text of a file (``-`` = stdin), UTF-8; CliError with a clear message otherwise.
+def file_error(name: str, exc: OSError) -> CliError:
+    """The one wording of a file that cannot be opened: ``no such file: PATH`` and its kin."""
+    if isinstance(exc, FileNotFoundError):
+        return CliError(f"no such file: {name}")
+    if isinstance(exc, IsADirectoryError):
+        return CliError(f"is a directory: {name}")
+    if isinstance(exc, PermissionError):
+        return CliError(f"permission denied: {name}")
+    return CliError(f"cannot read {name}: {exc.strerror or exc}")
+
+
+def _read_text(name: str, max_chars: int | None = None, encoding: str = "utf-8") -> str:
+    """Text of a file (``-`` = stdin) in ``encoding``; CliError with a clear message otherwise.
 
     With ``max_chars``, only a bounded prefix is read and decoded (at least ``max_chars + 1``
     characters of a longer file: a fingerprint uses only its first ``max_chars`` characters, so a
@@ -87,7 +101,8 @@ def _read_text(name: str, max_chars: int | None = None) -> str:
     """
     import codecs
 
-    limit = -1 if max_chars is None else 4 * max_chars + 4  # UTF-8: at most 4 bytes a character
+    # at most 4 bytes a character in UTF-8, GB18030, UTF-16 and UTF-32
+    limit = -1 if max_chars is None else 4 * max_chars + 4
     try:
         if name == "-":
             data = sys.stdin.buffer.read(limit)
@@ -96,17 +111,15 @@ def _read_text(name: str, max_chars: int | None = None) -> str:
                 data = fh.read(limit)
         # a prefix may end inside a character: decode all but such an incomplete tail
         whole = limit < 0 or len(data) < limit
-        return codecs.getincrementaldecoder("utf-8")().decode(data, final=whole)
-    except FileNotFoundError:
-        raise CliError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise CliError(f"{name}: is a directory") from None
-    except PermissionError:
-        raise CliError(f"{name}: permission denied") from None
-    except UnicodeDecodeError as exc:
-        raise CliError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        return codecs.getincrementaldecoder(encoding)().decode(data, final=whole)
     except OSError as exc:
-        raise CliError(f"{name}: {exc.strerror or exc}") from None
+        raise file_error(name, exc) from None
+    except UnicodeDecodeError as exc:
+        label = "UTF-8" if codecs.lookup(encoding).name == "utf-8" else encoding
+        hint = "; other encodings: --encoding (e.g. --encoding gb18030)" if label == "UTF-8" else ""
+        raise CliError(
+            f"{name}: not {label} text ({exc.reason} at byte {exc.start}){hint}"
+        ) from None
 
 
 def _hex(value: int | None) -> str | None:
@@ -120,6 +133,8 @@ def _print_json(obj: Any) -> None:
 def _fingerprinter(args: argparse.Namespace) -> Any:
     from newscrawl.simhash import get_fingerprinter
 
+    if args.idf_file and not os.path.exists(args.idf_file):
+        raise CliError(f"no such file: {args.idf_file}")
     try:
         if args.idf_file:
             return get_fingerprinter(idf_file=args.idf_file)
@@ -180,7 +195,7 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     progress = Progress("fingerprint", total=len(files) if len(files) > 1 else None)
     for name in files:
         try:
-            text = _read_text(name, fingerprinter.config.max_chars)
+            text = _read_text(name, fingerprinter.config.max_chars, args.encoding)
         except CliError as exc:
             print(f"newscrawl: error: {exc}", file=sys.stderr)
             errors += 1
@@ -209,10 +224,16 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: bad lines of a JSON Lines file named one by one; the rest are counted
+NAMED_BAD_LINES = 5
+
+
 class _JsonLines:
     """The objects of a JSON Lines stream as ``("FILE:LINE", object)``, blank lines skipped. A
-    line that is not JSON, or one the caller ``reject``s, is named on stderr and counted in
-    ``bad``; the other lines go on."""
+    line that is not JSON, or one the caller ``reject``s, is counted in ``bad`` and the first
+    :data:`NAMED_BAD_LINES` of them are named on stderr (a large file that is not JSON Lines at
+    all would otherwise print a line of its own for each); :meth:`close` gives the count of the
+    rest. The other lines go on."""
 
     def __init__(self, fh: IO[bytes], name: str) -> None:
         self.fh = fh
@@ -232,8 +253,18 @@ class _JsonLines:
             yield where, obj
 
     def reject(self, message: str) -> None:
-        print(f"newscrawl: error: {message}", file=sys.stderr)
         self.bad += 1
+        if self.bad <= NAMED_BAD_LINES:
+            print(f"newscrawl: error: {message}", file=sys.stderr)
+
+    def close(self) -> None:
+        """Say how many bad lines were counted but not named."""
+        if self.bad > NAMED_BAD_LINES:
+            print(
+                f"newscrawl: error: {self.name}: {self.bad - NAMED_BAD_LINES} more bad line(s) "
+                f"not named ({self.bad} in all)",
+                file=sys.stderr,
+            )
 
 
 def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
@@ -241,7 +272,7 @@ def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
     try:
         fh: IO[bytes] = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
+        raise file_error(path, exc) from None
     progress = Progress("fingerprint")
     lines = _JsonLines(fh, path)
     try:
@@ -257,6 +288,7 @@ def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
             progress.update()
     finally:
         progress.close()
+        lines.close()
         if fh is not sys.stdin.buffer:
             fh.close()
     return lines.bad
@@ -266,7 +298,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from newscrawl.index import IncompatibleIndexError, SimhashIndex
 
     fingerprinter = _fingerprinter(args)
-    text = _read_text(args.file, fingerprinter.config.max_chars)
+    text = _read_text(args.file, fingerprinter.config.max_chars, args.encoding)
     result = fingerprinter.analyze(text)
     if result.value is None:
         if args.json:
@@ -375,13 +407,11 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """The report of ``run_eval`` on the well-formed lines; each bad line named on stderr."""
+    """The report of ``run_eval`` on the well-formed lines; bad lines named (the first few) and
+    counted on stderr."""
     from newscrawl.evaluation import PairFormatError, evaluate, format_report
     from newscrawl.evaluation.pairs import Pair, parse_pair
 
-    if not os.path.isfile(args.pairs):
-        raise CliError(f"{args.pairs}: no such file")
-    fingerprinter = _fingerprinter(args)
     good: list[Pair] = []
     try:
         with open(args.pairs, "rb") as fh:
@@ -391,12 +421,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
                     good.append(parse_pair(obj, where))
                 except PairFormatError as exc:
                     lines.reject(str(exc))
+            lines.close()
     except OSError as exc:
-        raise CliError(f"{args.pairs}: {exc.strerror or exc}") from None
+        raise file_error(args.pairs, exc) from None
     bad = lines.bad
     if not good:
         raise CliError(f"{args.pairs}: no pairs" + (f" ({bad} malformed line(s))" if bad else ""))
-    sys.stdout.write(format_report(evaluate(good, fingerprinter)))
+    sys.stdout.write(format_report(evaluate(good, _fingerprinter(args))))
     if bad:
         print(f"newscrawl: error: {bad} malformed line(s) left out of the report", file=sys.stderr)
         return EXIT_ERROR
@@ -436,36 +467,177 @@ def _redis_cli_target(url: str) -> list[str]:
     return target
 
 
+#: redis-cli options that choose the server, database or credentials: newscrawl sets them itself
+#: (from --redis-url / $REDIS_URL or the embedded Redis), so a user's copy would be ignored or,
+#: worse, win over ours and answer from another Redis.
+REDIS_CLI_CONNECTION_OPTIONS = frozenset(
+    {"-h", "-p", "-s", "-a", "-u", "-n", "--user", "--pass", "--askpass", "--tls", "--sni",
+     "--cacert", "--cacertdir", "--cert", "--key", "--insecure", "--tls-ciphers",
+     "--tls-ciphersuites"}
+)
+#: redis-cli options that take a value (skipped over while looking for the options above)
+_REDIS_CLI_VALUE_OPTIONS = frozenset(
+    {"-r", "-i", "-d", "-D", "--eval", "--pattern", "--quoted-pattern", "--count", "--rdb",
+     "--pipe-timeout", "--functions-rdb", "--memkeys-samples", "--cluster", "--lru-test",
+     "--intrinsic-latency"}
+)
+
+
+def _check_redis_cli_args(argv: list[str]) -> None:
+    """Refuse connection options. redis-cli reads options up to the first argument that is not
+    one (the command), so only those are looked at: ``SET -p x`` stays a command."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-"):
+            return
+        if arg in REDIS_CLI_CONNECTION_OPTIONS:
+            raise CliError(
+                f"redis-cli option {arg} is not allowed here: newscrawl connects redis-cli to the "
+                "crawl's Redis itself; choose it with --redis-url URL or --data-dir DIR (before "
+                "redis-cli), or run redis-cli directly for another server"
+            )
+        i += 2 if arg in _REDIS_CLI_VALUE_OPTIONS else 1
+
+
 def cmd_redis_cli(args: argparse.Namespace) -> int:
     import subprocess
 
     from newscrawl.redis_conn import resolve_redis_url
 
-    binary = _redis_cli_binary()
     extra = [a for a in args.args if a != "--"]
+    _check_redis_cli_args(extra)
+    binary = _redis_cli_binary()
     with _redis(args) as client:
         url = resolve_redis_url(args.redis_url)
         target = _redis_cli_target(url) if url else ["-s", str(client.socket_file)]
-        done = subprocess.run([binary, *target, *extra], check=False)
+        # -e: exit 1 when the server answers a command with an error (ERR, WRONGTYPE...);
+        # redis-cli exits 0 then otherwise
+        done = subprocess.run([binary, "-e", *target, *extra], check=False)
     return EXIT_OK if done.returncode == 0 else EXIT_ERROR
 
 
+def _count_keys(client: Any, pattern: str) -> list[str]:
+    return [k.decode() if isinstance(k, bytes) else k for k in client.scan_iter(pattern, 1000)]
+
+
+def _confirm(question: str) -> bool:
+    try:
+        interactive = bool(sys.stdin and sys.stdin.isatty())
+    except (OSError, ValueError):
+        interactive = False
+    if not interactive:
+        raise CliError("not confirmed: standard input is not a terminal (pass --yes)")
+    print(question + " [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    """Delete a spider's crawl state (and with ``--index`` the near-duplicate index and the
+    duplicate records); the stored article files stay."""
+    from newscrawl import keys
+
+    spider = args.spider
+    if not spider or ":" in spider or "*" in spider or spider in ("simhash", "duplicates"):
+        raise CliError(f"not a spider name: {spider!r}")
+    prefix = args.prefix
+    crawl_pattern = f"{prefix}:{spider}:*"
+    with _redis(args) as client:
+        run_key = keys.CRAWL_RUN.format(prefix=prefix, spider=spider)
+        inflight_key = keys.CRAWL_INFLIGHT.format(prefix=prefix, spider=spider)
+        run_ttl = client.ttl(run_key)  # the marker is deleted when a run finishes
+        in_flight = client.zcard(inflight_key)
+        if (client.exists(run_key) or in_flight) and not args.force:
+            raise CliError(
+                f"a run of spider {spider!r} looks active ({run_key} set"
+                + (f", expires in {run_ttl} s" if run_ttl >= 0 else "")
+                + f"; {in_flight} request(s) in flight): stop its workers first, or pass --force "
+                "if they are gone"
+            )
+        crawl_keys = _count_keys(client, crawl_pattern)
+        index_keys: list[str] = []
+        if args.index:
+            index_keys = _count_keys(client, f"{prefix}:simhash:*")
+            index_keys += [
+                k
+                for k in (
+                    keys.DUPLICATES.format(prefix=prefix),
+                    keys.DUPLICATES_LOG.format(prefix=prefix),
+                )
+                if client.exists(k)
+            ]
+        queued = client.zcard(keys.CRAWL_QUEUE.format(prefix=prefix, spider=spider))
+        seen_shards = sum(1 for k in crawl_keys if k.startswith(f"{prefix}:{spider}:seen:"))
+        what = (
+            f"crawl state of spider {spider!r}: {len(crawl_keys)} key(s) {crawl_pattern} "
+            f"({queued} queued, {in_flight} in flight, {seen_shards} shard(s) of done URLs)"
+        )
+        if args.index:
+            what += (
+                f"; near-duplicate index and duplicate records: {len(index_keys)} key(s) "
+                f"{prefix}:simhash:*, {prefix}:duplicates*"
+            )
+        if not crawl_keys and not index_keys:
+            print(f"nothing to reset: no keys {crawl_pattern}" + (
+                f", {prefix}:simhash:*, {prefix}:duplicates*" if args.index else ""))
+            return EXIT_OK
+        after = (
+            "the next crawl fetches and stores every article again (the article files keep "
+            "the old copies)"
+            if args.index
+            else "the next crawl fetches every article page again; articles in the index and "
+            "the article store are not stored again"
+        )
+        if not args.yes and not _confirm(f"delete the {what}?\n{after}. Continue?"):
+            print("nothing deleted", file=sys.stderr)
+            return EXIT_ERROR
+        deleted = 0
+        todo = crawl_keys + index_keys
+        for i in range(0, len(todo), 1000):
+            deleted += int(client.delete(*todo[i : i + 1000]))
+    print(f"deleted {deleted} key(s): {what}")
+    print(after)
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from newscrawl.demo import DemoError, run_demo
+
+    if args.redis_url:
+        raise CliError("the demo runs on an embedded Redis of its own: no --redis-url")
+    try:
+        return run_demo(args.data_dir, port=args.port)
+    except DemoError as exc:
+        raise CliError(str(exc)) from None
+
+
 # --- parser -----------------------------------------------------------------------------------
-def _non_negative(value: str) -> int:
+def _int_at_least(minimum: int, value: str) -> int:
+    """An integer option with one rule and one message: ``must be an integer >= MIN``."""
     try:
         n = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {value}")
+        n = minimum - 1
+    if n < minimum:
+        raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}: {value!r}")
     return n
+
+
+def _non_negative(value: str) -> int:
+    return _int_at_least(0, value)
 
 
 def _positive(value: str) -> int:
-    n = _non_negative(value)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {value}")
-    return n
+    return _int_at_least(1, value)
+
+
+def _encoding(value: str) -> str:
+    import codecs
+
+    try:
+        return codecs.lookup(value).name
+    except LookupError:
+        raise argparse.ArgumentTypeError(f"unknown encoding: {value!r}") from None
 
 
 def _distance(value: str) -> int:
@@ -480,7 +652,8 @@ def _distance(value: str) -> int:
     return n
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _common_options() -> argparse.ArgumentParser:
+    """Options every command takes, before or after the command name."""
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: options may come before or after the command without overwriting each other.
     common.add_argument(
@@ -500,32 +673,44 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more"
     )
+    return common
 
-    parser = argparse.ArgumentParser(
-        prog="newscrawl",
-        description="Fingerprints, near-duplicate index and records of newscrawl.",
-        parents=[common],
+
+def _idf_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
+
+
+def _encoding_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--encoding",
+        type=_encoding,
+        default="utf-8",
+        help="encoding of the text files, e.g. gb18030 (default: utf-8)",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+
+def _add_fingerprint(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "fingerprint", parents=[common], help="64-bit simhash of text files or JSONL records"
     )
-    p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files ('-' = stdin)")
+    p.add_argument("files", nargs="*", metavar="FILE", help="text files ('-' = stdin)")
     p.add_argument(
         "--jsonl",
         metavar="FILE",
         action="append",
-        help="JSON lines with 'id' and 'text' ('-' = stdin); may be given more than once",
+        help="JSON lines (UTF-8) with 'id' and 'text' ('-' = stdin); may be given more than once",
     )
     p.add_argument("--json", action="store_true", help="JSON lines for FILE arguments too")
-    p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
+    _encoding_option(p)
+    _idf_option(p)
     p.set_defaults(func=cmd_fingerprint)
 
+
+def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "check", parents=[common], help="near-duplicates of a text in the index (adds nothing)"
     )
-    p.add_argument("file", metavar="FILE", help="UTF-8 text file ('-' = stdin)")
+    p.add_argument("file", metavar="FILE", help="text file ('-' = stdin)")
     p.add_argument(
         "--max-distance",
         type=_distance,
@@ -536,49 +721,153 @@ def build_parser() -> argparse.ArgumentParser:
         "--retention-days",
         type=_positive,
         default=None,
-        help="ignore fingerprints older than this many days",
+        help="ignore fingerprints older than this many days (N >= 1)",
     )
-    p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
+    _encoding_option(p)
+    _idf_option(p)
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(func=cmd_check)
 
+
+def _add_duplicates(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "duplicates", parents=[common], help="recorded near-duplicates, newest first"
     )
     p.add_argument("--json", action="store_true", help="one JSON object per line")
-    p.add_argument("--limit", type=_non_negative, default=None, help="show at most N")
+    p.add_argument(
+        "--limit",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="show the newest N (N >= 1; default: all)",
+    )
     p.set_defaults(func=cmd_duplicates)
 
+
+def _add_stats(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("stats", parents=[common], help="index size, buckets, Redis memory")
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(func=cmd_stats)
 
+
+def _add_prune(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "prune", parents=[common], help="delete fingerprints first stored more than N days ago"
     )
-    p.add_argument("--days", type=_positive, required=True, metavar="N", help="retention in days")
+    p.add_argument(
+        "--days", type=_positive, required=True, metavar="N", help="retention in days (N >= 1)"
+    )
     p.set_defaults(func=cmd_prune)
 
+
+def _add_eval(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "eval", parents=[common], help="precision/recall per Hamming distance from labelled pairs"
     )
     p.add_argument("pairs", metavar="PAIRS.jsonl", help='JSON lines {"a","b","duplicate","kind"}')
-    p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
+    _idf_option(p)
     p.set_defaults(func=cmd_eval)
 
+
+def _add_redis_cli(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "redis-cli",
         parents=[common],
         help="run redis-cli on the crawl's Redis (starts the embedded one if needed)",
+        description="Run redis-cli on the crawl's Redis. Exit 1 when the server answers a "
+        "command with an error. Connection options (-h -p -s -a -u -n --user --pass --tls ...) "
+        "are refused: choose the Redis with --redis-url or --data-dir.",
     )
     p.add_argument("args", nargs=argparse.REMAINDER, help="redis-cli arguments")
     p.set_defaults(func=cmd_redis_cli)
+
+
+def _add_reset(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "reset",
+        parents=[common],
+        help="forget what the crawl knows about a spider (queue, done URLs, failures...)",
+        description="Delete the crawl state of a spider: every key {prefix}:{spider}:* (queue, "
+        "in-flight leases, done URLs, pending and failure records, dead letters, run marker, "
+        "list pages seen). The next crawl fetches every article page again; articles already "
+        "in the index and the article store are not stored again. With --index, also the "
+        "near-duplicate index and the recorded duplicates ({prefix}:simhash:*, "
+        "{prefix}:duplicates*): the next crawl then stores every article again. Stored "
+        "article files are never touched.",
+    )
+    p.add_argument("--spider", default="portal", help="spider name (default: portal)")
+    p.add_argument(
+        "--index",
+        action="store_true",
+        help="also the near-duplicate index and the duplicate records (all spiders)",
+    )
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--force", action="store_true", help="reset even while a run of the spider is marked active"
+    )
+    p.set_defaults(func=cmd_reset)
+
+
+def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="crawl a bundled sample portal on 127.0.0.1, offline, and show what happened",
+        description="Serve a small sample portal (bundled with newscrawl) on 127.0.0.1, run "
+        "`scrapy crawl portal` on it with an embedded Redis and show the stored articles and "
+        "the near-duplicates dropped. Run it again with the same --data-dir to see the "
+        "incremental crawl. Nothing but loopback is used.",
+    )
+    p.add_argument(
+        "--port",
+        type=_non_negative,
+        default=None,
+        help="port of the sample portal (default: the one of the first run in --data-dir, "
+        "else a free one)",
+    )
+    p.set_defaults(func=cmd_demo)
+
+
+#: The commands, in the order ``newscrawl --help`` lists them. A new command is one function
+#: ``_add_<name>(sub, common)`` that adds its parser (``parents=[common]``) and sets ``func``.
+COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
+    _add_demo,
+    _add_fingerprint,
+    _add_check,
+    _add_duplicates,
+    _add_stats,
+    _add_prune,
+    _add_reset,
+    _add_eval,
+    _add_redis_cli,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from newscrawl import __version__
+
+    common = _common_options()
+    parser = argparse.ArgumentParser(
+        prog="newscrawl",
+        description="Look at what newscrawl crawled: fingerprints, the near-duplicate index, "
+        "recorded duplicates, the crawl's Redis; and a demo crawl.",
+        epilog="Exit codes: 0 ok, 1 error, 2 usage. `newscrawl COMMAND --help` for the options "
+        "of a command.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"newscrawl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub, common)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
+    if getattr(args, "func", None) is None:  # no command: the list of commands, not only usage
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     if unknown:
         if getattr(args, "func", None) is not cmd_redis_cli:
             parser.error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -190,7 +190,7 @@ def load_sites(path: str | Path) -> list[Site]:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise SitesError(f"sites file {p}: not found") from None
+        raise SitesError(f"no such file: {p} (the sites file)") from None
     except OSError as exc:
         raise SitesError(f"sites file {p}: cannot be read ({exc.strerror})") from None
     try:

@@ -99,7 +99,7 @@ def test_fingerprint_reports_reason_and_bad_files(
     }
     assert rows[0]["reason"]
     assert rows[1] == {"file": str(texts["article"]), "simhash": f"{fingerprint(ARTICLE):016x}"}
-    assert "missing.txt: no such file" in err
+    assert f"no such file: {tmp_path / 'missing.txt'}" in err
     assert "latin1.txt: not UTF-8" in err
 
 
@@ -304,7 +304,7 @@ def test_eval_names_every_bad_line_and_reports_the_rest(
     code, out, err = run_cli(capsys, "eval", str(empty))
     assert code == 1 and "empty.jsonl: no pairs" in err and out == ""
     code, _, err = run_cli(capsys, "eval", str(pairs), "--idf-file", str(tmp_path / "no.txt"))
-    assert code == 1 and "cannot load the fingerprinter" in err
+    assert code == 1 and f"no such file: {tmp_path / 'no.txt'}" in err
 
 
 def test_fingerprint_several_jsonl_files(
@@ -411,7 +411,7 @@ def test_real_command_on_the_embedded_redis(tmp_path: Path, texts: dict[str, Pat
     assert embedded_servers(data_dir) == []
     assert _command("bogus", env=env).returncode == 2
     missing = _command("check", str(tmp_path / "nope.txt"), env=env)
-    assert missing.returncode == 1 and "nope.txt: no such file" in missing.stderr
+    assert missing.returncode == 1 and f"no such file: {tmp_path / 'nope.txt'}" in missing.stderr
 
 
 def test_redis_cli_passthrough(
@@ -429,7 +429,6 @@ def test_redis_cli_passthrough(
 @pytest.mark.parametrize(
     "argv",
     [
-        [],
         ["stats", "--no-such-option"],
         ["duplicates", "--limit", "-3"],
         ["check", "x.txt", "--max-distance", "8"],
@@ -463,3 +462,126 @@ def test_progress_only_on_a_terminal() -> None:
         progress.close()
     assert pipe.getvalue() == ""
     assert tty.getvalue().endswith("3/3\n") and "fingerprint [" in tty.getvalue()
+
+
+# --- as a newcomer meets the command ------------------------------------------------------------
+def test_version_and_the_command_list(capsys: pytest.CaptureFixture[str]) -> None:
+    from newscrawl import __version__
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"newscrawl {__version__}"
+    code, out, err = run_cli(capsys)  # no command: the list of commands, exit 2
+    assert code == 2 and out == ""
+    assert err.startswith("usage: newscrawl")
+    for command in ("demo", "fingerprint", "check", "duplicates", "stats", "prune", "reset",
+                    "eval", "redis-cli"):
+        assert f"\n    {command} " in err, command
+
+
+def test_duplicates_limit_must_be_at_least_1(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]
+) -> None:
+    log = DuplicateLog(r)
+    log.record("https://b.example/1", "https://a.example/1", 1, 1, 3, seen_at=1.0)
+    log.record("https://b.example/2", "https://a.example/2", 2, 4, 7, seen_at=2.0)
+    with pytest.raises(SystemExit) as info:
+        main([*url_args, "duplicates", "--limit", "0"])
+    assert info.value.code == 2
+    assert "--limit: must be an integer >= 1: '0'" in capsys.readouterr().err
+    code, out, _ = run_cli(capsys, *url_args, "duplicates", "--limit", "1")
+    assert code == 0 and "1 of 2 recorded near-duplicates shown" in out
+    code, out, _ = run_cli(capsys, *url_args, "duplicates")
+    assert code == 0 and "2 of 2 recorded near-duplicates shown" in out
+
+
+@pytest.mark.parametrize("days", ["-3", "0", "x"])
+def test_prune_days_one_rule_one_message(days: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["prune", "--days", days])
+    assert info.value.code == 2
+    assert f"--days: must be an integer >= 1: '{days}'" in capsys.readouterr().err
+
+
+def test_redis_cli_errors_exit_1_and_connection_options_are_refused(
+    capfd: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]
+) -> None:
+    assert main([*url_args, "redis-cli", "FOOBAR"]) == 1
+    assert "ERR unknown command" in capfd.readouterr().err
+    r.set("k", "v")
+    assert main([*url_args, "redis-cli", "HGET", "k", "x"]) == 1  # WRONGTYPE
+    assert "WRONGTYPE" in capfd.readouterr().err
+    # (`newscrawl redis-cli -h` is the help of the command, which says so)
+    for argv, option in (
+        (["-p", "1", "PING"], "-p"),
+        (["--", "-h", "127.0.0.1", "PING"], "-h"),
+        (["-r", "2", "-n", "3", "PING"], "-n"),
+        (["--tls", "PING"], "--tls"),
+        (["-u", "redis://127.0.0.1:1", "PING"], "-u"),
+        (["--user", "x", "PING"], "--user"),
+    ):
+        assert main([*url_args, "redis-cli", *argv]) == 1, argv
+        out, err = capfd.readouterr()
+        assert out == "" and f"redis-cli option {option} is not allowed here" in err, (argv, err)
+        assert "--redis-url" in err
+    # after the command name, arguments are the command's, whatever they look like
+    assert main([*url_args, "redis-cli", "ECHO", "-p"]) == 0
+    assert capfd.readouterr().out.strip() == "-p"
+    assert main([*url_args, "redis-cli", "-r", "2", "PING"]) == 0
+    assert capfd.readouterr().out.split() == ["PONG", "PONG"]
+
+
+def test_eval_names_the_first_bad_lines_then_counts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from newscrawl.cli import NAMED_BAD_LINES
+
+    big = tmp_path / "notes.txt"
+    big.write_text("".join(f"plain text line {i}\n" for i in range(20000)), encoding="utf-8")
+    code, out, err = run_cli(capsys, "eval", str(big))
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == NAMED_BAD_LINES + 2, lines[:10]
+    assert lines[0].startswith(f"newscrawl: error: {big}:1: not JSON")
+    assert lines[NAMED_BAD_LINES - 1].startswith(f"newscrawl: error: {big}:{NAMED_BAD_LINES}: ")
+    assert f"{20000 - NAMED_BAD_LINES} more bad line(s) not named (20000 in all)" in lines[-2]
+    assert "no pairs (20000 malformed line(s))" in lines[-1]
+
+
+def test_encoding_option_for_gbk_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, r: redis.Redis, url_args: list[str]
+) -> None:
+    gbk = tmp_path / "gbk.txt"
+    gbk.write_bytes(ARTICLE.encode("gb18030"))
+    code, _, err = run_cli(capsys, "fingerprint", str(gbk))
+    assert code == 1 and f"{gbk}: not UTF-8 text" in err and "--encoding gb18030" in err
+    for encoding in ("gbk", "gb18030", "GB18030"):
+        code, out, err = run_cli(capsys, "fingerprint", "--encoding", encoding, str(gbk))
+        assert code == 0, err
+        assert out == f"{fingerprint(ARTICLE):016x}  {gbk}\n"
+    fp = fingerprint(ARTICLE)
+    assert fp is not None
+    SimhashIndex(r, version=get_fingerprinter().version).add(fp ^ 3, "https://orig.example/1")
+    code, out, err = run_cli(capsys, *url_args, "check", "--json", "--encoding", "gbk", str(gbk))
+    assert code == 0, err
+    assert json.loads(out)["matches"][0]["doc_id"] == "https://orig.example/1"
+    code, _, err = run_cli(capsys, *url_args, "check", str(gbk))
+    assert code == 1 and "not UTF-8 text" in err
+    with pytest.raises(SystemExit) as info:
+        main(["fingerprint", "--encoding", "klingon", str(gbk)])
+    assert info.value.code == 2 and "unknown encoding: 'klingon'" in capsys.readouterr().err
+
+
+def test_one_wording_for_a_missing_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, texts: dict[str, Path]
+) -> None:
+    missing = str(tmp_path / "missing.file")
+    for argv in (
+        ["fingerprint", missing],
+        ["fingerprint", "--jsonl", missing],
+        ["fingerprint", "--idf-file", missing, str(texts["article"])],
+        ["check", missing],
+        ["eval", missing],
+    ):
+        code, _, err = run_cli(capsys, *argv)
+        assert code == 1 and f"newscrawl: error: no such file: {missing}\n" in err, (argv, err)

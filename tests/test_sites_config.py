@@ -111,7 +111,7 @@ def test_duplicate_name_and_empty_file() -> None:
 
 
 def test_missing_file_and_bad_toml(tmp_path: Path) -> None:
-    with pytest.raises(SitesError, match="not found"):
+    with pytest.raises(SitesError, match="no such file: "):
         load_sites(tmp_path / "nope.toml")
     with pytest.raises(SitesError, match="invalid TOML"):
         load_sites(write(tmp_path, "[[sites]]\nname = \n"))
@@ -120,7 +120,7 @@ def test_missing_file_and_bad_toml(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (None, "not found"),
+        (None, "no such file: "),
         ("[[sites]]\nname = 'x'\nstart_urls = [\n", "invalid TOML"),
         (GOOD.replace("'/a/\\d+\\.html$'", "'/a/(\\d+'"), 'site "portal-a": key "article_url"'),
         (GOOD + GOOD, 'site "portal-a": key "name": duplicate name'),
@@ -135,3 +135,6 @@ def test_real_crawl_stops_with_exit_code_1(tmp_path: Path, text: str | None,
     assert result.returncode == 1, result.log[-3000:]
     assert expected in result.log
     assert "Spider opened" not in result.log
+    # the one message, not followed by asyncio's "Task exception was never retrieved" traceback
+    assert result.log.count(expected) == 1, result.log[-3000:]
+    assert "Traceback" not in result.log and "never retrieved" not in result.log

@@ -372,14 +372,16 @@ class NearDuplicatePipeline:
             return item
         if match.doc_id == url:
             # Our own earlier fingerprint: the article was indexed by a run that stopped before
-            # recording it as done (crash, kill, Redis outage). If that run stored it, the store
-            # has its record: drop it, so it is stored once; else store it now rather than lose it.
+            # recording it as done (crash, kill, Redis outage), or its done record was deleted
+            # (`newscrawl reset`). If it was stored then, the store has its record: drop it, so
+            # it is stored once; else store it now rather than lose it.
             # (the index holds the fingerprint of the text stored then: the page may have
             # changed a little since, so look up the matched fingerprint, not this one)
             if self._already_stored(url, match.fingerprint):
                 self._inc("already_stored")
-                logger.info("%s was stored by an interrupted run: not stored again", url)
-                raise AlreadyStored(f"{url} was stored by an interrupted run")
+                logger.info("%s is already stored (indexed and in the article store): not "
+                            "stored again", url)
+                raise AlreadyStored(f"{url} is already stored")
             self._inc("reprocessed")
             logger.info("%s is already in the index (re-processed after an interruption)", url)
             return item

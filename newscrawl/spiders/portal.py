@@ -86,6 +86,12 @@ class PortalSpider(scrapy.Spider):
         self.sites: dict[str, Site] = {}
 
     @classmethod
+    def check_config(cls, settings: BaseSettings, spider_args: dict[str, Any]) -> None:
+        """Read the sites file before the crawl starts (:class:`SitesError`, a ``ValueError``,
+        on any problem); ``scrapy crawl`` then exits 1 with that message alone."""
+        load_sites(SpiderConfig.from_settings(settings, spider_args.get("sites")).sites_path)
+
+    @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> PortalSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         config = SpiderConfig.from_settings(crawler.settings, spider.sites_arg)

@@ -3,10 +3,16 @@
 Scrapy's own ``crawl`` exits 1 only when the crawler could not start; a spider closed because
 Redis went away for good would exit 0. This command keeps the crawler and exits with the code
 the scheduler asked for (:data:`newscrawl.scheduling.run.EXIT_REDIS_UNAVAILABLE`).
+
+A spider class may define ``check_config(settings, spider_args)``, raising ``ValueError`` with a
+message for the user (a bad sites file): the command calls it before the crawl starts and
+exits 1 with that one message. Raised from the spider's ``from_crawler`` instead, the same error
+surfaces a second time as asyncio's "Task exception was never retrieved" and its traceback.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
@@ -17,6 +23,8 @@ from newscrawl.scheduling.run import exit_code
 if TYPE_CHECKING:
     import argparse
 
+logger = logging.getLogger(__name__)
+
 
 class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -26,6 +34,14 @@ class Command(ScrapyCrawlCommand):
             raise UsageError("running 'scrapy crawl' with more than one spider is not supported")
         assert self.crawler_process
         crawler = self._create_crawler(args[0])
+        check = getattr(crawler.spidercls, "check_config", None)
+        if check is not None:
+            try:
+                check(crawler.settings, dict(opts.spargs))
+            except ValueError as exc:
+                logger.error("Cannot start the crawl: %s", exc)
+                self.exitcode = 1
+                return
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:

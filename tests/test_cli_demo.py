@@ -1,0 +1,117 @@
+"""``newscrawl demo``: the real command, run twice on one data directory from another directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from redisserver import embedded_servers
+
+REPO = Path(__file__).resolve().parent.parent
+PORTAL = tomllib.loads((REPO / "newscrawl" / "demo" / "portal.toml").read_text(encoding="utf-8"))
+TITLES = {a["path"]: a["title"] for a in PORTAL["articles"]}
+ORIGINALS = [p for p in TITLES if "/100" in p]
+REPRINTS = {"/news/20261119/2001.html": "/news/20261116/1002.html",
+            "/news/20261120/2002.html": "/news/20261118/1005.html"}
+
+
+def demo(cwd: Path, *argv: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("REDIS_URL", None)
+    return subprocess.run([sys.executable, "-m", "newscrawl.cli", "demo", *argv], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def stored(data: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for path in sorted((data / "articles").glob("*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_demo_twice_crawls_then_fetches_nothing_again(tmp_path: Path) -> None:
+    data = tmp_path / "demo-data"
+    elsewhere = tmp_path / "elsewhere"  # not the repository: settings found without scrapy.cfg
+    elsewhere.mkdir()
+    first = demo(elsewhere, "--data-dir", str(data))
+    assert first.returncode == 0, first.stdout + first.stderr
+    out = first.stdout
+    port = json.loads((data / "demo.json").read_text())["port"]
+    base = f"http://127.0.0.1:{port}"
+    assert f"a sample portal of 9 article pages on {base}/" in out
+    assert "9 article pages fetched, 0 already done" in out
+    assert "7 articles stored this run, 7 in all:" in out
+    for path in ORIGINALS:
+        assert f"{TITLES[path]}    {path}" in out
+    assert "2 near-duplicates dropped this run (not stored), 2 recorded in all:" in out
+    for reprint, original in REPRINTS.items():
+        assert f"{TITLES[reprint]}    {reprint}\n    near-duplicate of {original}" in out
+    assert f"newscrawl --data-dir {data} duplicates" in out
+    articles = stored(data)
+    assert sorted(str(a["url"]) for a in articles) == sorted(base + p for p in ORIGINALS)
+    by_url = {a["url"]: a for a in articles}
+    gbk = by_url[base + "/news/20261118/1006.html"]  # GBK bytes, declared iso-8859-1
+    assert gbk["title"] == TITLES["/news/20261118/1006.html"]
+    assert "茶农杨大姐" in str(gbk["text"])
+    sites = (data / "demo-sites.toml").read_text(encoding="utf-8")
+    assert 'allowed_domains = ["127.0.0.1"]' in sites and f'"{base}/"' in sites
+    assert embedded_servers(data) == []  # the crawl's and the demo's embedded Redis stopped
+
+    second = demo(elsewhere, "--data-dir", str(data))
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert f"on {base}/" in second.stdout  # the same port: the done records key the URLs
+    assert "0 article pages fetched, 9 already done (not fetched again)" in second.stdout
+    assert "0 articles stored this run, 7 in all\n" in second.stdout
+    assert "0 near-duplicates dropped this run (not stored), 2 recorded in all\n" in second.stdout
+    assert len(stored(data)) == 7
+    assert embedded_servers(data) == []
+
+
+def test_demo_port_in_use_and_foreign_directory(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    data.mkdir()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        (data / "demo.json").write_text(json.dumps({"port": port, "runs": 1}))
+        done = demo(tmp_path, "--data-dir", str(data))
+    assert done.returncode == 1
+    assert f"port {port} on 127.0.0.1 is in use" in done.stderr
+    assert "the incremental run needs the same one" in done.stderr
+    other = tmp_path / "crawl-data"
+    other.mkdir()
+    (other / "redis.db").write_bytes(b"")
+    done = demo(tmp_path, "--data-dir", str(other))
+    assert done.returncode == 1 and "is not empty and holds no demo" in done.stderr
+    assert list(other.iterdir()) == [other / "redis.db"]
+
+
+def test_demo_interrupted_leaves_no_process(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("REDIS_URL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "newscrawl.cli", "demo", "--data-dir",
+                             str(data)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("crawling:"):
+                break
+        deadline = time.monotonic() + 30
+        while not embedded_servers(data, wait=0) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the crawl's Redis is up: interrupt the crawl in full flight
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert embedded_servers(data) == []

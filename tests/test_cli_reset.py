@@ -1,0 +1,141 @@
+"""``newscrawl reset``: what it deletes and keeps, its refusals, and a crawl after it."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import redis
+from crawlrun import FAST, assert_stored_once, run_crawl, stored_urls, url_of
+from mockportal import Layout
+
+from newscrawl.cli import main
+from newscrawl.index import DuplicateLog, SimhashIndex
+from newscrawl.redis_conn import close_embedded, get_client
+
+CRAWL_STATE = {
+    "newscrawl:portal:requests": ("zadd", {"{}": 1}),
+    "newscrawl:portal:requests:seq": ("set", 7),
+    "newscrawl:portal:inflight": None,  # left empty: a lease would mean a live run
+    "newscrawl:portal:seen:00ab": ("zadd", {"abcdef": 20000}),
+    "newscrawl:portal:seen:ffff": ("zadd", {"012345": 20000}),
+    "newscrawl:portal:seen-pruned": ("set", 20000),
+    "newscrawl:portal:pending": ("hset", {"k": 1}),
+    "newscrawl:portal:failures": ("hset", {"k": "1:20000"}),
+    "newscrawl:portal:deadletter": ("rpush", ["{}"]),
+    "newscrawl:portal:listseen:r1": ("sadd", ["x"]),
+}
+KEPT = ["newscrawl:other:seen:0001", "elsewhere:portal:requests"]
+
+
+def fill(r: redis.Redis) -> None:
+    for name, op in CRAWL_STATE.items():
+        if op is None:
+            continue
+        method, value = op
+        if method == "zadd":
+            r.zadd(name, value)
+        elif method == "set":
+            r.set(name, value)
+        elif method == "hset":
+            r.hset(name, mapping=value)
+        elif method == "rpush":
+            r.rpush(name, *value)
+        else:
+            r.sadd(name, *value)
+    for name in KEPT:
+        r.zadd(name, {"m": 1})
+    SimhashIndex(r, version="v1").add(0x1234, "https://a.example/1")
+    DuplicateLog(r).record("https://b.example/1", "https://a.example/1", 1, 0x1235, 0x1234)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_reset_deletes_the_crawl_state_of_one_spider(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis
+) -> None:
+    url = ["--redis-url", f"unix://{r.socket_file}"]
+    fill(r)
+    index_keys = sorted(k.decode() for k in r.scan_iter("newscrawl:simhash:*"))
+    code, out, err = run(capsys, *url, "reset", "--yes")
+    assert code == 0, err
+    assert "deleted 9 key(s): crawl state of spider 'portal'" in out
+    assert "(1 queued, 0 in flight, 2 shard(s) of done URLs)" in out
+    assert not list(r.scan_iter("newscrawl:portal:*"))
+    for name in KEPT:
+        assert r.exists(name), name  # other spiders, other prefixes
+    assert sorted(k.decode() for k in r.scan_iter("newscrawl:simhash:*")) == index_keys
+    assert DuplicateLog(r).count() == 1
+    code, out, _ = run(capsys, *url, "reset", "--yes")
+    assert code == 0 and out.startswith("nothing to reset")
+    code, out, err = run(capsys, *url, "reset", "--yes", "--index")
+    assert code == 0, err
+    assert not list(r.scan_iter("newscrawl:simhash:*")) and DuplicateLog(r).count() == 0
+    assert "the next crawl fetches and stores every article again" in out
+    for name in KEPT:
+        assert r.exists(name), name
+
+
+def test_reset_asks_and_refuses_during_a_run(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = ["--redis-url", f"unix://{r.socket_file}"]
+    fill(r)
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))  # a pipe: no answer taken from it
+    code, _, err = run(capsys, *url, "reset")
+    assert code == 1 and "not confirmed: standard input is not a terminal (pass --yes)" in err
+    monkeypatch.setattr("sys.stdin", Tty("n\n"))
+    code, _, err = run(capsys, *url, "reset")
+    assert code == 1 and "Continue? [y/N]" in err and "nothing deleted" in err
+    assert r.exists("newscrawl:portal:requests")
+    r.set("newscrawl:portal:run", "run-1", ex=600)  # a run in progress
+    code, _, err = run(capsys, *url, "reset", "--yes")
+    assert code == 1 and "a run of spider 'portal' looks active" in err
+    assert "expires in" in err and r.exists("newscrawl:portal:requests")
+    monkeypatch.setattr("sys.stdin", Tty("y\n"))
+    code, out, err = run(capsys, *url, "reset", "--force")
+    assert code == 0, err
+    assert not list(r.scan_iter("newscrawl:portal:*"))
+    code, _, err = run(capsys, *url, "reset", "--yes", "--spider", "a:b")
+    assert code == 1 and "not a spider name" in err
+
+
+def test_crawl_after_reset_fetches_again_and_stores_nothing_twice(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, portals: Layout, sites: Path
+) -> None:
+    first = run_crawl(tmp_path, sites, *FAST)
+    assert first.returncode == 0, first.log[-3000:]
+    assert_stored_once(portals, stored_urls(tmp_path))
+    articles = [url_of(p, path) for p, path in portals.all_good_articles()]
+    hits = {url_of(p, path): p.hit_counts().get(path, 0) for p, path in portals.unique}
+    stored_first = sum(stored_urls(tmp_path).values())
+
+    code, out, err = run(capsys, "--data-dir", str(tmp_path / "data"), "reset", "--yes")
+    assert code == 0, err
+    client = get_client(data_dir=tmp_path / "data")
+    try:  # kept: the index and the recorded duplicates
+        assert SimhashIndex(client, tune_server=False).count() == stored_first
+        assert DuplicateLog(client).count() >= 1
+        assert not list(client.scan_iter("newscrawl:portal:*"))
+    finally:
+        close_embedded(client)
+
+    second = run_crawl(tmp_path, sites, *FAST)
+    assert second.returncode == 0, second.log[-3000:]
+    for p, path in portals.unique:  # every article page fetched again: its done record is gone
+        assert p.hit_counts().get(path, 0) > hits[url_of(p, path)], path
+    assert_stored_once(portals, stored_urls(tmp_path))  # and none stored a second time
+    assert second.stats.get("newscrawl/dedup/already_stored") == stored_first
+    assert "interrupted run" not in second.log
+    assert "is already stored (indexed and in the article store): not stored again" in second.log
+    assert len(articles) > stored_first  # reprints were dropped as near-duplicates again
