@@ -145,7 +145,8 @@ def parse_sitemap(body: bytes, url: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
             doc.children.append((loc, _lastmod(entry.get("lastmod"))))
         else:
             doc.urls.append(loc)
-    errors = getattr(sitemap.xmliter, "error_log", None)
+    log = getattr(sitemap.xmliter, "error_log", None)
+    errors = log.filter_from_errors() if log is not None else None  # not mere warnings
     if errors:
         first = errors[0]
         doc.error = f"line {first.line}: {first.message}"
