@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -97,7 +98,7 @@ def unpack(body: bytes, max_bytes: int) -> bytes:
         return gunzip(body, max_size=max_bytes)
     except ValueError as exc:  # scrapy's _DecompressionMaxSizeExceeded is a ValueError
         raise SourceError("too_large", f"over {max_bytes} bytes once gunzipped ({exc})") from None
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise SourceError("malformed", f"broken gzip data ({exc})") from None
 
 
@@ -138,7 +139,8 @@ def parse_sitemap(body: bytes, url: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
                           f"root element <{sitemap.type}> is not <urlset> or <sitemapindex>")
     doc = SourceDocument(kind=root)
     for entry in _entries(sitemap):
-        loc = urljoin(url, str(entry.get("loc") or "").strip())
+        loc = str(entry.get("loc") or "").strip()
+        loc = urljoin(url, loc) if loc else ""
         if not _http(loc):
             continue
         if root == "sitemapindex":
@@ -212,9 +214,10 @@ def parse_feed(body: bytes, url: str, *, content_type: str = "",
         if not link:
             link = next((li.get("href") for li in entry.get("links", [])
                          if li.get("rel", "alternate") == "alternate" and li.get("href")), None)
+        link = str(link or "").strip()
         if not link:
             continue
-        resolved = urljoin(url, str(link).strip())
+        resolved = urljoin(url, link)
         if _http(resolved):
             doc.urls.append(resolved)
     return doc
