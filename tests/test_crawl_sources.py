@@ -71,8 +71,10 @@ def test_portal_reachable_only_through_sitemaps_and_feeds(tmp_path: Path,
     p.set("/sitemaps/2024-01.xml.gz", gzip_page(urlset(
         [p.url(art(i)) for i in range(1, 11)]
         + [p.url("/about.html"), "http://example.invalid/news/2024/99.html"])))
-    p.set("/sitemaps/news.xml", xml_page(urlset([p.url(art(i)) for i in range(11, 21)],
-                                                news=True)))
+    # a Google News sitemap sent gzip-compressed on the fly (Content-Encoding: gzip)
+    p.set("/sitemaps/news.xml", Page(gzip.compress(urlset([p.url(art(i)) for i in range(11, 21)],
+                                                          news=True)),
+                                     "application/xml", headers={"Content-Encoding": "gzip"}))
     # RSS: 21..25, and article 5 again with tracking parameters and a fragment
     p.set("/rss.xml", xml_page(rss(rss_links(p, [21, 22, 23, 24, 25])
                                    + [p.url(art(5)) + "?utm_source=rss&spm=a2c4g.1#top"]),
