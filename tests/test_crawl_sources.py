@@ -7,6 +7,8 @@
 2. A site with only a sitemap (no start page, no ``article_url``).
 3. Broken sources (malformed, HTML, non-XML, oversize, gzip bomb, 404, too deep, too wide) are
    counted and logged, and the articles of the good ones are still stored.
+4. A worker that joins a running run leaves the configured sitemaps and feeds to the worker that
+   claimed it, as it does with start pages.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crawlrun import CrawlResult, run_crawl, stored_urls
+from crawlrun import FAST, CrawlResult, Worker, run_crawl, start_crawl, stored_urls, wait_for
 from mockportal import Article, MockPortal, Page, html_page, list_html
+from redisserver import RedisServer
 from sourcedocs import atom, gzip_page, rss, sitemap_index, urlset, xml_page
 
 from newscrawl.storage import iter_articles
@@ -218,3 +221,49 @@ def test_broken_sources_are_counted_and_the_crawl_goes_on(tmp_path: Path,
     # the article listed with a bare "&" was stored under its canonical URL, text and all
     items = {str(i["url"]): i for i in iter_articles(tmp_path / "data" / "articles")}
     assert items[u(art(6))]["title"] == p.articles[art(6)].title
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    with RedisServer(tmp_path / "redis", persist=False) as srv:
+        yield srv
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for worker in started:
+        worker.kill()
+
+
+def test_joining_worker_leaves_sitemaps_and_feeds_to_the_run(
+    tmp_path: Path, portal: MockPortal, redis_server: RedisServer, workers: list[Worker],
+) -> None:
+    p = portal
+    add_articles(p, range(1, 9))
+    p.set("/sitemap.xml", xml_page(urlset([p.url(art(i)) for i in range(1, 5)])))
+    p.set("/rss.xml", xml_page(rss(rss_links(p, [5, 6, 7, 8]))))
+    p.delay([art(i) for i in range(1, 9)], 0.8)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(
+        f'[[sites]]\nname = "maps"\narticle_url = {ARTICLE_URL}\n'
+        f'sitemap_urls = ["{p.url("/sitemap.xml")}"]\nfeed_urls = ["{p.url("/rss.xml")}"]\n',
+        encoding="utf-8")
+    settings = (*FAST, "CONCURRENT_REQUESTS=2", "NEWSCRAWL_IDLE_EXIT_SECONDS=2")
+    first = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                        log_path=tmp_path / "first.log")
+    workers.append(first)
+    wait_for(lambda: sum(p.hit_counts().get(art(i), 0) for i in range(1, 9)) >= 2, timeout=60,
+             what="the first worker fetching articles")
+    late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                       log_path=tmp_path / "late.log")
+    workers.append(late)
+    r_first, r_late = first.wait(), late.wait()
+    assert r_first.returncode == 0 and r_late.returncode == 0, r_late.log[-3000:]
+    assert "Joined crawl run" in r_late.log
+    assert r_late.stats.get("newscrawl/scheduler/start_skipped", 0) == 2  # sitemap and feed
+    hits = p.hit_counts()
+    assert hits["/sitemap.xml"] == hits["/rss.xml"] == 1
+    assert {i: hits[art(i)] for i in range(1, 9)} == dict.fromkeys(range(1, 9), 1)
+    assert set(stored_urls(tmp_path)) == {p.url(art(i)) for i in range(1, 9)}
