@@ -66,7 +66,9 @@ def test_portal_reachable_only_through_sitemaps_and_feeds(tmp_path: Path,
     p.set("/", html_page(list_html("首页", [art(i) for i in (30, 29, 28)] + ["/about.html"])))
     p.set("/about.html", html_page(list_html("关于", [])))
     p.set("/robots.txt", Page(f"User-agent: *\nDisallow: /private/\n"
-                              f"Sitemap: {p.url('/sitemap_index.xml')}\n".encode(), "text/plain"))
+                              f"Sitemap: {p.url('/sitemap_index.xml')}\n"
+                              # another host, not in allowed_domains: not read, and said so
+                              "Sitemap: http://127.0.0.9:9/sitemap.xml\n".encode(), "text/plain"))
     p.set("/sitemap_index.xml", xml_page(sitemap_index([
         (p.url("/sitemaps/2024-01.xml.gz"), "2024-01-31"),
         ("/sitemaps/news.xml", "2024-03-15T08:00:00+08:00"),  # relative: resolved
@@ -108,7 +110,8 @@ def test_portal_reachable_only_through_sitemaps_and_feeds(tmp_path: Path,
     assert stats["newscrawl/sites/archive/pages/feed"] == 2
     assert stats["newscrawl/sites/archive/links/seen"] == 10 + 10 + 6 + 5
     assert stats["newscrawl/sitemaps/not_article"] == 1  # /about.html
-    assert stats["newscrawl/sitemaps/offsite"] == 1
+    assert stats["newscrawl/sitemaps/offsite"] == 2  # a listed article, a robots.txt sitemap
+    assert "lists the sitemap http://127.0.0.9:9/sitemap.xml outside allowed_domains" in r1.log
     assert stats["newscrawl/sitemaps/robots_txt"] == 1
     assert "newscrawl/sites/archive/failed/sitemap" not in stats
     assert stats["newscrawl/store/stored"] == 30

@@ -366,8 +366,21 @@ class PortalSpider(scrapy.Spider):
         for url in urls:
             if url in site.sitemap_urls:
                 continue  # also configured: requested already
+            if not self._allowed(site, url):
+                self._inc("newscrawl/sitemaps/offsite")
+                logger.warning("Site %s: %s lists the sitemap %s outside allowed_domains; not"
+                               " read (add its host to allowed_domains to read it)", site.name,
+                               response.url, url)
+                continue
             self._inc("newscrawl/requests/sitemap")
             yield self._source_request(url, site, "sitemap")
+
+    @staticmethod
+    def _allowed(site: Site, url: str) -> bool:
+        try:
+            return site.allows(url)
+        except ValueError:
+            return False
 
     def _children(self, response: Response, site: Site, doc: SourceDocument) -> Iterator[Request]:
         depth = int(response.meta.get(SITEMAP_DEPTH, 0))
@@ -385,11 +398,7 @@ class PortalSpider(scrapy.Spider):
                         " (NEWSCRAWL_SITEMAP_MAX_CHILDREN)", site.name, response.url,
                         len(doc.children), len(urls))
         for url in urls:
-            try:
-                allowed = site.allows(url)
-            except ValueError:
-                allowed = False
-            if not allowed:
+            if not self._allowed(site, url):
                 self._inc("newscrawl/sitemaps/offsite")
                 continue
             self._inc("newscrawl/requests/sitemap")
