@@ -326,7 +326,9 @@ class PortalSpider(scrapy.Spider):
         self._inc(f"newscrawl/sites/{site.name}/pages/{kind}")
         if doc.error is not None:
             self._inc(f"newscrawl/{_PLURAL[kind]}/recovered")
-            logger.warning("Site %s: %s %s has XML errors; read %d entries anyway (%s)",
+            # INFO: read all the same, and nothing the user can fix (portals' feeds often carry
+            # a bare "&"); a daily WARNING for it would be noise
+            logger.info("Site %s: %s %s has XML errors; read %d entries anyway (%s)",
                            site.name, kind, response.url, len(doc.urls) + len(doc.children),
                            doc.error)
 
