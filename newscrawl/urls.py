@@ -108,7 +108,7 @@ def canonical_link(html: str, page_url: str) -> str | None:
         return None
     try:
         selector = Selector(text=head, type="html")
-    except ValueError:
+    except Exception:  # an odd head must not cost the article: the field is optional
         return None
     rel_is_canonical = (
         "contains(concat(' ', normalize-space(translate(@rel,"
