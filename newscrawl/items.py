@@ -8,6 +8,9 @@ import scrapy
 class ArticleItem(scrapy.Item):
     """One extracted article.
 
+    ``url`` is the canonical form of the page's URL (:mod:`newscrawl.urls`: fragment and tracking
+    parameters dropped, query sorted). ``canonical_url`` is the page's own
+    ``<link rel="canonical">`` resolved against the page URL, None when the page has none.
     ``simhash`` is set by the near-duplicate pipeline (16 lowercase hex digits), or None when the
     text has no fingerprint or deduplication is off.
     """
@@ -19,8 +22,9 @@ class ArticleItem(scrapy.Item):
     author = scrapy.Field()
     site = scrapy.Field()
     simhash = scrapy.Field()
+    canonical_url = scrapy.Field()
 
 
 ARTICLE_FIELDS: tuple[str, ...] = (
-    "url", "title", "text", "published", "author", "site", "simhash",
+    "url", "title", "text", "published", "author", "site", "simhash", "canonical_url",
 )

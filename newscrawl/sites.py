@@ -8,9 +8,17 @@ Shape::
     article_url = '/a/\\d+\\.html$'     # regex (re.search on the whole URL): article pages
     follow_url = '/list/\\d+\\.html$'   # optional regex: list pages to follow for links
 
-Optional keys: ``allowed_domains`` (list of host names; default: the start URLs' hosts),
-``max_list_depth`` (int >= 0, default 3), ``selectors`` (table title/text/published/author -> CSS or
-XPath), ``encoding`` (forced page encoding).
+Optional keys: ``allowed_domains`` (list of host names; default: the hosts of the start, sitemap
+and feed URLs), ``max_list_depth`` (int >= 0, default 3), ``selectors`` (table
+title/text/published/author -> CSS or XPath), ``encoding`` (forced page encoding).
+
+Sources besides start pages: ``sitemap_urls`` (list of sitemap URLs; the entry ``"robots"``, or
+the string ``"robots"`` alone, reads the ``Sitemap:`` lines of the robots.txt of the start URLs'
+hosts) and ``feed_urls`` (RSS/Atom URLs). A site needs ``start_urls``, ``sitemap_urls`` or
+``feed_urls``; ``article_url`` is required with ``start_urls`` and optional otherwise (without
+it every URL a sitemap or feed lists is an article). ``drop_params``/``keep_params`` (lists of
+query parameter names, ``*`` glob) adjust the tracking parameters removed from article URLs
+(:mod:`newscrawl.urls`).
 
 Every mistake raises :class:`SitesError` whose message names the file, the site and the key, so
 the crawl stops at start with a clear message.
@@ -27,12 +35,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from newscrawl.urls import UrlRules, invalid_param_name
+
 DEFAULT_MAX_LIST_DEPTH = 3
 DEFAULT_SITES_FILE = "sites.toml"
 
 _REQUIRED = ("name", "start_urls", "article_url")
 _OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "selectors", "encoding")
-_KNOWN = _REQUIRED + _OPTIONAL
+# sitemaps, feeds and article URL canonicalization (parsed by _parse_sources)
+_SOURCES = ("sitemap_urls", "feed_urls", "drop_params", "keep_params")
+_KNOWN = _REQUIRED + _OPTIONAL + _SOURCES
+ROBOTS = "robots"  # sitemap_urls entry: the Sitemap: lines of robots.txt
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -46,15 +59,31 @@ class Site:
 
     name: str
     start_urls: tuple[str, ...]
-    article_url: re.Pattern[str]
+    article_url: re.Pattern[str] | None  # None only for a sitemap/feed-only site
     follow_url: re.Pattern[str] | None = None
     allowed_domains: tuple[str, ...] = ()
     max_list_depth: int = DEFAULT_MAX_LIST_DEPTH
     selectors: Mapping[str, str] = field(default_factory=dict)
     encoding: str | None = None
+    sitemap_urls: tuple[str, ...] = ()
+    sitemap_robots: tuple[str, ...] = ()  # robots.txt URLs whose Sitemap: lines are read
+    feed_urls: tuple[str, ...] = ()
+    url_rules: UrlRules = field(default_factory=UrlRules)
 
     def is_article(self, url: str) -> bool:
-        return self.article_url.search(url) is not None
+        return self.article_url is not None and self.article_url.search(url) is not None
+
+    def article_link(self, url: str, *, listed: bool = False) -> str | None:
+        """The canonical URL (:meth:`UrlRules.canonical`) of ``url`` when it is an article page
+        of this site, else None. ``article_url`` is tried on the URL as given and on its
+        canonical form; a URL ``listed`` in a sitemap or feed is an article when it matches or
+        when the site has no ``article_url``. Raises ValueError for an unparsable URL."""
+        canonical = self.url_rules.canonical(url)
+        if listed and self.article_url is None:
+            return canonical
+        if self.is_article(url) or (canonical != url and self.is_article(canonical)):
+            return canonical
+        return None
 
     def is_list(self, url: str) -> bool:
         return self.follow_url is not None and self.follow_url.search(url) is not None
@@ -116,19 +145,21 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         raise SitesError(
             f'{where}: unknown key "{unknown[0]}" (known keys: {", ".join(_KNOWN)})'
         )
-    for key in _REQUIRED:
-        if key not in raw:
-            raise SitesError(f'{where}: missing required key "{key}"')
+    if "name" not in raw:
+        raise SitesError(f'{where}: missing required key "name"')
+    if "start_urls" not in raw and not ({"sitemap_urls", "feed_urls"} & set(raw)):
+        raise SitesError(f'{where}: missing required key "start_urls"'
+                         ' (or give "sitemap_urls" or "feed_urls")')
+    if "start_urls" in raw and "article_url" not in raw:
+        raise SitesError(f'{where}: missing required key "article_url"'
+                         ' (required with "start_urls": it tells article links from others)')
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise SitesError(
             f'{where}: key "name" must be a string of letters, digits, "_", "." or "-"'
         )
-    start_urls = _str_list(raw["start_urls"], where, "start_urls")
-    for url in start_urls:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise SitesError(f'{where}: key "start_urls": not an http(s) URL: {url!r}')
-    article_url = _regex(raw["article_url"], where, "article_url")
+    start_urls = _url_list(raw["start_urls"], where, "start_urls") if "start_urls" in raw else []
+    article_url = _regex(raw["article_url"], where, "article_url") if "article_url" in raw else None
+    sources = _parse_sources(raw, where, start_urls)
     follow_url = _regex(raw["follow_url"], where, "follow_url") if "follow_url" in raw else None
     if "allowed_domains" in raw:
         domains = [d.lower().lstrip(".") for d in _str_list(raw["allowed_domains"], where,
@@ -139,7 +170,8 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
                     f'{where}: key "allowed_domains": give host names, not URLs: {d!r}'
                 )
     else:
-        domains = sorted({(urlsplit(u).hostname or "").lower() for u in start_urls})
+        configured = start_urls + list(sources["sitemap_urls"]) + list(sources["feed_urls"])
+        domains = sorted({(urlsplit(u).hostname or "").lower() for u in configured})
     depth = raw.get("max_list_depth", DEFAULT_MAX_LIST_DEPTH)
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
         raise SitesError(f'{where}: key "max_list_depth" must be an integer >= 0')
@@ -161,7 +193,69 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         max_list_depth=depth,
         selectors=selectors,
         encoding=encoding,
+        **sources,
     )
+
+
+def _url_list(value: Any, where: str, key: str, *, allow: tuple[str, ...] = ()) -> list[str]:
+    urls = _str_list(value, where, key)
+    for url in urls:
+        if url in allow:
+            continue
+        try:
+            parts = urlsplit(url)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise SitesError(f'{where}: key "{key}": not an http(s) URL: {url!r}')
+    return list(dict.fromkeys(urls))
+
+
+def _param_names(value: Any, where: str, key: str) -> tuple[str, ...]:
+    names = _str_list(value, where, key)
+    for name in names:
+        problem = invalid_param_name(name)
+        if problem:
+            raise SitesError(f'{where}: key "{key}": not a query parameter name: {problem}')
+    return tuple(names)
+
+
+def _parse_sources(raw: Mapping[str, Any], where: str, start_urls: list[str]) -> dict[str, Any]:
+    """``sitemap_urls``, ``feed_urls``, ``drop_params``, ``keep_params`` as Site fields."""
+    sitemaps: list[str] = []
+    if "sitemap_urls" in raw:
+        value = raw["sitemap_urls"]
+        if value == ROBOTS:
+            value = [ROBOTS]
+        elif isinstance(value, str):
+            raise SitesError(f'{where}: key "sitemap_urls" must be a non-empty list of URLs'
+                             f' or "{ROBOTS}"')
+        sitemaps = _url_list(value, where, "sitemap_urls", allow=(ROBOTS,))
+    feeds = _url_list(raw["feed_urls"], where, "feed_urls") if "feed_urls" in raw else []
+    robots: list[str] = []
+    if ROBOTS in sitemaps:
+        sitemaps.remove(ROBOTS)
+        hosts = start_urls or feeds
+        if not hosts:
+            raise SitesError(f'{where}: key "sitemap_urls": "{ROBOTS}" reads the robots.txt of'
+                             ' the start URLs\' hosts, but the site has no "start_urls"'
+                             ' (or "feed_urls")')
+        for url in hosts:
+            parts = urlsplit(url)
+            robots.append(f"{parts.scheme}://{parts.netloc}/robots.txt")
+    rules = UrlRules(
+        drop_params=_param_names(raw["drop_params"], where, "drop_params")
+        if "drop_params" in raw else (),
+        keep_params=_param_names(raw["keep_params"], where, "keep_params")
+        if "keep_params" in raw else (),
+    )
+    return {
+        "sitemap_urls": tuple(sitemaps),
+        "sitemap_robots": tuple(dict.fromkeys(robots)),
+        "feed_urls": tuple(feeds),
+        "url_rules": rules,
+    }
 
 
 def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:

@@ -1,7 +1,8 @@
 """A local mock news portal for crawl tests and the crawl benchmark (stdlib only, loopback only).
 
 :class:`MockPortal` serves pages from a dict ``path -> Page`` that a test can change between runs,
-counts hits per path, and binds port 0 on the host it is given (127.0.0.1, 127.0.0.2, ...).
+counts hits per path (without the query; a page set for a path with a query also counts under
+that full path), and binds port 0 on the host it is given (127.0.0.1, 127.0.0.2, ...).
 For the reliability tests a path can be slowed down (:meth:`MockPortal.delay`, so requests are in
 flight when a worker is killed) or made to answer 503 for a number of requests
 (:meth:`MockPortal.fail`).
@@ -210,7 +211,12 @@ class MockPortal:
                 path = self.path.split("?", 1)[0]
                 with portal._lock:
                     portal.hits[path] += 1
-                    page = portal.pages.get(path)
+                    # a page set for a path with its query ("/show?id=2") wins over the path's
+                    page = portal.pages.get(self.path) if self.path != path else None
+                    if page is not None:
+                        portal.hits[self.path] += 1
+                    else:
+                        page = portal.pages.get(path)
                     delay = portal.delays.get(path, 0.0)
                     failure = portal.failures.get(path)
                     if failure is not None:

@@ -1,4 +1,4 @@
-"""Which requests to schedule: articles once ever, start/list pages once per run.
+"""Which requests to schedule: articles once ever, start/list/sitemap/feed pages once per run.
 
 Records, all in Redis (keys in :mod:`newscrawl.keys`):
 
@@ -9,7 +9,7 @@ Records, all in Redis (keys in :mod:`newscrawl.keys`):
   ``NEWSCRAWL_URL_RETENTION_DAYS`` are pruned (once a day, by the worker that starts a run), so
   the state stays bounded for a crawl that runs daily for years.
 * **pending** -- URLs with an entry in the queue or in flight: not enqueued a second time.
-* **listseen:{run}** -- start/list pages already scheduled in the current run (TTL).
+* **listseen:{run}** -- start/list/sitemap/feed pages already scheduled in the current run (TTL).
 
 Unlike scrapy-redis, a URL is never marked seen before it was processed: a download that failed
 can be tried again on a later run (up to ``NEWSCRAWL_MAX_ATTEMPTS``).
@@ -48,7 +48,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 KIND_META = "newscrawl_kind"
-RUN_KINDS = frozenset({"start", "list"})
+#: Kinds visited on every run (once per run): start and list pages, sitemaps (robots.txt, index
+#: and child sitemaps) and feeds. Every other kind is an article: once ever.
+RUN_KINDS = frozenset({"start", "list", "sitemap", "feed"})
+#: Meta flag of the requests a spider yields from ``start()`` besides start pages (configured
+#: sitemaps and feeds): like start pages, only the worker that claimed the run schedules them.
+ROOT_META = "newscrawl_root"
 SHARDS = 1 << 16
 SECONDS_PER_DAY = 86400
 

@@ -3,8 +3,8 @@
 Life of a request (see docs/design/scheduling.md):
 
 1. ``enqueue_request`` -- de-dup and push atomically (Lua). Articles: skipped when done or
-   pending. Start pages: only by the worker that claimed the run marker. Start/list pages: once per
-   run.
+   pending. Start pages (and configured sitemaps/feeds): only by the worker that claimed the run
+   marker. Start/list/sitemap/feed pages: once per run.
 2. ``next_request`` -- pop + lease atomically (Lua); the entry stays in the in-flight set.
 3. Completion -- when Scrapy's engine is done with the request (downloaded, callback or errback
    run, every item it produced through the pipelines, or replaced by a redirect/retry request that
@@ -39,7 +39,13 @@ from newscrawl import keys
 from newscrawl.crawler_redis import redis_for_crawler
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.config import SchedulingConfig
-from newscrawl.scheduling.dupefilter import RUN_KINDS, RedisDupeFilter, request_kind, today
+from newscrawl.scheduling.dupefilter import (
+    ROOT_META,
+    RUN_KINDS,
+    RedisDupeFilter,
+    request_kind,
+    today,
+)
 from newscrawl.scheduling.retry import RedisUnavailable
 from newscrawl.scheduling.run import (
     EXIT_REDIS_UNAVAILABLE,
@@ -305,7 +311,7 @@ class Scheduler(BaseScheduler):
             logger.error("Redis is gone: not scheduling %s", request)
             return False
         kind = request_kind(request)
-        if kind == "start" and not self.run.claimed:
+        if (kind == "start" or request.meta.get(ROOT_META)) and not self.run.claimed:
             self._inc("start_skipped")
             return False
         fp = self.df.fingerprint8(request)

@@ -6,6 +6,11 @@ from the request meta ``newscrawl_kind``). Article pages are decoded (bytes over
 extracted and yielded as :class:`~newscrawl.items.ArticleItem`; every other outcome (no body,
 non-HTML, HTTP errors, robots.txt, redirect loops, oversize pages, network errors) is logged and
 counted in the stats under ``newscrawl/...``.
+
+Sitemaps (``sitemap_urls``, also through robots.txt) and feeds (``feed_urls``) are read on every
+run too (request kinds ``sitemap`` and ``feed``); the article URLs they list become article
+requests (:mod:`newscrawl.sources` reads the documents). Every article URL is canonicalized
+(:mod:`newscrawl.urls`) before it is requested, so one article is fetched and stored once.
 """
 
 from __future__ import annotations
@@ -23,7 +28,18 @@ from scrapy.http import Request, Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from newscrawl.items import ArticleItem
+from newscrawl.scheduling.dupefilter import ROOT_META
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites
+from newscrawl.sources import (
+    SourceDocument,
+    SourceError,
+    SourcesConfig,
+    newest_children,
+    parse_feed,
+    parse_sitemap,
+    robots_sitemaps,
+)
+from newscrawl.urls import canonical_link
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -35,6 +51,10 @@ logger = logging.getLogger(__name__)
 KIND = "newscrawl_kind"
 SITE = "newscrawl_site"
 DEPTH = "newscrawl_depth"
+SITEMAP_DEPTH = "newscrawl_sitemap_depth"  # index nesting below a configured sitemap
+ROBOTS = "newscrawl_robots"  # a robots.txt read for its Sitemap: lines
+SOURCE_KINDS = ("sitemap", "feed")
+_PLURAL = {"sitemap": "sitemaps", "feed": "feeds"}  # stats prefix newscrawl/sitemaps/...
 
 LIST_PRIORITY = 10
 ARTICLE_PRIORITY = 0
@@ -84,6 +104,7 @@ class PortalSpider(scrapy.Spider):
         super().__init__(*args, **kwargs)
         self.sites_arg = sites
         self.sites: dict[str, Site] = {}
+        self.sources_config = SourcesConfig()
 
     @classmethod
     def check_config(cls, settings: BaseSettings, spider_args: dict[str, Any]) -> None:
@@ -101,6 +122,7 @@ class PortalSpider(scrapy.Spider):
             logger.error("Cannot start the crawl: %s", exc)
             raise
         spider.sites = {site.name: site for site in sites}
+        spider.sources_config = SourcesConfig.from_settings(crawler.settings)
         spider._load_extract()
         logger.info(
             "Crawling %d site(s) from %s: %s",
@@ -135,6 +157,9 @@ class PortalSpider(scrapy.Spider):
             for url in site.start_urls:
                 self._inc("newscrawl/requests/start")
                 yield self._request(url, site, "start", 0)
+        for site in self.sites.values():
+            for request in self._source_roots(site):
+                yield request
 
     def _site_of(self, response: Response) -> Site | None:
         name = response.meta.get(SITE)
@@ -170,8 +195,12 @@ class PortalSpider(scrapy.Spider):
                 seen.add(url)
                 if not site.allows(url):
                     continue
-                if site.is_article(url):
-                    request = self._request(url, site, "article", depth + 1)
+                article = site.article_link(url)
+                if article is not None:
+                    if article != url and article in seen:
+                        continue
+                    seen.add(article)
+                    request = self._request(article, site, "article", depth + 1)
                     self._inc("newscrawl/links/article")
                 elif site.is_list(url):
                     if depth + 1 > site.max_list_depth:
@@ -225,14 +254,19 @@ class PortalSpider(scrapy.Spider):
             logger.info("No article body on %s: not stored", response.url)
             return
         self._inc("newscrawl/extract/article")
+        try:
+            url = site.url_rules.canonical(response.url)  # a redirect target may carry tracking
+        except ValueError:
+            url = response.url
         yield ArticleItem(
-            url=response.url,
+            url=url,
             title=article.title,
             text=article.text,
             published=article.published,
             author=article.author,
             site=site.name,
             simhash=None,
+            canonical_url=canonical_link(html, response.url),
         )
 
     def on_error(self, failure: Failure) -> None:
@@ -241,6 +275,8 @@ class PortalSpider(scrapy.Spider):
         url = request.url if request is not None else "?"
         kind = request.meta.get(KIND, "?") if request is not None else "?"
         reason = failure_reason(failure)
+        if kind in SOURCE_KINDS and request is not None:
+            self._source_failed(request.meta.get(SITE), kind, reason)
         if reason == "robots_forbidden":
             self._inc("newscrawl/download/robots_forbidden")
             logger.debug("Forbidden by robots.txt: %s", url)
@@ -249,3 +285,173 @@ class PortalSpider(scrapy.Spider):
         self._inc(f"newscrawl/download/failed/{reason}")
         logger.warning("Download of %s page %s failed: %s (%s)", kind, url, reason,
                        failure.getErrorMessage())
+
+    # --- sitemaps and feeds ------------------------------------------------------------------
+
+    def _source_request(self, url: str, site: Site, kind: str, *, sitemap_depth: int = 0,
+                        robots: bool = False, root: bool = False) -> Request:
+        meta: dict[str, Any] = {KIND: kind, SITE: site.name, DEPTH: 0,
+                                SITEMAP_DEPTH: sitemap_depth}
+        if robots:
+            meta[ROBOTS] = True
+            meta["dont_obey_robotstxt"] = True  # reading robots.txt is always allowed
+        if root:
+            meta[ROOT_META] = True
+        return Request(
+            url,
+            callback=self.parse_sitemap if kind == "sitemap" else self.parse_feed,
+            errback=self.on_error,
+            priority=LIST_PRIORITY,
+            meta=meta,
+        )
+
+    def _source_roots(self, site: Site) -> Iterator[Request]:
+        """The configured sitemaps and feeds of ``site`` (read on every run, like start pages)."""
+        for url in site.sitemap_robots:
+            self._inc("newscrawl/requests/sitemap")
+            yield self._source_request(url, site, "sitemap", robots=True, root=True)
+        for url in site.sitemap_urls:
+            self._inc("newscrawl/requests/sitemap")
+            yield self._source_request(url, site, "sitemap", root=True)
+        for url in site.feed_urls:
+            self._inc("newscrawl/requests/feed")
+            yield self._source_request(url, site, "feed", root=True)
+
+    def _source_failed(self, site_name: Any, kind: str, reason: str) -> None:
+        self._inc(f"newscrawl/{_PLURAL[kind]}/{reason}")
+        if isinstance(site_name, str):
+            self._inc(f"newscrawl/sites/{site_name}/failed/{kind}")
+
+    def _unusable(self, site: Site, kind: str, response: Response, exc: SourceError) -> None:
+        self._source_failed(site.name, kind, exc.reason)
+        logger.warning("Site %s: %s %s cannot be read (%s): %s", site.name, kind, response.url,
+                       exc.reason, exc)
+
+    def _read(self, site: Site, kind: str, response: Response, doc: SourceDocument) -> None:
+        self._inc(f"newscrawl/pages/{kind}")
+        self._inc(f"newscrawl/sites/{site.name}/pages/{kind}")
+        if doc.error is not None:
+            self._inc(f"newscrawl/{_PLURAL[kind]}/recovered")
+            # INFO: read all the same, and nothing the user can fix (portals' feeds often carry
+            # a bare "&"); a daily WARNING for it would be noise
+            logger.info("Site %s: %s %s has XML errors; read %d entries anyway (%s)",
+                           site.name, kind, response.url, len(doc.urls) + len(doc.children),
+                           doc.error)
+
+    @staticmethod
+    def _content_type(response: Response) -> str:
+        return (response.headers.get(b"Content-Type") or b"").decode("latin-1")
+
+    def parse_sitemap(self, response: Response) -> Iterator[Request]:
+        """A robots.txt (its ``Sitemap:`` lines), a sitemap index (its newest child sitemaps, to
+        ``NEWSCRAWL_SITEMAP_MAX_DEPTH``) or a urlset (its article URLs)."""
+        site = self._site_of(response)
+        if site is None:
+            return
+        if response.meta.get(ROBOTS):
+            yield from self._robots(response, site)
+            return
+        try:
+            doc = parse_sitemap(response.body, response.url,
+                                max_bytes=self.sources_config.max_bytes,
+                                content_type=self._content_type(response))
+        except SourceError as exc:
+            self._unusable(site, "sitemap", response, exc)
+            return
+        self._read(site, "sitemap", response, doc)
+        if doc.kind == "sitemapindex":
+            yield from self._children(response, site, doc)
+        else:
+            yield from self._listed(site, "sitemap", doc.urls)
+
+    def _robots(self, response: Response, site: Site) -> Iterator[Request]:
+        self._inc("newscrawl/sitemaps/robots_txt")
+        urls = robots_sitemaps(response.body, response.url)
+        if not urls:
+            self._source_failed(site.name, "sitemap", "robots_none")
+            logger.warning("Site %s: %s lists no Sitemap: line", site.name, response.url)
+            return
+        for url in urls:
+            if url in site.sitemap_urls:
+                continue  # also configured: requested already
+            if not self._allowed(site, url):
+                self._inc("newscrawl/sitemaps/offsite")
+                logger.warning("Site %s: %s lists the sitemap %s outside allowed_domains; not"
+                               " read (add its host to allowed_domains to read it)", site.name,
+                               response.url, url)
+                continue
+            self._inc("newscrawl/requests/sitemap")
+            yield self._source_request(url, site, "sitemap")
+
+    @staticmethod
+    def _allowed(site: Site, url: str) -> bool:
+        try:
+            return site.allows(url)
+        except ValueError:
+            return False
+
+    def _children(self, response: Response, site: Site, doc: SourceDocument) -> Iterator[Request]:
+        depth = int(response.meta.get(SITEMAP_DEPTH, 0))
+        config = self.sources_config
+        if depth >= config.max_depth:
+            self._inc("newscrawl/sitemaps/index_too_deep")
+            logger.warning("Site %s: sitemap index %s is nested %d deep; its %d sitemaps are not"
+                           " read (NEWSCRAWL_SITEMAP_MAX_DEPTH = %d)", site.name, response.url,
+                           depth, len(doc.children), config.max_depth)
+            return
+        urls, left_out = newest_children(doc.children, config.max_children)
+        if left_out:
+            self._inc("newscrawl/sitemaps/children_capped", left_out)
+            logger.info("Site %s: sitemap index %s lists %d sitemaps; reading the %d newest"
+                        " (NEWSCRAWL_SITEMAP_MAX_CHILDREN)", site.name, response.url,
+                        len(doc.children), len(urls))
+        for url in urls:
+            if not self._allowed(site, url):
+                self._inc("newscrawl/sitemaps/offsite")
+                continue
+            self._inc("newscrawl/requests/sitemap")
+            yield self._source_request(url, site, "sitemap", sitemap_depth=depth + 1)
+
+    def parse_feed(self, response: Response) -> Iterator[Request]:
+        """An RSS or Atom feed: the article URLs of its entries."""
+        site = self._site_of(response)
+        if site is None:
+            return
+        try:
+            doc = parse_feed(response.body, response.url,
+                             content_type=self._content_type(response),
+                             max_bytes=self.sources_config.max_bytes)
+        except SourceError as exc:
+            self._unusable(site, "feed", response, exc)
+            return
+        self._read(site, "feed", response, doc)
+        yield from self._listed(site, "feed", doc.urls)
+
+    def _listed(self, site: Site, kind: str, urls: list[str]) -> Iterator[Request]:
+        """Article requests for the URLs a sitemap or feed lists: within ``allowed_domains``,
+        matching ``article_url`` when the site has one, canonicalized, each once."""
+        plural = _PLURAL[kind]
+        seen: set[str] = set()
+        for url in urls:
+            try:
+                if not site.allows(url):
+                    self._inc(f"newscrawl/{plural}/offsite")
+                    continue
+                article = site.article_link(url, listed=True)
+            except ValueError:
+                self._inc(f"newscrawl/{plural}/invalid")
+                continue
+            if article is None:
+                self._inc(f"newscrawl/{plural}/not_article")
+                continue
+            if article in seen:
+                continue
+            seen.add(article)
+            self._inc("newscrawl/links/article")
+            self._inc(f"newscrawl/sites/{site.name}/links/seen")
+            try:
+                request = self._request(article, site, "article", 1)
+            except ValueError:
+                self._inc(f"newscrawl/{plural}/invalid")
+                continue
+            yield request

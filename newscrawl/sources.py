@@ -1,0 +1,234 @@
+"""Sitemaps and feeds as sources of article URLs: reading the documents, never fetching them.
+
+* Sitemaps (``<urlset>``, plain or Google News, and ``<sitemapindex>``) are parsed with Scrapy's
+  own :class:`scrapy.utils.sitemap.Sitemap` (lxml, entities not resolved, no network), gzip bodies
+  (``.xml.gz`` or any body starting with the gzip magic) are unpacked with
+  :func:`scrapy.utils.gz.gunzip` under a size bound, ``Sitemap:`` lines of robots.txt are read
+  with :func:`scrapy.utils.sitemap.sitemap_urls_from_robots`. A sitemap URL that serves an RSS or
+  Atom feed is read as a feed (search engines accept feeds as sitemaps too).
+* Feeds (RSS 0.9x/1.0/2.0, Atom 0.3/1.0) are parsed with ``feedparser``, which also reads the
+  broken feeds real portals serve (an unescaped ``&`` in a link, a wrong declared encoding),
+  where lxml's recovery mode silently cuts such a link to ``?a=1=2``.
+
+Every way a document cannot be used raises :class:`SourceError` with a short ``reason`` for the
+stats (``too_large``, ``not_xml``, ``not_sitemap``, ``not_feed``, ``malformed``); documents with
+XML errors from which entries could still be read come back with ``error`` set (counted as
+``recovered``).
+Imports no Redis; from Scrapy only its sitemap and gzip utilities.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+#: Sitemap protocol limit for one (uncompressed) sitemap file: 50 MB.
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+DEFAULT_MAX_DEPTH = 3
+DEFAULT_MAX_CHILDREN = 100
+
+_FEED_ROOTS = frozenset({"rss", "feed", "rdf"})
+_GZIP_MAGIC = b"\x1f\x8b"
+_HTML_START = re.compile(
+    rb"^(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b", re.I | re.S
+)
+# feedparser's notes that are no fault of the document
+_BENIGN_FEED_ERRORS = frozenset({"NonXMLContentType", "CharacterEncodingOverride"})
+
+
+class SourceError(ValueError):
+    """A sitemap or feed that cannot be used; ``reason`` is a stats-friendly name."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SourcesConfig:
+    """Bounds on reading sitemaps and feeds (settings ``NEWSCRAWL_SITEMAP_*``)."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES  # decompressed size of one gzip sitemap or feed
+    max_depth: int = DEFAULT_MAX_DEPTH  # sitemap index nesting below a configured sitemap
+    max_children: int = DEFAULT_MAX_CHILDREN  # child sitemaps taken from one index (newest)
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> SourcesConfig:
+        return cls(
+            max_bytes=max(0, settings.getint("NEWSCRAWL_SITEMAP_MAX_BYTES", DEFAULT_MAX_BYTES)),
+            max_depth=max(0, settings.getint("NEWSCRAWL_SITEMAP_MAX_DEPTH", DEFAULT_MAX_DEPTH)),
+            max_children=max(
+                0, settings.getint("NEWSCRAWL_SITEMAP_MAX_CHILDREN", DEFAULT_MAX_CHILDREN)
+            ),
+        )
+
+
+@dataclass
+class SourceDocument:
+    """What a sitemap or feed lists.
+
+    ``kind`` is ``urlset``, ``sitemapindex`` or ``feed``; ``urls`` are absolute (relative links
+    resolved against the document URL), in document order; ``children`` are the child sitemaps
+    of an index as (url, lastmod or None); ``error`` the first XML error the parser recovered
+    from, None for a clean document.
+    """
+
+    kind: str
+    urls: list[str] = field(default_factory=list)
+    children: list[tuple[str, datetime | None]] = field(default_factory=list)
+    error: str | None = None
+
+
+def unpack(body: bytes, max_bytes: int) -> bytes:
+    """The body, gunzipped when it starts with the gzip magic (at most ``max_bytes``)."""
+    if body[:2] != _GZIP_MAGIC:
+        return body
+    from scrapy.utils.gz import gunzip
+
+    try:
+        return gunzip(body, max_size=max_bytes)
+    except ValueError as exc:  # scrapy's _DecompressionMaxSizeExceeded is a ValueError
+        raise SourceError("too_large", f"over {max_bytes} bytes once gunzipped ({exc})") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise SourceError("malformed", f"broken gzip data ({exc})") from None
+
+
+def _http(url: str) -> bool:
+    return url.startswith(("http://", "https://"))
+
+
+def _lastmod(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def parse_sitemap(body: bytes, url: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
+                  content_type: str = "") -> SourceDocument:
+    """Read a sitemap (or a feed served as one); :class:`SourceError` when unusable."""
+    from lxml.etree import XMLSyntaxError
+    from scrapy.utils.sitemap import Sitemap
+
+    data = unpack(body, max_bytes)
+    if not data.strip():
+        raise SourceError("not_xml", "empty document")
+    if _HTML_START.match(data[:4096]):
+        raise SourceError("not_xml", "an HTML page, not XML")
+    try:
+        sitemap = Sitemap(data)
+    except (XMLSyntaxError, StopIteration) as exc:
+        raise SourceError("not_xml", f"not XML ({str(exc) or 'no root element'})") from None
+    root = sitemap.type.lower()
+    if root in _FEED_ROOTS:
+        return parse_feed(data, url, content_type=content_type, max_bytes=max_bytes)
+    if root not in ("urlset", "sitemapindex"):
+        raise SourceError("not_xml" if root == "html" else "not_sitemap",
+                          f"root element <{sitemap.type}> is not <urlset> or <sitemapindex>")
+    doc = SourceDocument(kind=root)
+    for entry in _entries(sitemap):
+        loc = str(entry.get("loc") or "").strip()
+        loc = urljoin(url, loc) if loc else ""
+        if not _http(loc):
+            continue
+        if root == "sitemapindex":
+            doc.children.append((loc, _lastmod(entry.get("lastmod"))))
+        else:
+            doc.urls.append(loc)
+    log = getattr(sitemap.xmliter, "error_log", None)
+    errors = log.filter_from_errors() if log is not None else None  # not mere warnings
+    if errors:
+        first = errors[0]
+        doc.error = f"line {first.line}: {first.message}"
+        if not doc.urls and not doc.children:
+            raise SourceError("malformed", f"XML errors and no entry read ({doc.error})")
+    return doc
+
+
+def _entries(sitemap: Any) -> Iterator[dict[str, Any]]:
+    from lxml.etree import XMLSyntaxError
+
+    try:
+        yield from sitemap
+    except XMLSyntaxError:  # recovery gave up: keep what was read
+        return
+
+
+def newest_children(children: list[tuple[str, datetime | None]],
+                    limit: int) -> tuple[list[str], int]:
+    """At most ``limit`` child sitemaps, those with the latest ``lastmod`` first (undated ones
+    after dated ones, in document order); returns (urls, number left out)."""
+    if len(children) <= limit:
+        return [u for u, _ in children], 0
+    oldest = datetime.min.replace(tzinfo=UTC)
+    ranked = sorted(enumerate(children),
+                    key=lambda item: (item[1][1] is not None, item[1][1] or oldest, -item[0]),
+                    reverse=True)
+    kept = sorted(ranked[:limit])
+    return [u for _, (u, _) in kept], len(children) - limit
+
+
+def parse_feed(body: bytes, url: str, *, content_type: str = "",
+               max_bytes: int = DEFAULT_MAX_BYTES) -> SourceDocument:
+    """Read an RSS or Atom feed: the link of each entry; :class:`SourceError` when unusable."""
+    import feedparser
+
+    data = unpack(body, max_bytes)
+    if not data.strip():
+        raise SourceError("not_xml", "empty document")
+    if _HTML_START.match(data[:4096]):
+        raise SourceError("not_xml", "an HTML page, not a feed")
+    headers = {"content-location": url}
+    if content_type:
+        headers["content-type"] = content_type
+    # A stream, never bytes or str: feedparser opens a str that looks like a URL or a file path.
+    parsed = feedparser.parse(io.BytesIO(data), response_headers=headers,
+                              sanitize_html=False, resolve_relative_uris=False)
+    problem = parsed.get("bozo_exception") if parsed.get("bozo") else None
+    error = None
+    if problem is not None and type(problem).__name__ not in _BENIGN_FEED_ERRORS:
+        error = str(problem) or type(problem).__name__
+    if not parsed.get("version") and not parsed.entries:
+        if error is not None and not data.lstrip()[:1] == b"<":
+            raise SourceError("not_xml", f"not XML ({error})")
+        if error is not None:
+            raise SourceError("malformed", f"not a readable feed ({error})")
+        raise SourceError("not_feed", "XML, but not an RSS or Atom feed")
+    if error is not None and not parsed.entries:
+        raise SourceError("malformed", f"XML errors and no entry read ({error})")
+    doc = SourceDocument(kind="feed", error=error)
+    for entry in parsed.entries:
+        link = entry.get("link")
+        if not link:
+            link = next((li.get("href") for li in entry.get("links", [])
+                         if li.get("rel", "alternate") == "alternate" and li.get("href")), None)
+        link = str(link or "").strip()
+        if not link:
+            continue
+        resolved = urljoin(url, link)
+        if _http(resolved):
+            doc.urls.append(resolved)
+    return doc
+
+
+def robots_sitemaps(body: bytes, url: str) -> list[str]:
+    """The ``Sitemap:`` URLs of a robots.txt (absolute, in file order, no repeats)."""
+    from scrapy.utils.sitemap import sitemap_urls_from_robots
+
+    seen: dict[str, None] = {}
+    for found in sitemap_urls_from_robots(body, base_url=url):
+        if _http(found):
+            seen.setdefault(found, None)
+    return list(seen)

@@ -1,0 +1,128 @@
+"""One URL per article: the canonical form of article URLs, and a page's ``<link rel=canonical>``.
+
+The canonical form is w3lib's :func:`~w3lib.url.canonicalize_url` (fragment dropped, query
+arguments sorted, percent-encoding normalized, scheme and host lower-case, IDNA host) followed by
+:func:`~w3lib.url.url_query_cleaner` removing tracking parameters: :data:`DEFAULT_DROP_PARAMS`
+plus a site's ``drop_params``, minus its ``keep_params``. Parameter names are compared
+case-insensitively; ``*`` in a name matches any run of characters (``utm_*``).
+
+Imports neither scrapy nor redis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, quote_plus, urljoin, urlsplit
+
+from w3lib.url import canonicalize_url, url_query_cleaner
+
+#: Parameters that only say where a reader came from, never which article it is. Conservative on
+#: purpose: a name that some portal uses for the article itself (``id``, ``p``, ``aid``, ``f``,
+#: ``tj``, ``source``, ``ref``...) is not here; add such names per site with ``drop_params``.
+DEFAULT_DROP_PARAMS: tuple[str, ...] = (
+    "utm_*",  # Google Analytics campaign tags (utm_source, utm_medium, utm_campaign, ...)
+    "spm",  # Alibaba/Taobao-family "super position model" click tracking (sohu, youku, ...)
+    "from",  # referrer tag of Chinese portals (?from=timeline, ?from=wap, ?from=singlemessage)
+    "fbclid",  # Facebook click id
+    "gclid",  # Google Ads click ids
+    "dclid",
+    "gbraid",
+    "wbraid",
+    "msclkid",  # Microsoft Ads click id
+    "yclid",  # Yandex click id
+    "igshid",  # Instagram share id
+    "mc_cid",  # Mailchimp campaign / member ids
+    "mc_eid",
+    "_ga",  # Google Analytics cross-domain linker
+    "_gl",
+    "share_token",  # Toutiao/Douyin share token
+)
+
+_NAME_FORBIDDEN = re.compile(r"[\s&=#?]")
+
+
+def invalid_param_name(name: str) -> str | None:
+    """Why ``name`` cannot be a ``drop_params``/``keep_params`` entry, or None when it can."""
+    if not name:
+        return "an empty name"
+    if _NAME_FORBIDDEN.search(name):
+        return f"{name!r} contains whitespace, '&', '=', '#' or '?'"
+    return None
+
+
+def _glob(names: Iterable[str]) -> re.Pattern[str] | None:
+    parts = ["".join(".*" if c == "*" else re.escape(c) for c in n.lower()) for n in names]
+    return re.compile("^(?:" + "|".join(parts) + ")$") if parts else None
+
+
+@dataclass(frozen=True)
+class UrlRules:
+    """Which query parameters to drop from a site's article URLs."""
+
+    drop_params: tuple[str, ...] = ()  # in addition to DEFAULT_DROP_PARAMS
+    keep_params: tuple[str, ...] = ()  # never dropped, even when a drop pattern matches
+    _drop: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _keep: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_drop", _glob(DEFAULT_DROP_PARAMS + self.drop_params))
+        object.__setattr__(self, "_keep", _glob(self.keep_params))
+
+    def drops(self, name: str) -> bool:
+        """True when the (decoded) parameter ``name`` is removed from article URLs."""
+        lowered = name.lower()
+        return (self._drop is not None and self._drop.match(lowered) is not None
+                and (self._keep is None or self._keep.match(lowered) is None))
+
+    def canonical(self, url: str) -> str:
+        """The canonical form of an absolute article URL (see the module docstring).
+
+        Raises ValueError for URLs that cannot be parsed (e.g. an unclosed IPv6 bracket)."""
+        canonical = canonicalize_url(url, keep_fragments=False)
+        query = urlsplit(canonical).query
+        if not query:
+            return canonical
+        names = {name for name, _ in parse_qsl(query, keep_blank_values=True)}
+        dropped = sorted(quote_plus(name) for name in names if self.drops(name))
+        if not dropped:
+            return canonical
+        # canonicalize_url wrote every name with quote_plus, so the names match byte for byte
+        return str(url_query_cleaner(canonical, dropped, remove=True, unique=False))
+
+
+DEFAULT_RULES = UrlRules()
+
+_HEAD_END = re.compile(r"</head\s*>", re.I)
+
+
+def canonical_link(html: str, page_url: str) -> str | None:
+    """The page's ``<link rel="canonical" href>``, resolved against ``<base href>`` and the page
+    URL; None when absent, empty or not http(s). Only the ``<head>`` is parsed."""
+    from parsel import Selector
+
+    end = _HEAD_END.search(html)
+    head = html[: end.end()] if end else html
+    if "canonical" not in head.lower():
+        return None
+    try:
+        selector = Selector(text=head, type="html")
+    except Exception:  # an odd head must not cost the article: the field is optional
+        return None
+    rel_is_canonical = (
+        "contains(concat(' ', normalize-space(translate(@rel,"
+        " 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')), ' '), ' canonical ')"
+    )
+    href = (selector.xpath(f"//link[{rel_is_canonical}]/@href").get() or "").strip()
+    if not href:
+        return None
+    base = (selector.xpath("//base/@href").get() or "").strip()
+    try:
+        resolved = urljoin(urljoin(page_url, base) if base else page_url, href)
+        parts = urlsplit(resolved)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return resolved

@@ -1,0 +1,102 @@
+"""One URL per article, with a real ``scrapy crawl portal`` run on loopback.
+
+The same article linked with tracking parameters, a fragment and without is fetched once and
+stored once under its canonical URL; ``drop_params`` adds a site's own tracking parameter,
+``keep_params`` protects a parameter that carries the article; a redirect to a URL with
+tracking parameters is stored under the canonical URL; ``<link rel="canonical">`` is stored as
+``canonical_url``. A second run fetches none of them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from crawlrun import CrawlResult, run_crawl, stored_urls
+from mockportal import Article, MockPortal, Page, html_page, list_html
+
+from newscrawl.storage import iter_articles
+
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+
+
+@pytest.fixture
+def portal() -> Iterator[MockPortal]:
+    p = MockPortal("127.0.0.1").start()
+    try:
+        yield p
+    finally:
+        p.stop()
+
+
+def ok(result: CrawlResult) -> CrawlResult:
+    assert result.returncode == 0, result.log[-4000:]
+    return result
+
+
+def with_canonical(article: Article, href: str) -> Page:
+    html = article.html().replace("</title>", f'</title><link rel="canonical" href="{href}">', 1)
+    return html_page(html)
+
+
+def test_tracking_parameters_fetched_and_stored_once(tmp_path: Path, portal: MockPortal) -> None:
+    p = portal
+    one, two, three = (Article.generate(f"urls-{i}") for i in (1, 2, 3))
+    p.articles["/a/1.html"] = one
+    p.set("/a/1.html", with_canonical(one, "/a/1.html"))  # relative: resolved
+    p.add_article("/a/2.html", two)  # no <link rel=canonical>
+    p.add_article("/a/3.html", three)
+    # redirect to a URL with tracking parameters
+    p.add_article("/a/5.html", Article.generate("urls-5"))
+    p.set("/r/5.html", Page(b"", status=301,
+                            headers={"Location": "/a/5.html?utm_source=redirect&spm=1.2"}))
+    # an article per value of "from" (protected by keep_params)
+    shows = {n: Article.generate(f"show-{n}") for n in (12, 13)}
+    for n, article in shows.items():
+        p.articles[f"/show?from={n}"] = article
+        p.set(f"/show?from={n}", html_page(article.html()))
+    p.set("/", html_page(list_html("首页", [
+        "/a/1.html?utm_source=wechat&utm_medium=social&spm=a2c4g.11186623.0.0",
+        "/a/1.html",
+        "/a/1.html#comments",
+        "/a/2.html?UTM_Campaign=spring&fbclid=IwAR0x",
+        "/a/2.html?gclid=abc",
+        "/a/3.html?ref=home&isappinstalled=0",  # this site's own tracking parameters
+        "/r/5.html",
+        "/show?from=12&utm_source=x",
+        "/show?from=13",
+    ])))
+    sites = tmp_path / "sites.toml"
+    sites.write_text(
+        "[[sites]]\n"
+        'name = "urls"\n'
+        f'start_urls = ["{p.url("/")}"]\n'
+        "article_url = '/(a|r)/\\d+\\.html$|/show\\?from=\\d+$'\n"
+        'drop_params = ["ref", "isapp*"]\n'
+        'keep_params = ["from"]\n',
+        encoding="utf-8")
+    r1 = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    hits = p.hit_counts()
+    assert hits["/a/1.html"] == 1
+    assert hits["/a/2.html"] == 1
+    assert hits["/a/3.html"] == 1
+    assert hits["/a/5.html"] == 1
+    assert hits["/show?from=12"] == hits["/show?from=13"] == 1
+    stored = stored_urls(tmp_path)
+    expected = {p.url(path) for path in ("/a/1.html", "/a/2.html", "/a/3.html", "/a/5.html",
+                                         "/show?from=12", "/show?from=13")}
+    assert set(stored) == expected
+    assert max(stored.values()) == 1
+    assert "newscrawl/dedup/near_duplicate" not in r1.stats
+    items = {str(i["url"]): i for i in iter_articles(tmp_path / "data" / "articles")}
+    assert items[p.url("/a/1.html")]["canonical_url"] == p.url("/a/1.html")
+    assert items[p.url("/a/2.html")]["canonical_url"] is None
+    assert items[p.url("/show?from=13")]["title"] == shows[13].title
+
+    # --- run 2: nothing changed, nothing fetched again -----------------------------------------
+    before = p.hit_counts()
+    ok(run_crawl(tmp_path, sites, *SETTINGS))
+    after = p.hit_counts()
+    assert {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)} == {
+        "/": 1, "/robots.txt": 1}
