@@ -211,6 +211,7 @@ def _lottery(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
             f"单选{rng.randint(5000, 20000)}注，"
             f"每注奖金1040元；组选三{rng.randint(0, 9000)}注，每注奖金346元；"
             f"组选六{rng.randint(0, 30000)}注，每注奖金173元。{_cn_date(d)}开奖，兑奖期限为60天。"
+            f"{rng.choice(['', '本期试机号为' + ''.join(rng.choices('0123456789', k=3)) + '。'])}"
         )
     return title, text
 
@@ -228,14 +229,21 @@ def _fuel(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
     k = s.state.get("k", 0) % 10 + 1
     s.state["k"] = k
     title = f"今日油价：{s.key}92号汽油{p92:.2f}元/升"
+    lead = rng.choice(["", f"{s.outlet}讯 ", "记者从当地加油站获悉，"])
+    tank = round(ton / 1000 * 0.74 * 50, 1)
+    tail = rng.choice([
+        "",
+        f"按此测算，加满一箱50升的92号汽油将{'多' if rate > 0 else '少'}花{tank}元。",
+        "车主可根据自身情况合理安排加油时间。",
+    ])  # fmt: skip
     text = (
-        f"{title}\n{_cn_date(d)}{s.key}油价：92号汽油{p92:.2f}元/升，"
+        f"{title}\n{lead}{_cn_date(d)}{s.key}油价：92号汽油{p92:.2f}元/升，"
         f"95号汽油{p92 + 0.55:.2f}元/升，"
         f"98号汽油{p92 + 2.05:.2f}元/升，0号柴油{p92 - 0.42:.2f}元/升。"
         f"据{rng.choice(['金联创', '隆众资讯', '卓创资讯'])}测算，截至本轮计价周期第{k}个工作日，"
         f"参考原油品种均价变化率为{rate:.2f}%，"
         f"对应汽柴油{'上调' if rate > 0 else '下调'}{ton}元/吨。"
-        f"本轮调价窗口将于{_cn_date(d + timedelta(days=10 - k))}24时开启。"
+        f"本轮调价窗口将于{_cn_date(d + timedelta(days=10 - k))}24时开启。{tail}"
     )
     return title, text
 
@@ -263,6 +271,7 @@ def _gold(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
             f"黄金T+D报{g:.2f}元/克，{word}{abs(dg):.2f}元。"
             f"周大福黄金价格{round(g) + 78}元/克，老凤祥黄金价格{round(g) + 76}元/克，"
             f"中国黄金基础金价{round(g) + 5}元/克，铂金价格{rng.randint(230, 260)}元/克。"
+            f"{rng.choice(['', '白银T+D报' + str(rng.randint(7200, 8200)) + '元/千克。'])}"
         )
     return title, text
 
@@ -298,18 +307,23 @@ def _air(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
 def _traffic(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
     pairs = ["1和6", "2和7", "3和8", "4和9", "5和0"]
     wd = d.weekday()
+    lead = rng.choice(["", "据北京市交管局消息，", "记者从北京市公安局公安交通管理局获悉，"])
+    extra = rng.choice(
+        ["", "外省区市进京车辆同样遵守尾号限行规定。", "纯电动汽车不受尾号限行限制。"]
+    )
     if wd >= 5:
         title = f"{_cn_date(d)}北京不限行"
         text = (
             f"{title}\n{_cn_date(d)}（星期{WEEKDAYS[wd]}），北京市机动车不实行尾号限行措施。"
-            f"{s.outlet}提醒，下周一限行尾号为{pairs[0]}，限行时间为7时至20时，范围为五环路以内道路（不含五环路）。"
+            f"{s.outlet}提醒，下周一限行尾号为{pairs[0]}，限行时间为7时至20时，"
+            f"范围为五环路以内道路（不含五环路）。{extra}"
         )
     else:
         nums = pairs[(wd + s.state.setdefault("rot", rng.randrange(5))) % 5]
         title = f"今日限行尾号{nums}"
         text = (
-            f"{title}\n{_cn_date(d)}（星期{WEEKDAYS[wd]}），北京市机动车尾号限行号码为{nums}。"
-            f"限行时间为7时至20时，限行范围为五环路以内道路（不含五环路）。"
+            f"{title}\n{lead}{_cn_date(d)}（星期{WEEKDAYS[wd]}），北京市机动车尾号限行号码为{nums}。"
+            f"限行时间为7时至20时，限行范围为五环路以内道路（不含五环路）。{extra}"
             f"{s.outlet}提醒，违反限行规定的车辆将被处以罚款，请广大车主合理安排出行。"
         )
     return title, text
