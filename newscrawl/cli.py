@@ -573,6 +573,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("args", nargs=argparse.REMAINDER, help="redis-cli arguments")
     p.set_defaults(func=cmd_redis_cli)
+
+    from newscrawl.cli_clusters import add_clusters
+
+    add_clusters(sub, common)
     return parser
 
 
