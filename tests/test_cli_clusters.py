@@ -55,7 +55,9 @@ def three_clusters(r: redis.Redis, tmp_path: Path) -> Path:
     record(log, "https://y.example/a2", "https://a.example/A", 3, 50, site="y")
     record(log, "https://z.example/b1", "https://b.example/B", 1, 90, site="z")
     store = ArticleStore(tmp_path / "articles")
-    store.write({"url": "https://c.example/C", "title": "C 的标题", "text": "..."}, now=BASE - 86400)
+    store.write(
+        {"url": "https://c.example/C", "title": "C 的标题", "text": "..."}, now=BASE - 86400
+    )
     store.write({"url": "https://other.example/", "title": "other", "text": "..."}, now=BASE)
     store.write({"url": "https://a.example/A", "title": "A 的标题", "text": "..."}, now=BASE)
     store.close()
@@ -86,7 +88,10 @@ def test_clusters_json_newest_first_with_titles_from_the_store(
                            "--store-dir", str(three_clusters))  # fmt: skip
     assert code == 0
     limited = json_lines(out)
-    assert [row["original_url"] for row in limited] == ["https://b.example/B", "https://a.example/A"]
+    assert [row["original_url"] for row in limited] == [
+        "https://b.example/B",
+        "https://a.example/A",
+    ]
     assert limited[1]["duplicates"] == a["duplicates"]  # a cluster is shown whole
 
 
