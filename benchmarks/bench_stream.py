@@ -29,8 +29,10 @@ reprint of it):
   against a background text.
 * **recall** = correct drops / reprints that can be caught (the reprint and an earlier member of
   its cluster have a fingerprint); **precision** = correct / (correct + wrong).
-* per edit kind and by length band (characters of the reprint): recall, and the Hamming distance
-  of each reprint to the nearest earlier fingerprint of its cluster (median, share <= 3, <= 7).
+* per edit kind (a reprint with several edits counts in each; "only K": the reprints with the one
+  edit K), by number of edits and by length band (characters of the reprint): recall, and the
+  Hamming distance of each reprint to the nearest earlier fingerprint of its cluster (median,
+  share <= 3, <= 7).
 * template reports: how many were dropped (each listed by name), and the distance of each to the
   nearest earlier report of the same kind.
 
@@ -192,6 +194,7 @@ def score(
     by_edit: dict[str, Group] = defaultdict(Group)
     by_band: dict[str, Group] = defaultdict(Group)
     by_nedits: dict[str, Group] = defaultdict(Group)
+    by_single: dict[str, Group] = defaultdict(Group)
     tpl_total, tpl_dist = 0, []
     for doc, row in zip(stream, rows, strict=True):
         ident = doc["id"]
@@ -233,6 +236,8 @@ def score(
             hit = verdict == "correct"
             groups = [by_edit[k] for k in lab["edit"]] + [by_band[_band(lab["length"])]]
             groups.append(by_nedits[f"{len(lab['edit'])} edit(s)"])
+            if len(lab["edit"]) == 1:
+                groups.append(by_single[f"only {lab['edit'][0]}"])
             groups.append(by_edit["(all reprints)"])
             for g in groups:
                 g.n += 1
@@ -278,6 +283,7 @@ def score(
         "wrong": wrong_list,
         "by_edit": {k: g.row() for k, g in sorted(by_edit.items())},
         "by_edit_count": {k: g.row() for k, g in sorted(by_nedits.items())},
+        "by_single_edit": {k: g.row() for k, g in sorted(by_single.items())},
         "by_length": {
             k: by_band[k].row() for k in (_band(lo) for lo, _ in LENGTH_BANDS) if k in by_band
         },  # fmt: skip
@@ -315,7 +321,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
             "| reprints | n | recall | median distance | <= 3 | <= 7 |",
             "|---|---|---|---|---|---|",
         ]
-        for section in ("by_edit", "by_edit_count", "by_length"):
+        for section in ("by_edit", "by_single_edit", "by_edit_count", "by_length"):
             for k, row in s[section].items():
                 out.append(f"| {k} | {row['n']} | {_f(row['recall'])} | "
                            f"{_f(row['median_distance'])} | {_f(row['within_3'])} | "
@@ -390,7 +396,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = args.label or " ".join(["newscrawl dedup", *args.dedup_arg])
         results.append({"run": name + bg_note, "seconds": secs, "docs_per_s": len(stream) / secs,
                         "score": score(stream, labels, rows, background)})  # fmt: skip
-    print(markdown(results))
+    try:
+        print(markdown(results))
+    except BrokenPipeError:  # e.g. | head
+        sys.stderr.close()
     if args.json:
         args.json.write_text(
             json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
