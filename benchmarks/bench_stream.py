@@ -1,13 +1,15 @@
 """Score the near-duplicate decision on a stream (benchmarks/make_stream.py), as a crawl meets it.
 
     python benchmarks/bench_stream.py --stream STREAM_DIR [--background FILE_OR_DIR]
-        [--engine cli|python] [--max-distance 3 [7 ...]] [--dedup-arg=ARG ...] [--json OUT]
+        [--engine cli|python] [--max-distance 3 [7 ...]] [--dedup-arg=ARG ...]
+        [--newscrawl COMMAND] [--json OUT]
 
 Every document of ``STREAM_DIR/stream.jsonl`` is checked against all earlier ones, in order, on a
 fresh index (a new embedded Redis in a temporary directory):
 
 * ``--engine cli`` (default): ``newscrawl dedup --data-dir TMP --jsonl stream.jsonl`` (plus each
-  ``--dedup-arg``), the crawl's exact decision; its output is one JSON line per input,
+  ``--dedup-arg``; ``--newscrawl`` names another command than this repository's
+  ``python -m newscrawl.cli``), the crawl's exact decision; its output is one JSON line per input,
   ``{"id", "simhash", "duplicate_of", "distance"}`` (``duplicate_of`` the earlier document's url,
   else its id).
 * ``--engine python``: the same in-process with the crawl's fingerprinter (``get_fingerprinter()``)
@@ -44,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -55,7 +58,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 LENGTH_BANDS = [(0, 200), (200, 500), (500, 1000), (1000, 2000), (2000, 10**9)]
 
@@ -116,20 +120,36 @@ def run_python(
 
 
 def run_cli(
-    stream_file: Path, background: Sequence[Path], extra: Sequence[str]
+    stream_file: Path,
+    background: Sequence[Path],
+    extra: Sequence[str],
+    newscrawl: Sequence[str] | None = None,
 ) -> tuple[list[dict[str, Any]], float]:
+    """``newscrawl dedup`` on a fresh data dir: the background files first, then the stream.
+
+    ``newscrawl``: the command to run (default: ``python -m newscrawl.cli`` of this repository)."""
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    if newscrawl is None:
+        command, cwd = [sys.executable, "-m", "newscrawl.cli"], str(REPO)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    else:
+        command, cwd = list(newscrawl), None
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
         data_dir = Path(tmp) / "data"
         data_dir.mkdir()
 
         def dedup(files: Iterable[Path]) -> str:
-            cmd = [sys.executable, "-m", "newscrawl.cli", "dedup", "--data-dir", str(data_dir)]
+            cmd = [*command, "dedup", "--data-dir", str(data_dir)]
             for f in files:
-                cmd += ["--jsonl", str(f)]
-            done = subprocess.run([*cmd, *extra], env=env, capture_output=True, text=True)
+                cmd += ["--jsonl", str(f.resolve())]
+            cmd += extra
+            done = subprocess.run(
+                cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True, check=False
+            )
             if done.returncode != 0:
-                raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr[-2000:]}")
+                raise SystemExit(
+                    f"{shlex.join(cmd)} exited {done.returncode}: {done.stderr[-2000:]}"
+                )
             return done.stdout
 
         if background:
@@ -376,6 +396,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="cli engine: extra argument for newscrawl dedup (repeatable)",
     )
+    ap.add_argument(
+        "--newscrawl",
+        help="cli engine: the newscrawl command to run, e.g. 'newscrawl' or "
+        "'env PYTHONPATH=/other/checkout python -m newscrawl.cli' (default: this repository's, "
+        "through python -m newscrawl.cli)",
+    )
     ap.add_argument("--label", help="name of the run in the tables (cli engine)")
     ap.add_argument("--json", type=Path, help="write the scores as JSON here")
     args = ap.parse_args(argv)
@@ -392,7 +418,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "docs_per_s": len(stream) / secs,
                             "score": score(stream, labels, rows, background)})  # fmt: skip
     else:
-        rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, args.dedup_arg)
+        newscrawl = shlex.split(args.newscrawl) if args.newscrawl else None
+        rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, args.dedup_arg, newscrawl)
         name = args.label or " ".join(["newscrawl dedup", *args.dedup_arg])
         results.append({"run": name + bg_note, "seconds": secs, "docs_per_s": len(stream) / secs,
                         "score": score(stream, labels, rows, background)})  # fmt: skip
