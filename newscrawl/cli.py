@@ -828,6 +828,12 @@ def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_demo)
 
 
+def _add_clusters(sub: Any, common: argparse.ArgumentParser) -> None:
+    from newscrawl.cli_clusters import add_clusters
+
+    add_clusters(sub, common)
+
+
 #: The commands, in the order ``newscrawl --help`` lists them. A new command is one function
 #: ``_add_<name>(sub, common)`` that adds its parser (``parents=[common]``) and sets ``func``.
 COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
@@ -835,6 +841,7 @@ COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
     _add_fingerprint,
     _add_check,
     _add_duplicates,
+    _add_clusters,
     _add_stats,
     _add_prune,
     _add_reset,

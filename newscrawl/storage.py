@@ -120,3 +120,45 @@ def iter_articles(directory: str | os.PathLike[str]) -> Iterator[dict[str, Any]]
                 if not line.endswith("\n"):
                     break
                 yield json.loads(line)
+
+
+def find_articles(
+    directory: str | os.PathLike[str], urls: Iterable[str], *, until_day: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """The stored records of ``urls`` found in the day files of ``directory`` (newest day first,
+    from ``until_day`` (``YYYY-MM-DD``) back when given); reading stops once every URL is found.
+
+    Only the URL at the start of each line is read until it is one of ``urls`` (see ``_url_of``),
+    so a large store is scanned at disk speed. A URL stored more than once gives its newest record.
+    A missing directory finds nothing.
+    """
+    wanted = set(urls)
+    found: dict[str, dict[str, Any]] = {}
+    if not wanted:
+        return found
+    paths = sorted(Path(directory).glob("*.jsonl"), reverse=True)
+    for path in paths:
+        if until_day is not None and path.stem > until_day:
+            continue
+        try:
+            fh = path.open("rb")
+        except OSError:
+            continue
+        in_file: dict[str, dict[str, Any]] = {}
+        with fh:
+            for line in fh:
+                if not line.endswith(b"\n"):
+                    break  # a torn last line (a crash while writing)
+                url = _url_of(line)
+                if url is None or url not in wanted or url in found:
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    in_file[url] = record  # a later line of the same day is newer
+        found.update(in_file)
+        if len(found) == len(wanted):
+            break
+    return found

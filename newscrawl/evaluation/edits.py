@@ -188,3 +188,87 @@ def combo(text: str, rng: random.Random, ctx: EditContext) -> str:
 
 
 EDITS["combo"] = combo
+
+
+# --- further reprint edits met in a crawl stream (benchmarks/make_stream.py) -------------------
+# Kept out of ``EDITS`` so the pair benchmark (every kind of ``EDITS`` on every article) keeps
+# its tables; ``STREAM_EDITS`` holds these and the reprint edits of ``EDITS`` a stream uses.
+TAGS = ["【独家】", "[组图]", "【视频】", "（组图）", "[图]", "突发！", "【权威发布】",
+        "（附视频）"]  # fmt: skip
+CAPTIONS = [
+    "（图为活动现场。{site}记者 {name} 摄）",
+    "图片来源：视觉中国",
+    "（资料图）",
+    "▲图为现场照片。图片来源：{site}",
+    "图：{name}/摄",
+    "（{site}发 {name} 摄）",
+]
+EDITOR_LINES = ["（责任编辑：{name}）", "[责任编辑:{name}]", "编辑：{name}", "【编辑:{name}】",
+                "（原标题：{head}）"]  # fmt: skip
+EDITOR_NOTES = [
+    "编者按：{head}一事引发广泛关注。本网今起推出系列报道，敬请关注。",
+    "【编者按】近日，{head}。为此，记者进行了采访，现将有关情况整理如下，供读者参考。",
+    "编者按：本文转自{site}，文章观点仅代表作者本人，供读者参考。",
+]
+
+
+def _short_headline(text: str) -> str:
+    """A headline-like start of ``text``: its first line's first clause (6-20 characters)."""
+    head = text.strip().split("\n", 1)[0][:40]
+    first = re.split(r"[\s，,。！？!?：:；;]", head)[0]
+    return first[:20] if len(first) >= 6 else head[:16]
+
+
+def tag(text: str, rng: random.Random, ctx: EditContext) -> str:
+    """A headline tag such as "【独家】" or "[组图]", before or after the headline."""
+    t = rng.choice(TAGS)
+    if rng.random() < 0.6:
+        return t + text
+    span = _headline_span(text)
+    return text[:span] + t + text[span:]
+
+
+def editor_line(text: str, rng: random.Random, ctx: EditContext) -> str:
+    """An editor's line ("（责任编辑：张伟）", "（原标题：...）") appended."""
+    line = rng.choice(EDITOR_LINES).format(name=rng.choice(NAMES), head=_short_headline(text))
+    return f"{text}\n{line}" if rng.random() < 0.7 else f"{text}{line}"
+
+
+def caption(text: str, rng: random.Random, ctx: EditContext) -> str:
+    """One or two image captions inserted at sentence boundaries."""
+    sents = sentences(text)
+    for _ in range(rng.randint(1, 2)):
+        cap = rng.choice(CAPTIONS).format(site=rng.choice(SITES), name=rng.choice(NAMES))
+        sents.insert(rng.randrange(1, len(sents) + 1), "\n" + cap + "\n")
+    return "".join(sents)
+
+
+def related_reading(text: str, rng: random.Random, ctx: EditContext) -> str:
+    """A "相关阅读" list of 3-5 headlines of other articles appended."""
+    heads = list(dict.fromkeys(_short_headline(ctx.other(rng, text)) for _ in range(5)))
+    heads = heads[: rng.randint(3, 5)]
+    label = rng.choice(["相关阅读：", "【相关阅读】", "延伸阅读", "相关新闻：", "推荐阅读"])
+    bullet = rng.choice(["", "·", "▪ ", "> "])
+    return text + "\n" + label + "\n" + "\n".join(bullet + h for h in heads)
+
+
+def editor_note(text: str, rng: random.Random, ctx: EditContext) -> str:
+    """An editor's note ("编者按：...") put before the text."""
+    note = rng.choice(EDITOR_NOTES).format(head=_short_headline(text), site=rng.choice(SITES))
+    return note + "\n" + text
+
+
+STREAM_EDITS: dict[str, Edit] = {
+    "source_line": source_line,
+    "editor_line": editor_line,
+    "footer": footer,
+    "related_reading": related_reading,
+    "caption": caption,
+    "tag": tag,
+    "headline": headline,
+    "editor_note": editor_note,
+    "drop_sentence": drop_sentence,
+    "truncate": truncate,
+    "typos": typos,
+    "width": width,
+}

@@ -1,0 +1,438 @@
+"""Score the near-duplicate decision on a stream (benchmarks/make_stream.py), as a crawl meets it.
+
+    python benchmarks/bench_stream.py --stream STREAM_DIR [--background FILE_OR_DIR]
+        [--engine cli|python] [--max-distance 3 [7 ...]] [--dedup-arg=ARG ...]
+        [--newscrawl COMMAND] [--json OUT]
+
+Every document of ``STREAM_DIR/stream.jsonl`` is checked against all earlier ones, in order, on a
+fresh index (a new embedded Redis in a temporary directory):
+
+* ``--engine cli`` (default): ``newscrawl dedup --data-dir TMP --jsonl stream.jsonl`` (plus each
+  ``--dedup-arg``; ``--newscrawl`` names another command than this repository's
+  ``python -m newscrawl.cli``), the crawl's exact decision; its output is one JSON line per input,
+  ``{"id", "simhash", "duplicate_of", "distance"}`` (``duplicate_of`` the earlier document's url,
+  else its id).
+* ``--engine python``: the same in-process with the crawl's fingerprinter (``get_fingerprinter()``)
+  and ``SimhashIndex(client, max_distance=D).check_and_add(fingerprint, url)``: the fingerprint
+  alone at Hamming distance <= D (the baseline; one run per ``--max-distance``).
+
+With ``--background`` (a JSONL file of the same shape, or a directory: its ``background.jsonl``,
+else every ``*.jsonl``), the background is checked and added first, then the stream: the stream
+against an index that already holds every other dev text.
+
+Scores (``labels.jsonl`` of ``make_stream.py``; a document's cluster is its original and every
+reprint of it):
+
+* a **drop** is a document with a ``duplicate_of``. It is **correct** when the document is a
+  reprint and ``duplicate_of`` is in its cluster; **ambiguous** when ``duplicate_of``'s cluster is
+  listed in the document's ``near`` (two corpus texts between 0.5 and 0.9 3-gram Jaccard), counted
+  apart; else **wrong**, by the label kind of the dropped document (a template report, a distinct
+  or original corpus article, a reprint matched to another article) and, with a background, a drop
+  against a background text.
+* **recall** = correct drops / reprints that can be caught (the reprint and an earlier member of
+  its cluster have a fingerprint); **precision** = correct / (correct + wrong).
+* per edit kind (a reprint with several edits counts in each; "only K": the reprints with the one
+  edit K), by number of edits and by length band (characters of the reprint): recall, and the
+  Hamming distance of each reprint to the nearest earlier fingerprint of its cluster (median,
+  share <= 3, <= 7).
+* template reports: how many were dropped (each listed by name), and the distance of each to the
+  nearest earlier report of the same kind.
+
+Prints markdown tables; ``--json OUT`` writes every number and list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+LENGTH_BANDS = [(0, 200), (200, 500), (500, 1000), (1000, 2000), (2000, 10**9)]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def background_files(arg: Path) -> list[Path]:
+    if arg.is_file():
+        return [arg]
+    if (arg / "background.jsonl").is_file():
+        return [arg / "background.jsonl"]
+    files = sorted(p for p in arg.glob("*.jsonl") if p.name not in ("stream.jsonl", "labels.jsonl"))
+    if not files:
+        raise SystemExit(f"no background JSONL in {arg}")
+    return files
+
+
+# --- engines ------------------------------------------------------------------------------------
+def run_python(
+    docs: Sequence[dict[str, Any]], background: Sequence[dict[str, Any]], max_distance: int
+) -> tuple[list[dict[str, Any]], float]:
+    """(one output row per stream doc, seconds spent on the stream)."""
+    from newscrawl.index import SimhashIndex
+    from newscrawl.redis_conn import close_embedded, open_embedded
+    from newscrawl.simhash import get_fingerprinter
+
+    fp = get_fingerprinter()
+    with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
+        client = open_embedded(Path(tmp))
+        try:
+            index = SimhashIndex(client, max_distance=max_distance, version=fp.version)
+
+            def one(doc: dict[str, Any]) -> dict[str, Any]:
+                result = fp.analyze(doc["text"])
+                row: dict[str, Any] = {"id": doc["id"], "simhash": None, "duplicate_of": None,
+                                       "distance": None}  # fmt: skip
+                if result.value is None:
+                    row["reason"] = result.reason
+                    return row
+                row["simhash"] = f"{result.value:016x}"
+                match = index.check_and_add(result.value, doc.get("url") or doc["id"])
+                if match is not None:
+                    row["duplicate_of"], row["distance"] = match.doc_id, match.distance
+                return row
+
+            for doc in background:
+                one(doc)
+            start = time.perf_counter()
+            rows = [one(doc) for doc in docs]
+            elapsed = time.perf_counter() - start
+            index.close()
+        finally:
+            close_embedded(client)
+    return rows, elapsed
+
+
+def run_cli(
+    stream_file: Path,
+    background: Sequence[Path],
+    extra: Sequence[str],
+    newscrawl: Sequence[str] | None = None,
+) -> tuple[list[dict[str, Any]], float]:
+    """``newscrawl dedup`` on a fresh data dir: the background files first, then the stream.
+
+    ``newscrawl``: the command to run (default: ``python -m newscrawl.cli`` of this repository)."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    if newscrawl is None:
+        command, cwd = [sys.executable, "-m", "newscrawl.cli"], str(REPO)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    else:
+        command, cwd = list(newscrawl), None
+    with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
+        data_dir = Path(tmp) / "data"
+        data_dir.mkdir()
+
+        def dedup(files: Iterable[Path]) -> str:
+            cmd = [*command, "dedup", "--data-dir", str(data_dir)]
+            for f in files:
+                cmd += ["--jsonl", str(f.resolve())]
+            cmd += extra
+            done = subprocess.run(
+                cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True, check=False
+            )
+            if done.returncode != 0:
+                raise SystemExit(
+                    f"{shlex.join(cmd)} exited {done.returncode}: {done.stderr[-2000:]}"
+                )
+            return done.stdout
+
+        if background:
+            dedup(background)
+        start = time.perf_counter()
+        out = dedup([stream_file])
+        elapsed = time.perf_counter() - start
+    return [json.loads(line) for line in out.splitlines() if line.strip()], elapsed
+
+
+# --- scoring ------------------------------------------------------------------------------------
+@dataclass
+class Group:
+    n: int = 0
+    caught: int = 0
+    distances: list[int] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        d = self.distances
+        return {
+            "n": self.n,
+            "caught": self.caught,
+            "recall": round(self.caught / self.n, 4) if self.n else None,
+            "median_distance": statistics.median(d) if d else None,
+            "within_3": round(sum(x <= 3 for x in d) / len(d), 3) if d else None,
+            "within_7": round(sum(x <= 7 for x in d) / len(d), 3) if d else None,
+        }
+
+
+def _band(length: int) -> str:
+    for lo, hi in LENGTH_BANDS:
+        if lo <= length < hi:
+            return f"{lo}-{hi - 1}" if hi < 10**9 else f">={lo}"
+    return "?"
+
+
+def score(
+    stream: Sequence[dict[str, Any]],
+    labels: Sequence[dict[str, Any]],
+    rows: Sequence[dict[str, Any]],
+    background: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    if len(rows) != len(stream):
+        raise SystemExit(f"{len(rows)} output lines for {len(stream)} stream documents")
+    label = {lab["id"]: lab for lab in labels}
+    by_key: dict[str, str] = {}
+    for doc in stream:
+        by_key[doc["id"]] = doc["id"]
+        if doc.get("url"):
+            by_key[doc["url"]] = doc["id"]
+    bg_keys = {d.get("url") or d["id"] for d in background} | {d["id"] for d in background}
+
+    def root(ident: str) -> str:
+        lab = label.get(ident)
+        return (lab.get("original") or ident) if lab else ident
+
+    seen: dict[str, list[int]] = defaultdict(list)  # cluster root -> fingerprints so far
+    tpl_seen: dict[str, list[int]] = defaultdict(list)  # template kind -> fingerprints so far
+    correct = ambiguous = catchable = no_fp = 0
+    wrong: Counter[str] = Counter()
+    wrong_list: list[dict[str, Any]] = []
+    by_edit: dict[str, Group] = defaultdict(Group)
+    by_band: dict[str, Group] = defaultdict(Group)
+    by_nedits: dict[str, Group] = defaultdict(Group)
+    by_single: dict[str, Group] = defaultdict(Group)
+    tpl_total, tpl_dist = 0, []
+    for doc, row in zip(stream, rows, strict=True):
+        ident = doc["id"]
+        if row.get("id") != ident:
+            raise SystemExit(f"output line for {row.get('id')!r} where {ident!r} was expected")
+        lab = label[ident]
+        fp = int(row["simhash"], 16) if row.get("simhash") else None
+        r = root(ident)
+        earlier = seen[r]
+        if fp is None:
+            no_fp += 1
+        kind = lab["kind"]
+        target = row.get("duplicate_of")
+        verdict = None
+        if target is not None:
+            tid = by_key.get(target)
+            if tid is not None and root(tid) == r and kind == "reprint":
+                verdict = "correct"
+                correct += 1
+            elif tid is not None and root(tid) in lab.get("near", ()):
+                verdict = "ambiguous"
+                ambiguous += 1
+            else:
+                verdict = "wrong"
+                why = "against a background text" if tid is None and target in bg_keys else kind
+                if kind == "reprint" and tid is not None:
+                    why = "reprint matched to another article"
+                wrong[why] += 1
+                wrong_list.append({
+                    "id": ident, "kind": kind, "source": lab.get("source"),
+                    "name": lab.get("name"), "duplicate_of": tid or target,
+                    "distance": row.get("distance"), "length": lab["length"],
+                    "same_group": bool(tid and lab.get("group")
+                                       and label.get(tid, {}).get("group") == lab.get("group")),
+                })  # fmt: skip
+        if kind == "reprint" and fp is not None and earlier:
+            catchable += 1
+            dist = min(bin(fp ^ e).count("1") for e in earlier)
+            hit = verdict == "correct"
+            groups = [by_edit[k] for k in lab["edit"]] + [by_band[_band(lab["length"])]]
+            groups.append(by_nedits[f"{len(lab['edit'])} edit(s)"])
+            if len(lab["edit"]) == 1:
+                groups.append(by_single[f"only {lab['edit'][0]}"])
+            groups.append(by_edit["(all reprints)"])
+            for g in groups:
+                g.n += 1
+                g.caught += hit
+                g.distances.append(dist)
+        if kind == "template" and fp is not None:
+            tkind = (lab.get("group") or "").split("/")[0]
+            tpl_total += 1
+            if tpl_seen[tkind]:
+                tpl_dist.append(min(bin(fp ^ e).count("1") for e in tpl_seen[tkind]))
+            tpl_seen[tkind].append(fp)
+        if fp is not None:
+            seen[r].append(fp)
+    drops = correct + sum(wrong.values())
+    templates_dropped = [w for w in wrong_list if w["kind"] == "template"]
+    return {
+        "documents": len(stream),
+        "no_fingerprint": no_fp,
+        "reprints_catchable": catchable,
+        "correct_drops": correct,
+        "wrong_drops": sum(wrong.values()),
+        "ambiguous_drops": ambiguous,
+        "recall": round(correct / catchable, 4) if catchable else None,
+        "precision": round(correct / drops, 4) if drops else None,
+        "wrong_by_kind": dict(wrong),
+        "templates": {
+            "reports": tpl_total,
+            "dropped": len(templates_dropped),
+            "dropped_names": [
+                f"{w['name']} (d={w['distance']}, as {w['duplicate_of']})"
+                for w in templates_dropped
+            ],  # fmt: skip
+            "distance_to_nearest_earlier_same_kind": {
+                "median": statistics.median(tpl_dist) if tpl_dist else None,
+                "within_3": sum(d <= 3 for d in tpl_dist),
+                "within_7": sum(d <= 7 for d in tpl_dist),
+                "n": len(tpl_dist),
+            },
+        },
+        "hard_negatives_dropped": [
+            w for w in wrong_list if w["same_group"] and w["source"] in ("sohu_dd", "sohu_dc")
+        ],  # fmt: skip
+        "wrong": wrong_list,
+        "by_edit": {k: g.row() for k, g in sorted(by_edit.items())},
+        "by_edit_count": {k: g.row() for k, g in sorted(by_nedits.items())},
+        "by_single_edit": {k: g.row() for k, g in sorted(by_single.items())},
+        "by_length": {
+            k: by_band[k].row() for k in (_band(lo) for lo, _ in LENGTH_BANDS) if k in by_band
+        },  # fmt: skip
+    }
+
+
+# --- report -------------------------------------------------------------------------------------
+def _f(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:g}" if x.is_integer() or x * 2 == int(x * 2) else f"{x:.3f}"
+    return str(x)
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    out = ["| run | docs/s | recall | precision | correct | wrong | ambiguous | templates dropped "
+           "| wrong: distinct / original / reprint→other / background |",
+           "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for res in results:
+        s = res["score"]
+        w = s["wrong_by_kind"]
+        out.append(
+            f"| {res['run']} | {res['docs_per_s']:.0f} | {_f(s['recall'])} | {_f(s['precision'])} "
+            f"| {s['correct_drops']}/{s['reprints_catchable']} | {s['wrong_drops']} "
+            f"| {s['ambiguous_drops']} | {s['templates']['dropped']}/{s['templates']['reports']} "
+            f"| {w.get('distinct', 0)} / {w.get('original', 0)} / "
+            f"{w.get('reprint matched to another article', 0)} / "
+            f"{w.get('against a background text', 0)} |"
+        )
+    for res in results:
+        s = res["score"]
+        out += ["", f"### {res['run']}", ""]
+        out += [
+            "| reprints | n | recall | median distance | <= 3 | <= 7 |",
+            "|---|---|---|---|---|---|",
+        ]
+        for section in ("by_edit", "by_single_edit", "by_edit_count", "by_length"):
+            for k, row in s[section].items():
+                out.append(f"| {k} | {row['n']} | {_f(row['recall'])} | "
+                           f"{_f(row['median_distance'])} | {_f(row['within_3'])} | "
+                           f"{_f(row['within_7'])} |")  # fmt: skip
+        t = s["templates"]
+        near = t["distance_to_nearest_earlier_same_kind"]
+        out += [
+            "",
+            f"Template reports: {t['dropped']} of {t['reports']} dropped; distance to the "
+            f"nearest earlier report of the same kind: median {_f(near['median'])}, "
+            f"{near['within_3']} of {near['n']} within 3, {near['within_7']} within 7.",
+        ]
+        if t["dropped_names"]:
+            out += ["", "Template reports dropped: " + "; ".join(t["dropped_names"])]
+        hn = s["hard_negatives_dropped"]
+        if hn:
+            out += [
+                "",
+                "Sohu same-event partners dropped: "
+                + "; ".join(f"{w['id']} as {w['duplicate_of']} (d={w['distance']})" for w in hn),
+            ]
+        other = [w for w in s["wrong"] if w["kind"] != "template" and not w["same_group"]]
+        if other:
+            out += [
+                "",
+                "Other wrong drops: "
+                + "; ".join(
+                    f"{w['id']} ({w['kind']}, {w['length']} chars) as {w['duplicate_of']} "
+                    f"(d={w['distance']})"
+                    for w in other[:40]
+                )
+                + (f"; ... {len(other) - 40} more" if len(other) > 40 else ""),
+            ]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--stream", required=True, type=Path, help="directory of make_stream.py")
+    ap.add_argument("--background", type=Path, help="JSONL file or directory checked in first")
+    ap.add_argument("--engine", choices=("cli", "python"), default="cli")
+    ap.add_argument(
+        "--max-distance",
+        type=int,
+        nargs="+",
+        default=[3],
+        help="python engine: one run per distance (default 3)",
+    )
+    ap.add_argument(
+        "--dedup-arg",
+        action="append",
+        default=[],
+        help="cli engine: extra argument for newscrawl dedup (repeatable)",
+    )
+    ap.add_argument(
+        "--newscrawl",
+        help="cli engine: the newscrawl command to run, e.g. 'newscrawl' or "
+        "'env PYTHONPATH=/other/checkout python -m newscrawl.cli' (default: this repository's, "
+        "through python -m newscrawl.cli)",
+    )
+    ap.add_argument("--label", help="name of the run in the tables (cli engine)")
+    ap.add_argument("--json", type=Path, help="write the scores as JSON here")
+    args = ap.parse_args(argv)
+    stream = read_jsonl(args.stream / "stream.jsonl")
+    labels = read_jsonl(args.stream / "labels.jsonl")
+    bg_files = background_files(args.background) if args.background else []
+    background = [d for f in bg_files for d in read_jsonl(f)]
+    bg_note = f" + background {len(background)}" if background else ""
+    results = []
+    if args.engine == "python":
+        for d in args.max_distance:
+            rows, secs = run_python(stream, background, d)
+            results.append({"run": f"python d<={d}{bg_note}", "seconds": secs,
+                            "docs_per_s": len(stream) / secs,
+                            "score": score(stream, labels, rows, background)})  # fmt: skip
+    else:
+        newscrawl = shlex.split(args.newscrawl) if args.newscrawl else None
+        rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, args.dedup_arg, newscrawl)
+        name = args.label or " ".join(["newscrawl dedup", *args.dedup_arg])
+        results.append({"run": name + bg_note, "seconds": secs, "docs_per_s": len(stream) / secs,
+                        "score": score(stream, labels, rows, background)})  # fmt: skip
+    try:
+        print(markdown(results))
+    except BrokenPipeError:  # e.g. | head
+        sys.stderr.close()
+    if args.json:
+        args.json.write_text(
+            json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

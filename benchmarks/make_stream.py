@@ -1,0 +1,485 @@
+"""Build the stream benchmark: a crawl-like stream of news texts with reprints and daily reports.
+
+    python benchmarks/make_stream.py --corpus PATH/TO/corpus/dev --out stream/ [--seed 1]
+
+A crawl compares every new article with every stored one; this stream is judged that way
+(``benchmarks/bench_stream.py`` runs it through ``newscrawl dedup``). It spans ``--days`` (10)
+simulated days and holds:
+
+* **corpus articles**: all of THUCNews dev500 (``thuc-NNNN``, line number), the SogouCS sample's
+  records with a body (``sogou-NNN``, title + newline + body, their real URLs), and both texts of
+  ``--sohu-pairs`` (100) randomly picked same-event pairs (grade 5) of each Sohu 2021 file
+  (``sohu-dd-NNNa``/``b``, ``sohu-dc-NNNa``/``b``; a text met in several pairs is one document). The
+  two texts of a pair are different articles on the same event, put within two days of each other:
+  hard negatives that must be kept.
+* **reprints**: of the corpus articles of at least ``MIN_REPRINT_CHARS`` (120) characters (shorter
+  Sohu texts are headlines or snippets that portals do not reprint as articles), 45 % get one
+  reprint later in the stream and 15 % two
+  (``<id>~r1``, ``<id>~r2``), on the same day or up to 3 days later, each with 1-3 edits of
+  ``newscrawl.evaluation.edits.STREAM_EDITS`` (source line, editor line, footer, "相关阅读"
+  headline list, image captions, headline tag, reworded headline, editor's note, a dropped
+  sentence, truncation, typos, punctuation width), applied text edits first, then the headline,
+  then what a portal wraps around a text.
+* **daily template reports** written by ``newscrawl.evaluation.templates.daily_reports``: weather,
+  exchange rate, market close, lottery, fuel and gold prices, air quality, traffic restrictions and
+  sports results, several cities / outlets / wordings, one report a series a day
+  (``tpl-<kind><n>-MMDD``, e.g. ``tpl-fx2-0305``). Each is a distinct article. 20 % of them are
+  reprinted the same day by another site (``~r1``) with light edits (source or editor line,
+  footer, tag, width, related reading): those are reprints.
+
+**Ground truth among corpus articles.** The corpora hold duplicates of their own (the SogouCS
+sample has 7 bodies under two URLs each; Sohu pairs can be near-identical texts; THUCNews has
+camera price reports of one shop that differ in price and a sentence). Every pair of corpus texts
+(stream and background) is compared by character 3-gram Jaccard (after NFKC, case folding and
+dropping punctuation and spaces, as the pair benchmark's ``char3_jaccard``); candidates come from a
+bottom-64 MinHash sketch of each text's 3-grams (any shared sketch value), then the exact Jaccard
+is computed:
+
+* Jaccard >= ``REPRINT`` (0.9): one document. Such texts are joined into a cluster; in the stream
+  the earliest member is the original and the later ones are labelled ``reprint`` with edit
+  ``exact`` (same normalised text) or ``near_exact``.
+* ``NEAR_EXACT`` (0.5) <= Jaccard < 0.9: ambiguous (a headline with a clause more, one price
+  report and the next, the same event retold). Neither dropping nor keeping one against the other
+  is judged: each lists the other's cluster original in ``near``, and the scorer counts such a
+  drop apart (neither correct nor wrong).
+* A background text with Jaccard >= 0.5 to a stream text is left out of the background (counted
+  in ``summary.json``).
+
+The template reports are not compared with each other: they are distinct by construction, however
+alike they read. A generated reprint inherits its source's cluster original and ``near`` list.
+
+Output files in ``--out``:
+
+* ``stream.jsonl``: one JSON object per line, in stream order, in the input shape of
+  ``newscrawl dedup``: ``{"id": str, "text": str, "url": str, "title": str}`` (ids and urls are
+  unique; ``title`` may be "").
+* ``labels.jsonl``: one object per line, same order: ``id``; ``kind``: ``original`` (a corpus
+  article reprinted later in the stream), ``distinct`` (a corpus article with no reprint),
+  ``template`` (a daily report), ``reprint``; ``original``: for a reprint the id of its cluster's
+  original (the first document of the cluster in the stream), else null; ``edit``: list of the
+  edit kinds of a reprint (``[]`` for the others); ``length``: characters of ``text``; and
+  ``source`` (thucnews, sogou, sohu_dd, sohu_dc, template), ``group`` (a Sohu pair ``sohu_dc:17``
+  or a template series ``fx/美元/a``, else null), ``name`` (a template report's "series date",
+  else null), ``day`` (0-based simulated day), ``near`` (ids of cluster originals a drop against
+  which is ambiguous, usually ``[]``).
+* ``background.jsonl``: the other dev texts (same shape as the stream): the Sohu texts not in the
+  stream, the cwced hand-cleaned bodies, the Readability and ScrapingHub article bodies and the
+  Clough-Stevenson answers, near-duplicates of stream texts left out.
+* ``summary.json``: counts.
+
+Deterministic for a given corpus and ``--seed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import json
+import random
+import re
+import sys
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from newscrawl.evaluation.edits import STREAM_EDITS, EditContext  # noqa: E402
+from newscrawl.evaluation.pairs import load_sogou, load_thucnews  # noqa: E402
+from newscrawl.evaluation.templates import daily_reports  # noqa: E402
+
+NEAR_EXACT = 0.5
+REPRINT = 0.9
+MIN_REPRINT_CHARS = 120
+SKETCH = 64
+START = date(2026, 3, 2)
+DAY = 86400.0
+
+# edit kinds and weights of a corpus reprint, in the order they are applied
+EDIT_ORDER = ["drop_sentence", "truncate", "typos", "caption", "width", "headline", "tag",
+              "editor_note", "source_line", "editor_line", "footer", "related_reading"]  # fmt: skip
+EDIT_WEIGHTS = {"source_line": 3, "editor_line": 2, "footer": 3, "related_reading": 2,
+                "caption": 2, "tag": 2, "headline": 1, "editor_note": 1, "drop_sentence": 2,
+                "truncate": 1, "typos": 1, "width": 1}  # fmt: skip
+TEMPLATE_EDITS = ["source_line", "editor_line", "footer", "tag", "width", "related_reading"]
+REPRINT_SITES = ["sina", "163", "qq", "ifeng", "people", "xinhuanet", "chinanews", "thepaper",
+                 "eastmoney", "hexun", "gmw", "youth", "cnr", "huanqiu"]  # fmt: skip
+
+
+@dataclass
+class Doc:
+    id: str
+    text: str
+    url: str
+    title: str
+    source: str
+    time: float = 0.0
+    kind: str = "distinct"
+    original: str | None = None
+    edit: list[str] = field(default_factory=list)
+    group: str | None = None
+    name: str | None = None
+    near: list[str] = field(default_factory=list)
+
+    def stream_json(self) -> str:
+        obj = {"id": self.id, "text": self.text, "url": self.url, "title": self.title}
+        return json.dumps(obj, ensure_ascii=False)
+
+    def label_json(self) -> str:
+        obj = {
+            "id": self.id,
+            "kind": self.kind,
+            "original": self.original,
+            "edit": self.edit,
+            "length": len(self.text),
+            "source": self.source,
+            "group": self.group,
+            "name": self.name,
+            "day": int(self.time // DAY),
+            "near": self.near,
+        }
+        return json.dumps(obj, ensure_ascii=False)
+
+
+# --- near-exact duplicates ----------------------------------------------------------------------
+_DROP_RE = re.compile(r"[\W_]+")
+
+
+def normalise(text: str) -> str:
+    return _DROP_RE.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def grams(text: str) -> set[str]:
+    t = normalise(text)
+    return {t[i : i + 3] for i in range(max(len(t) - 2, 1))}
+
+
+def _sketch(g: set[str]) -> list[int]:
+    hashes = (int.from_bytes(hashlib.blake2b(x.encode(), digest_size=8).digest(), "big") for x in g)
+    return sorted(hashes)[:SKETCH]
+
+
+def near_exact_pairs(texts: list[str]) -> list[tuple[int, int, float]]:
+    """Index pairs (i < j) of texts with 3-gram Jaccard >= NEAR_EXACT."""
+    gs = [grams(t) for t in texts]
+    postings: dict[int, list[int]] = defaultdict(list)
+    for i, g in enumerate(gs):
+        for h in _sketch(g):
+            postings[h].append(i)
+    candidates = {(a, b) for ids in postings.values() for a in ids for b in ids if a < b}
+    out = []
+    for a, b in sorted(candidates):
+        j = len(gs[a] & gs[b]) / len(gs[a] | gs[b])
+        if j >= NEAR_EXACT:
+            out.append((a, b, j))
+    return out
+
+
+# --- corpora ------------------------------------------------------------------------------------
+def corpus_docs(corpus: Path, rng: random.Random, sohu_pairs: int) -> tuple[list[Doc], list[Doc]]:
+    """(stream corpus articles, background texts)."""
+    docs: list[Doc] = []
+    for d in load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"):
+        n = int(d.ident.split(":")[1])
+        title = re.split(r"\s", d.text[:40], maxsplit=1)[0][:30]
+        docs.append(
+            Doc(
+                f"thuc-{n:04d}", d.text, f"https://thucnews.example/{n:04d}.html", title, "thucnews"
+            )
+        )
+    for n, d in enumerate(
+        load_sogou(corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat")
+    ):
+        docs.append(Doc(f"sogou-{n:03d}", d.text, d.ident, d.text.split("\n", 1)[0], "sogou"))
+    background: list[Doc] = []
+    seen_text: dict[str, Doc] = {}
+    for short in ("dd", "dc"):
+        path = corpus / f"sohu2021_textmatch_text2vec/{short}-test.jsonl"
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        same_event = [n for n, r in enumerate(rows) if r.get("label") == 5]
+        chosen = set(rng.sample(same_event, min(sohu_pairs, len(same_event))))
+        for n, r in enumerate(rows):
+            for side, key in (("a", "sentence1"), ("b", "sentence2")):
+                text = r[key].strip()
+                if not text or text in seen_text:
+                    continue
+                doc = Doc(
+                    f"sohu-{short}-{n:03d}{side}",
+                    text,
+                    f"https://sohu2021.example/{short}/{n:03d}{side}.html",
+                    "",
+                    f"sohu_{short}",
+                    group=f"sohu_{short}:{n}",
+                )
+                seen_text[text] = doc
+                (docs if n in chosen else background).append(doc)
+    background.extend(_background(corpus))
+    return docs, background
+
+
+def _strip_html(raw: str) -> str:
+    raw = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", raw)
+    raw = re.sub(r"(?i)<(br|/p|/div|/h\d|/li)\b[^>]*>", "\n", raw)
+    text = html.unescape(re.sub(r"<[^>]+>", "", raw))
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    for enc in ("utf-8", "gb18030", "cp1252"):
+        try:
+            return data.decode(enc)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("utf-8", "replace")
+
+
+def _background(corpus: Path) -> Iterable[Doc]:
+    for path in sorted((corpus / "cwced_zh_handlabeled/cleaned").glob("*.txt")):
+        yield Doc(
+            f"bg-cwced-{path.stem[:8]}",
+            _read_text(path).strip(),
+            f"https://cwced.example/{path.stem}",
+            "",
+            "cwced",
+        )
+    for path in sorted((corpus / "readability_testpages").glob("*/expected.html")):
+        name = path.parent.name
+        yield Doc(
+            f"bg-readability-{name}",
+            _strip_html(_read_text(path)),
+            f"https://readability.example/{name}",
+            "",
+            "readability",
+        )
+    gt = corpus / "scrapinghub_aeb_en_news/ground-truth.json"
+    if gt.exists():
+        for key, row in sorted(json.loads(gt.read_text(encoding="utf-8")).items()):
+            yield Doc(f"bg-aeb-{key[:12]}", row["articleBody"], row.get("url") or key, "", "aeb")
+    for path in sorted((corpus / "clough_stevenson_plagiarism_en/data").glob("*.txt")):
+        yield Doc(
+            f"bg-clough-{path.stem}",
+            _read_text(path).strip(),
+            f"https://clough.example/{path.stem}",
+            "",
+            "clough",
+        )
+
+
+# --- the stream ---------------------------------------------------------------------------------
+def _reprint_url(rng: random.Random, when: float, ident: str) -> str:
+    d = START + timedelta(days=int(when // DAY))
+    return f"https://{rng.choice(REPRINT_SITES)}.example/{d:%Y%m%d}/{ident.replace('~', '-')}.html"
+
+
+def _apply(text: str, kinds: list[str], rng: random.Random, ctx: EditContext) -> str:
+    for kind in sorted(kinds, key=EDIT_ORDER.index):
+        text = STREAM_EDITS[kind](text, rng, ctx)
+    return text
+
+
+def _pick_edits(rng: random.Random) -> list[str]:
+    n = rng.choices([1, 2, 3], weights=[4, 4, 2])[0]
+    kinds: list[str] = []
+    names, weights = list(EDIT_WEIGHTS), list(EDIT_WEIGHTS.values())
+    while len(kinds) < n:
+        k = rng.choices(names, weights=weights)[0]
+        if k not in kinds and not (k in ("tag", "headline") and {"tag", "headline"} & set(kinds)):
+            kinds.append(k)
+    return kinds
+
+
+def build(
+    corpus: Path, seed: int = 1, days: int = 10, sohu_pairs: int = 100
+) -> tuple[list[Doc], list[Doc], dict[str, object]]:
+    rng = random.Random(seed)
+    docs, background = corpus_docs(corpus, rng, sohu_pairs)
+    span = days * DAY
+    # times: corpus articles spread over the period; the second text of a Sohu pair within 2 days
+    firsts: dict[str, float] = {}
+    for d in docs:
+        if d.group and d.group in firsts:
+            d.time = min(span - 1, firsts[d.group] + rng.uniform(0, 2 * DAY))
+        else:
+            d.time = rng.uniform(0, span * 0.9)
+            if d.group:
+                firsts[d.group] = d.time
+    # templates
+    templates: list[Doc] = []
+    slugs: dict[str, str] = {}
+    for r in daily_reports(days, start=START, seed=seed):
+        if r.series not in slugs:
+            slugs[r.series] = f"{r.kind}{sum(k.startswith(r.kind + '/') for k in slugs) + 1}"
+        slug = slugs[r.series]
+        ident = f"tpl-{slug}-{r.date:%m%d}"
+        templates.append(
+            Doc(
+                ident,
+                r.text,
+                f"https://{_outlet_host(r.outlet)}.example/{r.kind}/{r.date:%Y%m%d}/{slug}.html",
+                r.title,
+                "template",
+                time=r.day * DAY + r.hour * 3600,
+                kind="template",
+                group=r.series,
+                name=r.name,
+            )
+        )
+    # ground truth among corpus texts (stream + background)
+    pool = docs + background
+    parent = list(range(len(pool)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    pairs = near_exact_pairs([d.text for d in pool])
+    n_stream = len(docs)
+    for a, b, j in pairs:
+        if j >= REPRINT and b < n_stream:
+            parent[find(a)] = find(b)
+    dropped_bg = {b for a, b, _ in pairs if a < n_stream <= b}
+    members: dict[int, list[int]] = defaultdict(list)
+    for i in range(n_stream):
+        members[find(i)].append(i)
+    root_of: dict[int, Doc] = {}
+    for group in members.values():
+        in_stream = sorted(group, key=lambda i: pool[i].time)
+        root = pool[in_stream[0]]
+        for i in in_stream:
+            root_of[i] = root
+        for i in in_stream[1:]:
+            d = pool[i]
+            d.kind, d.original = "reprint", root.id
+            d.edit = ["exact" if normalise(d.text) == normalise(root.text) else "near_exact"]
+    ambiguous = 0
+    for a, b, _ in pairs:
+        if b < n_stream and root_of[a] is not root_of[b]:
+            ra, rb = root_of[a], root_of[b]
+            ra.near = sorted(set(ra.near) | {rb.id})
+            rb.near = sorted(set(rb.near) | {ra.id})
+            ambiguous += 1
+    for i in range(n_stream):
+        pool[i].near = root_of[i].near
+    background = [d for i, d in enumerate(background, n_stream) if i not in dropped_bg]
+    # reprints of corpus articles and of template reports
+    ctx = EditContext(others=[d.text for d in docs])
+    reprints: list[Doc] = []
+    for d in docs:
+        roll = rng.random()
+        count = 2 if roll < 0.15 else 1 if roll < 0.60 else 0
+        if len(d.text) < MIN_REPRINT_CHARS:
+            count = 0
+        for k in range(1, count + 1):
+            kinds = _pick_edits(rng)
+            when = min(span - 1, d.time + rng.uniform(600, 3 * DAY))
+            ident = f"{d.id}~r{k}"
+            text = _apply(d.text, kinds, rng, ctx)
+            reprints.append(
+                Doc(
+                    ident,
+                    text,
+                    _reprint_url(rng, when, ident),
+                    d.title,
+                    d.source,
+                    time=when,
+                    kind="reprint",
+                    original=d.original or d.id,
+                    edit=kinds,
+                    group=d.group,
+                    near=d.near,
+                )
+            )
+    for t in templates:
+        if rng.random() < 0.2:
+            kinds = rng.sample(TEMPLATE_EDITS, rng.randint(1, 2))
+            when = t.time + rng.uniform(600, 6 * 3600)
+            ident = f"{t.id}~r1"
+            reprints.append(
+                Doc(
+                    ident,
+                    _apply(t.text, kinds, rng, ctx),
+                    _reprint_url(rng, when, ident),
+                    t.title,
+                    "template",
+                    time=when,
+                    kind="reprint",
+                    original=t.id,
+                    edit=kinds,
+                    group=t.group,
+                    name=t.name,
+                )
+            )
+    stream = sorted(docs + templates + reprints, key=lambda d: d.time)
+    reprinted = {d.original for d in stream if d.kind == "reprint"}
+    for d in stream:
+        if d.kind == "distinct" and d.id in reprinted:
+            d.kind = "original"
+    summary: dict[str, object] = {
+        "seed": seed,
+        "days": days,
+        "documents": len(stream),
+        "kinds": dict(Counter(d.kind for d in stream)),
+        "sources": dict(Counter(d.source for d in stream)),
+        "edits": dict(Counter(k for d in stream for k in d.edit)),
+        "similar_pairs_in_corpus": len(pairs),
+        "ambiguous_pairs_in_stream": ambiguous,
+        "background": len(background),
+        "background_left_out_as_near_exact": len(dropped_bg),
+    }
+    return stream, background, summary
+
+
+def _outlet_host(outlet: str) -> str:
+    return "o" + hashlib.blake2b(outlet.encode(), digest_size=3).hexdigest()
+
+
+def write(out: Path, stream: list[Doc], background: list[Doc], summary: dict[str, object]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    ids = Counter(d.id for d in stream + background)
+    urls = Counter(d.url for d in stream + background)
+    dup = [k for k, v in (ids + urls).items() if v > 1]
+    if dup:
+        raise SystemExit(f"duplicate ids or urls: {dup[:5]}")
+    (out / "stream.jsonl").write_text(
+        "".join(d.stream_json() + "\n" for d in stream), encoding="utf-8"
+    )
+    (out / "labels.jsonl").write_text(
+        "".join(d.label_json() + "\n" for d in stream), encoding="utf-8"
+    )
+    (out / "background.jsonl").write_text(
+        "".join(d.stream_json() + "\n" for d in background), encoding="utf-8"
+    )
+    (out / "summary.json").write_text(
+        json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--corpus", required=True, type=Path, help="the dev corpora directory")
+    ap.add_argument("--out", required=True, type=Path, help="output directory")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--days", type=int, default=10, help="simulated days (default 10)")
+    ap.add_argument(
+        "--sohu-pairs",
+        type=int,
+        default=100,
+        help="same-event pairs taken from each Sohu 2021 file (default 100)",
+    )
+    args = ap.parse_args()
+    if not (args.corpus / "thucnews_sample").is_dir():
+        ap.error(f"{args.corpus} does not look like the dev corpora (no thucnews_sample/)")
+    stream, background, summary = build(args.corpus, args.seed, args.days, args.sohu_pairs)
+    write(args.out, stream, background, summary)
+    print(json.dumps(summary, ensure_ascii=False, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""``newscrawl clusters``: each original with the reprints dropped against it, newest first.
+
+Read from the duplicate records (``{prefix}:duplicates`` and ``{prefix}:duplicates:log``, see
+:mod:`newscrawl.index.duplicates`): the records are grouped by ``original_url``; a cluster is as
+new as its newest duplicate (``seen_at``), and its duplicates are listed newest first. The
+original's title comes from the records when they carry ``original_title``, else from the stored
+articles (the daily files under ``--store-dir``, default ``<data dir>/articles``), else it is
+unknown (null).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from newscrawl.index.duplicates import DuplicateLog, DuplicateRecord
+
+#: records read per round trip
+PAGE = 1000
+
+
+@dataclass
+class Cluster:
+    """One original and the near-duplicates dropped against it (newest first)."""
+
+    original_url: str
+    duplicates: list[DuplicateRecord] = field(default_factory=list)
+    original_title: str | None = None
+
+    @property
+    def latest(self) -> float:
+        return self.duplicates[0].seen_at if self.duplicates else 0.0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "original_url": self.original_url,
+            "original_title": self.original_title,
+            "duplicates": [
+                {
+                    "url": d.url,
+                    "distance": d.distance,
+                    "seen_at": d.seen_at_iso,
+                    "site": d.extra.get("site"),
+                }
+                for d in self.duplicates
+            ],
+        }
+
+
+def iter_records(log: DuplicateLog, page: int = PAGE) -> Iterator[DuplicateRecord]:
+    """Every recorded near-duplicate, newest first, ``page`` records a round trip.
+
+    Records added while reading (newer than the newest one at the start) are left out, so none
+    is read twice; an unreadable record is skipped (as ``DuplicateLog.list`` does)."""
+    client = log.client
+    top = client.zrevrange(log.log_key, 0, 0, withscores=True)
+    if not top:
+        return
+    newest = top[0][1]
+    offset = 0
+    seen: set[Any] = set()
+    while True:
+        urls: list[Any] = list(
+            client.zrevrangebyscore(log.log_key, newest, "-inf", start=offset, num=page)
+        )
+        if not urls:
+            return
+        offset += len(urls)
+        raws = client.hmget(log.hash_key, urls)
+        for url, raw in zip(urls, raws, strict=True):
+            if raw is None or url in seen:
+                continue
+            seen.add(url)
+            try:
+                yield DuplicateRecord.from_stored(raw)
+            except (ValueError, KeyError, TypeError):
+                continue
+
+
+def group(records: Iterator[DuplicateRecord] | list[DuplicateRecord]) -> list[Cluster]:
+    """Records grouped by original, newest cluster first, each cluster's duplicates newest first."""
+    clusters: dict[str, Cluster] = {}
+    for record in records:
+        cluster = clusters.get(record.original_url)
+        if cluster is None:
+            cluster = clusters[record.original_url] = Cluster(record.original_url)
+        cluster.duplicates.append(record)
+        if cluster.original_title is None:
+            title = record.extra.get("original_title")
+            if isinstance(title, str) and title:
+                cluster.original_title = title
+    out = list(clusters.values())
+    for cluster in out:
+        cluster.duplicates.sort(key=lambda d: (d.seen_at, d.url), reverse=True)
+    out.sort(key=lambda c: (c.latest, c.original_url), reverse=True)
+    return out
+
+
+def fill_titles(clusters: list[Cluster], store_dir: Path) -> None:
+    """Titles of the originals that have none, from the stored articles."""
+    from newscrawl.storage import day_of, find_articles
+
+    missing = [c for c in clusters if c.original_title is None]
+    if not missing or not store_dir.is_dir():
+        return
+    # the original was stored before its first duplicate was seen (one day of slack for clocks)
+    until = day_of(max(c.latest for c in missing) + 86400)
+    found = find_articles(store_dir, (c.original_url for c in missing), until_day=until)
+    for cluster in missing:
+        title = (found.get(cluster.original_url) or {}).get("title")
+        if isinstance(title, str) and title:
+            cluster.original_title = title
+
+
+def cmd_clusters(args: argparse.Namespace) -> int:
+    from newscrawl import cli
+    from newscrawl.redis_conn import resolve_data_dir
+
+    with cli._redis(args) as client:
+        log = DuplicateLog(client, prefix=args.prefix)
+        clusters = group(iter_records(log))
+    total_clusters = len(clusters)
+    total_records = sum(len(c.duplicates) for c in clusters)
+    if args.limit is not None:
+        clusters = clusters[: args.limit]
+    store_dir = (
+        Path(args.store_dir) if args.store_dir else resolve_data_dir(args.data_dir) / "articles"
+    )
+    fill_titles(clusters, store_dir.expanduser())
+    if args.json:
+        for cluster in clusters:
+            cli._print_json(cluster.to_json_dict())
+        return cli.EXIT_OK
+    if not clusters:
+        print("no near-duplicates recorded")
+        return cli.EXIT_OK
+    for n, cluster in enumerate(clusters):
+        if n:
+            print()
+        count = len(cluster.duplicates)
+        print(f"{cluster.original_url}  ({count} reprint{'s' if count != 1 else ''}, "
+              f"latest {_when(cluster.latest)})")  # fmt: skip
+        print(f"    {cluster.original_title or '(title unknown)'}")
+        for d in cluster.duplicates:
+            site = d.extra.get("site")
+            print(
+                f"  d={d.distance:<2} {_when(d.seen_at)}  {d.url}" + (f"  [{site}]" if site else "")
+            )
+    print(
+        f"\n{len(clusters)} of {total_clusters} originals shown ({total_records} near-duplicates "
+        "recorded), newest first"
+    )
+    return cli.EXIT_OK
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + "Z"
+
+
+def add_clusters(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add the ``clusters`` parser to ``sub`` (the subparsers; ``common``: shared options)."""
+    from newscrawl import cli
+
+    p = sub.add_parser(
+        "clusters",
+        parents=[common],
+        help="each original with the near-duplicates dropped against it, newest first",
+        description="Group the recorded near-duplicates by original, newest first (a cluster is "
+        "as new as its newest duplicate). The original's title is looked up in the stored "
+        "articles.",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per original")
+    p.add_argument(
+        "--limit",
+        type=cli._positive,
+        default=None,
+        metavar="N",
+        help="show the newest N originals (N >= 1; default: all)",
+    )
+    p.add_argument(
+        "--store-dir",
+        default=None,
+        help="the stored articles, for the originals' titles (default: <data dir>/articles)",
+    )
+    p.set_defaults(func=cmd_clusters)
