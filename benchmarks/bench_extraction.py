@@ -1,6 +1,7 @@
 """Compare article extractors and decoders on the labelled pages of the dev corpus.
 
-    python benchmarks/bench_extraction.py --corpus /work/shared/corpus/dev [--variants] [--titles-only]
+    python benchmarks/bench_extraction.py --corpus /work/shared/corpus/dev [--variants]
+    python benchmarks/bench_extraction.py --corpus /work/shared/corpus/dev --titles-only
 
 Prints markdown tables:
 1. decoding: our byte-trusting decoder vs trusting the declaration (w3lib/Scrapy behaviour), also
@@ -8,11 +9,11 @@ Prints markdown tables:
 2. extraction, per dataset and extractor: body token F1 (characters for Chinese, words for
    English), title / date (day level) / author accuracy where labelled, pages without an article,
    pages/s (extraction only, after decoding);
-3. titles, per dataset: the title newscrawl chooses against the previous title logic (the extraction
-   library's title, kept below as ``library_title`` for this comparison only): pages with an article,
-   share with a title, share whose title is the headline labelled in ``benchmarks/labels/titles.tsv``
-   (our labels of the dev pages; Mozilla's expected titles for the readability pages otherwise).
-   A title is right when it equals the label up to white space, letter case and character width.
+3. titles, per dataset: the title newscrawl chooses against the previous title logic (the
+   extraction library's title, kept below as ``library_title`` for this comparison only): pages
+   with an article, share with a title, share whose title is the headline labelled in
+   ``benchmarks/labels/titles.tsv`` (our labels of the dev pages; Mozilla's expected titles for the
+   other readability pages). Right = equal to the label up to white space, case and width.
 
 Extractors: ``trafilatura`` (bare_extraction, metadata on, library defaults), ``gne``
 (GeneralNewsExtractor, defaults), ``newscrawl`` (newscrawl.extract.extract_article). With
@@ -23,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import unicodedata
 import json
 import logging
 import re
 import statistics
 import sys
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -459,7 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="*", default=list(LOADERS))
     ap.add_argument("--methods", nargs="*", default=None, help="subset of extractor names")
     ap.add_argument("--variants", action="store_true", help="also newscrawl with knobs switched")
-    ap.add_argument("--titles", type=Path, default=LABELS, help="title labels (dataset/page<TAB>title)")
+    ap.add_argument("--titles", type=Path, default=LABELS,
+                    help="title labels, dataset/page<TAB>title")
     ap.add_argument("--titles-only", action="store_true", help="only the title table")
     ap.add_argument("--show-misses", action="store_true", help="list pages with a wrong title")
     args = ap.parse_args(argv)

@@ -1,20 +1,28 @@
 """Choose an article's title from the candidates a page offers: the one they agree on.
 
 A page names its article in several places: ``<title>`` (usually with the portal's channel and
-name appended: ``投身外交(3)_读书频道_新浪网``, ``Title - BBC News``, sometimes prepended:
+name appended: ``投身外交(3)_读书频道_新浪网``, ``Title - BBC News``; sometimes prepended:
 ``多维博客 » Title``), ``og:title``/``twitter:title``, ``<meta name="title">``-like tags, a JSON-LD
-``headline``, the ``<h1>`` and the heading printed just above the article body. Any one of them can
+``headline``, the ``<h1>``, and the heading printed just above the article body. Any one of them can
 be wrong (an ``<h1>`` holding the site logo, a ``<title>`` holding only the site name, an og:title
 cut short), but they rarely agree on a wrong text.
 
-So each source votes for texts: a title-like source (``<title>``, og, twitter, meta) votes for
-itself and for every part of it between separators (``_ | - -- » ::``), which is how a suffixed
-``<title>`` supports the bare headline; a heading votes for its own text; a text printed on the page
-as a line of its own gets half a vote. The text with the most votes wins; among equals the longer one
-(a bare channel or site name is shorter than a headline), then the one a heading shows. A part of a
-title that looks like a site or channel name (the page's ``og:site_name``/application name, its host
-name, or a short segment ending in a portal word such as ``网``/``频道``/``News``) gets no vote from
-that title, so a title seen nowhere else still loses its suffix.
+Each source votes once for a text (compared without spaces, quotes, case or width differences):
+
+- a title-like source (``<title>``, og/twitter/meta titles, JSON-LD ``headline``) is split at its
+  separators (``_``, ``|``, ``»``, ``::``, ``--``, a spaced dash, a dash touching a CJK character);
+  leading and trailing parts that look like a site or channel name (equal to ``og:site_name`` or
+  the like, or short and ending like a portal name: ``网``, ``频道``, ``新闻``, ``News``...) are cut
+  off, and it votes for what remains and for each run of its parts;
+- each ``<h1>`` votes for its text;
+- the heading-like line (h1-h3, bold, a ``title`` class; not a link, a date line or a
+  ``来源：`` value) closest above the body's first paragraph votes for its text;
+- a candidate printed on the page as a line of its own gets a quarter vote, three quarters more
+  when that line is among the ten lines just above the body.
+
+A site or channel name (a part cut off a title, ``og:site_name``, a short text ending like a portal
+name) loses to any other candidate. The most votes win; among equals a text the page declares
+beats the layout guess, then the wider text (a channel name is shorter than a headline).
 
 Imports no scrapy.
 """
@@ -31,7 +39,7 @@ from typing import NamedTuple
 import lxml.html
 from lxml import etree
 
-__all__ = ["choose_title", "split_title"]
+__all__ = ["choose_title"]
 
 # Weights of the sources. A text on the page is weak evidence (menus and link lists are text too).
 _W_TITLE = 1.0
@@ -40,6 +48,7 @@ _W_HEADING = 1.0
 _W_LEAD = 1.0  # the heading closest above the body
 _W_NEAR = 0.75  # a line of its own among the lines just above the body
 _W_VISIBLE = 0.25  # a line of its own anywhere on the page (menus and link lists are lines too)
+_W_SITE_PENALTY = 10.0  # a site or channel name wins only when nothing else is offered
 
 _MAX_TITLE_CHARS = 300
 _MIN_KEY_CHARS = 1
@@ -68,7 +77,8 @@ _SITE_WORD = re.compile(
     r"|\btribune|\bgazette|\bmagazine|\bblog|\bpaper)\W*$",
     re.I,
 )
-_SITE_MAX_CHARS = 16
+_SITE_MAX_CHARS = 16  # a title part this short ending like a portal name is a site/channel name
+_SITE_NAME_MAX_CHARS = 10  # ... and a whole candidate this short (a logo <h1>, a bare-site <title>)
 
 _META_TITLE_XPATH = etree.XPath(
     "//meta[@property='og:title' or @name='og:title' or @name='twitter:title'"
@@ -129,14 +139,8 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def split_title(title: str) -> list[str]:
-    """The parts of a ``<title>``-like text between separators, in order (the text when none)."""
-    parts = [p for p in _SEPARATOR.split(title) if p and p.strip()]
-    return parts or [title]
-
-
-def _spans(title: str) -> Iterator[str]:
-    """Every run of consecutive parts of ``title`` with the original separators kept."""
+def _part_bounds(title: str) -> list[tuple[int, int]]:
+    """(start, end) of each part of ``title`` between separators; the whole text when none."""
     bounds: list[tuple[int, int]] = []
     pos = 0
     for m in _SEPARATOR.finditer(title):
@@ -145,9 +149,7 @@ def _spans(title: str) -> Iterator[str]:
         pos = m.end()
     if pos < len(title):
         bounds.append((pos, len(title)))
-    for i in range(len(bounds)):
-        for j in range(i, len(bounds)):
-            yield title[bounds[i][0] : bounds[j][1]].strip()
+    return bounds or [(0, len(title))]
 
 
 def _site_like(part: str, site_keys: set[str]) -> bool:
@@ -260,7 +262,7 @@ def _lead_lines(lines: list[_Line], body: str) -> list[_Line]:
 
 
 def _is_lead_heading(text: str, heading: bool) -> bool:
-    """A heading-like line shaped like a headline: not a date line, a label, a sentence or a menu."""
+    """A heading-like line shaped like a headline: no date line, label, sentence or menu."""
     return (
         heading
         and 4 <= len(text) <= _LEAD_MAX_CHARS
@@ -294,22 +296,38 @@ def choose_title(
         v.score += weight
         v.forms.append((priority, text))
 
-    site_keys = {_key(str(s)) for s in _SITE_NAME_XPATH(tree)}  # type: ignore[union-attr]
+    names = _SITE_NAME_XPATH(tree)
+    assert isinstance(names, list)
+    site_keys = {_key(str(s)) for s in names}
     site_keys.discard("")
+    stripped: set[str] = set()  # site and channel names cut off the titles
 
     def vote_title_like(text: str, weight: float, kind: str, priority: int) -> None:
+        """Vote for the text without its leading/trailing site or channel parts, and its parts."""
         text = _clean(text)
         if not text:
             return
-        vote(text, weight, kind, priority + 1)  # the whole text: its own form ranks after parts
-        for span in _spans(text):
-            if span != text and not _site_like(span, site_keys):
-                vote(span, weight, kind, priority)
+        bounds = _part_bounds(text)
+        lo, hi = 0, len(bounds)
+        while hi - lo > 1 and _site_like(text[bounds[hi - 1][0] : bounds[hi - 1][1]], site_keys):
+            hi -= 1
+            stripped.add(_key(text[bounds[hi][0] : bounds[hi][1]]))
+        while hi - lo > 1 and _site_like(text[bounds[lo][0] : bounds[lo][1]], site_keys):
+            stripped.add(_key(text[bounds[lo][0] : bounds[lo][1]]))
+            lo += 1
+        vote(text[bounds[lo][0] : bounds[hi - 1][1]], weight, kind, priority + 1)
+        for i in range(lo, hi):
+            for j in range(i, hi):
+                if (i, j) != (lo, hi - 1):
+                    span = text[bounds[i][0] : bounds[j][1]]
+                    if not _site_like(span, site_keys):
+                        vote(span, weight, kind, priority)
 
-    titles = [_clean(el.text_content()) for el in _TITLE_XPATH(tree)]  # type: ignore[union-attr]
-    titles = [t for t in titles if t]
-    for t in titles[:1]:
-        vote_title_like(t, _W_TITLE, "title", 40)
+    title_els = _TITLE_XPATH(tree)
+    assert isinstance(title_els, list)
+    titles = [t for t in (_clean(el.text_content()) for el in title_els) if t]
+    if titles:
+        vote_title_like(titles[0], _W_TITLE, "title", 40)
     metas = _META_TITLE_XPATH(tree)
     assert isinstance(metas, list)
     for m in metas:
@@ -334,7 +352,8 @@ def choose_title(
          if _is_lead_heading(t, h) and not (i and lead[i - 1].text.endswith((":", "：")))),
         None,
     )  # the closest heading above the body that is not the value of a "来源：" field
-    if heading is None and len(lead) >= 2:
+    declared = bool(votes)
+    if heading is None and not declared and len(lead) >= 2:
         # No heading-like element: the line just above the body, when shaped like a headline
         # (even a link: some pages link the headline to the article itself).
         text = lead[-2].text
@@ -352,11 +371,17 @@ def choose_title(
         if k in shown:
             v.score += _W_VISIBLE
 
+    # A site or channel name (a part cut off a title, og:site_name, a short text ending like a
+    # portal name) loses to any other candidate: it is how a logo <h1> or a bare-site <title> looks.
+    for k, v in votes.items():
+        if k in stripped or k in site_keys or (
+            len(k) <= _SITE_NAME_MAX_CHARS and _SITE_WORD.search(min(v.forms)[1]) is not None
+        ):
+            v.score -= _W_SITE_PENALTY
+
     if not votes:
         return _clean(fallback) if fallback and _clean(fallback) else None
     # Among equals, a text the page declares (title, meta, JSON-LD, h1) beats a layout guess, and
     # a longer text beats a shorter one (a channel or site name is shorter than a headline).
     best_key = max(votes, key=lambda k: (votes[k].score, votes[k].kinds != {"lead"}, _width(k)))
-    if votes[best_key].score < _W_TITLE and fallback and _clean(fallback):
-        return _clean(fallback)
     return min(votes[best_key].forms)[1]
