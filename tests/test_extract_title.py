@@ -29,6 +29,8 @@ def page(head: str = "", top: str = "", charset: str = "utf-8") -> str:
         ("投身外交(3)_读书频道_新浪网", "投身外交(3)"),
         ("长江大桥今日通车|澎湃新闻", "长江大桥今日通车"),
         ("长江大桥今日通车 - 示例新闻网 - 首页", "长江大桥今日通车"),
+        ("Budget 2024: what it means for you | Money | The Guardian",
+         "Budget 2024: what it means for you"),
     ],
 )
 def test_title_only_in_title_tag_loses_the_portal_suffix(title: str, expected: str) -> None:

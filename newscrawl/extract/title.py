@@ -18,7 +18,9 @@ Each source votes once for a text (compared without spaces, quotes, case or widt
 - the heading-like line (h1-h3, bold, a ``title`` class; not a link, a date line or a
   ``来源：`` value) closest above the body's first paragraph votes for its text;
 - a candidate printed on the page as a line of its own gets a quarter vote, three quarters more
-  when that line is among the ten lines just above the body.
+  when that line is among the ten lines just above the body;
+- the widest part of a title whose other parts are all short (``Headline | Money | The Guardian``,
+  ``Headline - CNN``) gets a tenth of a vote: short parts around a long one are names.
 
 A site or channel name (a part cut off a title, ``og:site_name``, a short text ending like a portal
 name) loses to any other candidate. The most votes win; among equals a text the page declares
@@ -48,6 +50,7 @@ _W_HEADING = 1.0
 _W_LEAD = 1.0  # the heading closest above the body
 _W_NEAR = 0.75  # a line of its own among the lines just above the body
 _W_VISIBLE = 0.25  # a line of its own anywhere on the page (menus and link lists are lines too)
+_W_BARE = 0.1  # "Headline | Money | The Guardian": short parts around a long one are names
 _W_SITE_PENALTY = 10.0  # a site or channel name wins only when nothing else is offered
 
 _MAX_TITLE_CHARS = 300
@@ -77,7 +80,8 @@ _SITE_WORD = re.compile(
     r"|\btribune|\bgazette|\bmagazine|\bblog|\bpaper)\W*$",
     re.I,
 )
-_SITE_MAX_CHARS = 16  # a title part this short ending like a portal name is a site/channel name
+_SITE_MAX_CHARS = 24  # a title part this short ending like a portal name is a site/channel name
+_SHORT_PART = 12  # printed width (a CJK character counts 2) of a "short" title part
 _SITE_NAME_MAX_CHARS = 10  # ... and a whole candidate this short (a logo <h1>, a bare-site <title>)
 
 _META_TITLE_XPATH = etree.XPath(
@@ -301,26 +305,36 @@ def choose_title(
     site_keys = {_key(str(s)) for s in names}
     site_keys.discard("")
     stripped: set[str] = set()  # site and channel names cut off the titles
+    bare: set[str] = set()  # the widest part of a title whose other parts are all short
 
     def vote_title_like(text: str, weight: float, kind: str, priority: int) -> None:
-        """Vote for the text without its leading/trailing site or channel parts, and its parts."""
+        """Vote for the text without its leading/trailing site or channel parts, and its parts.
+
+        The widest part is never cut: it is the headline more often than not.
+        """
         text = _clean(text)
         if not text:
             return
         bounds = _part_bounds(text)
+        parts = [text[a:b] for a, b in bounds]
+        widest = max(range(len(parts)), key=lambda i: _width(_key(parts[i])))  # the headline's
         lo, hi = 0, len(bounds)
-        while hi - lo > 1 and _site_like(text[bounds[hi - 1][0] : bounds[hi - 1][1]], site_keys):
+        while hi - 1 != widest and _site_like(parts[hi - 1], site_keys):
             hi -= 1
-            stripped.add(_key(text[bounds[hi][0] : bounds[hi][1]]))
-        while hi - lo > 1 and _site_like(text[bounds[lo][0] : bounds[lo][1]], site_keys):
-            stripped.add(_key(text[bounds[lo][0] : bounds[lo][1]]))
+            stripped.add(_key(parts[hi]))
+        while lo != widest and _site_like(parts[lo], site_keys):
+            stripped.add(_key(parts[lo]))
             lo += 1
         vote(text[bounds[lo][0] : bounds[hi - 1][1]], weight, kind, priority + 1)
+        if hi - lo > 1 and all(
+            _width(_key(parts[i])) <= _SHORT_PART for i in range(lo, hi) if i != widest
+        ):
+            bare.add(_key(_TRAILING_JUNK.sub("", _clean(parts[widest]))))
         for i in range(lo, hi):
             for j in range(i, hi):
                 if (i, j) != (lo, hi - 1):
                     span = text[bounds[i][0] : bounds[j][1]]
-                    if not _site_like(span, site_keys):
+                    if i == j == widest or not _site_like(span, site_keys):
                         vote(span, weight, kind, priority)
 
     title_els = _TITLE_XPATH(tree)
@@ -370,6 +384,8 @@ def choose_title(
             v.score += _W_NEAR
         if k in shown:
             v.score += _W_VISIBLE
+        if k in bare:
+            v.score += _W_BARE
 
     # A site or channel name (a part cut off a title, og:site_name, a short text ending like a
     # portal name) loses to any other candidate: it is how a logo <h1> or a bare-site <title> looks.
