@@ -101,3 +101,16 @@ def test_selectors_still_win_and_a_selector_matching_nothing_falls_back() -> Non
     art = extract_article(html, URL, selectors={"title": "h2.nothing"})
     assert art is not None
     assert art.title == "投身外交(3)"
+
+
+def test_meta_title_with_markup_and_broken_json_ld() -> None:
+    headline = "为现代化建设凝聚强大智慧和力量——热烈祝贺市政协会议开幕"
+    html = page(
+        "<title>为现代化建设凝聚强大智慧和力量——热烈祝贺市政协会议开幕_示例市人民政府网</title>"
+        '<meta name="ArticleTitle" content="为现代化建设凝聚强大智慧和力量&lt;div&gt;——热烈祝贺'
+        '市政协会议开幕&lt;/div&gt;">'
+        '<script type="application/ld+json">{"headline": "unterminated</script>',
+    )
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == headline

@@ -165,6 +165,16 @@ def _site_like(part: str, site_keys: set[str]) -> bool:
     return len(k) <= _SITE_MAX_CHARS and _SITE_WORD.search(part.strip()) is not None
 
 
+def _markup_text(value: str) -> str:
+    """Text of a meta value that holds markup (``标题<div>——副标题</div>``)."""
+    if "<" not in value:
+        return value
+    try:
+        return str(lxml.html.fromstring(f"<div>{value}</div>").text_content())
+    except (etree.ParserError, ValueError):
+        return value
+
+
 def _jsonld_headlines(tree: lxml.html.HtmlElement) -> Iterator[str]:
     def walk(node: object, depth: int) -> Iterator[str]:
         if depth > 6:
@@ -185,7 +195,7 @@ def _jsonld_headlines(tree: lxml.html.HtmlElement) -> Iterator[str]:
     for raw in scripts:
         try:
             data = json.loads(str(raw))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         yield from walk(data, 0)
 
@@ -348,8 +358,7 @@ def choose_title(
         name = (m.get("property") or m.get("name") or m.get("itemprop") or "").lower()
         content = m.get("content")
         if content:
-            content = lxml.html.fromstring(f"<div>{content}</div>").text_content()
-            vote_title_like(content, _W_META, f"meta:{name}", 20)
+            vote_title_like(_markup_text(content), _W_META, f"meta:{name}", 20)
     for h in _jsonld_headlines(tree):
         vote_title_like(h, _W_META, "jsonld", 15)
     h1s = _H1_XPATH(tree)
