@@ -1,4 +1,4 @@
-"""Article extraction: trafilatura for the body and title, plus a metadata and date-line pass.
+"""Article extraction: trafilatura for the body, the page's agreed title, metadata and date lines.
 
 See docs/readme/extraction.md for the measurements behind each choice.
 """
