@@ -1,13 +1,19 @@
 """Compare article extractors and decoders on the labelled pages of the dev corpus.
 
     python benchmarks/bench_extraction.py --corpus CORPUS/dev [--variants]
+    python benchmarks/bench_extraction.py --corpus CORPUS/dev --titles-only
 
 Prints markdown tables:
 1. decoding: our byte-trusting decoder vs trusting the declaration (w3lib/Scrapy behaviour), also
    with a wrong HTTP header (``charset=iso-8859-1``, a common server default);
 2. extraction, per dataset and extractor: body token F1 (characters for Chinese, words for
    English), title / date (day level) / author accuracy where labelled, pages without an article,
-   pages/s (extraction only, after decoding).
+   pages/s (extraction only, after decoding);
+3. titles, per dataset: the title newscrawl chooses against the previous title logic (the
+   extraction library's title, kept below as ``library_title`` for this comparison only): pages
+   with an article, share with a title, share whose title is the headline labelled in
+   ``benchmarks/labels/titles.tsv`` (our labels of the dev pages; Mozilla's expected titles for the
+   other readability pages). Right = equal to the label up to white space, case and width.
 
 Extractors: ``trafilatura`` (bare_extraction, metadata on, library defaults), ``gne``
 (GeneralNewsExtractor, defaults), ``newscrawl`` (newscrawl.extract.extract_article). With
@@ -24,6 +30,7 @@ import re
 import statistics
 import sys
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -179,6 +186,22 @@ LOADERS: dict[str, Callable[[Path], list[Page]]] = {
     "scrapinghub_aeb_en_news": load_aeb,
 }
 
+LABELS = Path(__file__).resolve().parent / "labels" / "titles.tsv"
+
+
+def load_title_labels(path: Path) -> dict[str, str]:
+    """``dataset/page<TAB>title`` lines; ``#`` starts a comment line."""
+    out: dict[str, str] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        key, sep, title = line.partition("\t")
+        if not sep or not title.strip():
+            raise SystemExit(f"{path}:{n}: expected 'dataset/page<TAB>title'")
+        out[key.strip()] = title.strip()
+    return out
+
+
 # ---------------------------------------------------------------- metrics -------------------------
 
 
@@ -212,6 +235,15 @@ def title_ok(pred: str | None, exp: str) -> bool:
         if short and long.startswith(short) and long[len(short):].lstrip()[:1] in "_|-–—:":
             return True
     return False
+
+
+def title_key(s: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", s)).lower()
+
+
+def title_exact(pred: str | None, exp: str) -> bool:
+    """The label, up to white space, letter case and full/half-width forms (no suffix allowed)."""
+    return bool(pred) and title_key(pred or "") == title_key(exp)
 
 
 def date_ok(pred: str | None, exp: tuple[int, ...]) -> bool:
@@ -271,6 +303,50 @@ def make_newscrawl(strategy: _Strategy) -> Callable[[str, str], Out | None]:
         return None if a is None else Out(a.title, a.text, a.published, a.author)
 
     return run
+
+
+def library_title(html: str, url: str) -> str | None:
+    """The previous title logic of newscrawl.extract: the extraction library's title alone."""
+    import trafilatura
+
+    doc = trafilatura.bare_extraction(
+        html, url=url or None, with_metadata=True, include_comments=False, include_tables=True,
+        favor_precision=True, date_extraction_params={"original_date": True,
+                                                      "extensive_search": False},
+    )
+    title = getattr(doc, "title", None) if doc is not None else None
+    return re.sub(r"\s+", " ", title).strip() or None if title else None
+
+
+def title_report(pages: list[Page], show_misses: bool) -> str:
+    rows = []
+    misses: list[str] = []
+    for ds in sorted({p.dataset for p in pages}):
+        sub = [p for p in pages if p.dataset == ds]
+        stats = {"previous (library title)": [0, 0, 0, 0], "newscrawl": [0, 0, 0, 0]}
+        for p in sub:
+            art = _extract(p.html, p.url, None, DEFAULT_STRATEGY)
+            if art is None:
+                continue
+            for name, title in (("previous (library title)", library_title(p.html, p.url)),
+                                ("newscrawl", art.title)):
+                st = stats[name]
+                st[0] += 1
+                st[1] += bool(title)
+                if p.title is not None:
+                    st[2] += 1
+                    ok = title_exact(title, p.title)
+                    st[3] += ok
+                    if not ok and name == "newscrawl":
+                        misses.append(f"{ds}/{p.pid}: got {title!r}, label {p.title!r}")
+        for name, (n, has, labelled, right) in stats.items():
+            rows.append([ds, name, str(n), f"{has / n:.3f} ({has}/{n})" if n else "–",
+                         f"{right / labelled:.3f} ({right}/{labelled})" if labelled else "–"])
+    out = table(["dataset", "title logic", "pages with an article", "with a title",
+                 "right title (labelled)"], rows)
+    if show_misses and misses:
+        out += "\n\nnewscrawl titles that differ from the label:\n" + "\n".join(misses)
+    return out
 
 
 def methods(variants: bool) -> dict[str, Callable[[str, str], Out | None]]:
@@ -384,6 +460,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="*", default=list(LOADERS))
     ap.add_argument("--methods", nargs="*", default=None, help="subset of extractor names")
     ap.add_argument("--variants", action="store_true", help="also newscrawl with knobs switched")
+    ap.add_argument("--titles", type=Path, default=LABELS,
+                    help="title labels, dataset/page<TAB>title")
+    ap.add_argument("--titles-only", action="store_true", help="only the title table")
+    ap.add_argument("--show-misses", action="store_true", help="list pages with a wrong title")
     args = ap.parse_args(argv)
     logging.disable(logging.WARNING)  # the libraries log every odd page
 
@@ -393,10 +473,16 @@ def main(argv: list[str] | None = None) -> int:
     if not pages:
         print(f"no pages found under {args.corpus}", file=sys.stderr)
         return 1
+    labels = load_title_labels(args.titles) if args.titles.is_file() else {}
     for p in pages:
         p.html = decode_html_detailed(p.body).text
+        p.title = labels.get(f"{p.dataset}/{p.pid}", p.title)
 
-    print("## Decoding\n")
+    print("## Titles\n")
+    print(title_report(pages, args.show_misses))
+    if args.titles_only:
+        return 0
+    print("\n## Decoding\n")
     print(decoding_report(pages))
     fns = methods(args.variants)
     if args.methods:

@@ -1,4 +1,4 @@
-"""Article extraction: trafilatura for the body and title, plus a metadata and date-line pass.
+"""Article extraction: trafilatura for the body, the page's agreed title, metadata and date lines.
 
 See docs/design/extraction.md for the measurements behind each choice.
 """
@@ -16,6 +16,7 @@ from lxml import etree
 
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.selectors import compile_selector, validate_selectors
+from newscrawl.extract.title import choose_title
 from newscrawl.extract.zh import _NOT_NAMES, author_from_lines, cjk_share
 
 logger = logging.getLogger(__name__)
@@ -335,13 +336,14 @@ def _extract(
         raise ExtractionError(f"trafilatura failed on {url}: {exc!r}") from exc
 
     text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
-    title = (getattr(doc, "title", None) or None) if doc is not None else None
+    library_title = (getattr(doc, "title", None) or None) if doc is not None else None
     sel = selectors or {}
     if "text" in sel:
         text = _select(tree, sel["text"], joiner="\n") or ""
-    if "title" in sel:
-        title = _select(tree, sel["title"], joiner=" ") or title
     text = _plain_lines(text)
+    title = _select(tree, sel["title"], joiner=" ") if "title" in sel else None
+    if not title:
+        title = choose_title(tree, text, fallback=library_title)
     if title:
         title = re.sub(r"\s+", " ", title).strip() or None
     if title and "text" not in sel and text.split("\n", 1)[0].strip() == title:

@@ -1,0 +1,116 @@
+"""Article titles: the candidate a page's sources agree on (small pages built here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from newscrawl.extract import decode_html, extract_article
+
+P1 = "国家统计局今天发布数据显示，一季度国内生产总值同比增长百分之五点三，经济运行开局良好。"
+P2 = "分行业看，工业生产稳步回升，服务业持续恢复，消费市场保持活跃，就业形势总体稳定。"
+P3 = "专家表示，随着一系列政策措施落地见效，经济回升向好的态势将进一步巩固和增强。"
+URL = "http://news.example.cn/a/123.html"
+
+
+def page(head: str = "", top: str = "", charset: str = "utf-8") -> str:
+    """A portal page: a navigation menu, an optional block above the body, three paragraphs."""
+    nav = "".join(f'<li><a href="/c{i}">频道{i}</a></li>' for i in range(12))
+    return f"""<html><head><meta charset="{charset}">{head}</head>
+<body><div class="nav"><ul>{nav}</ul></div>
+<div class="main">{top}
+<div class="content"><p>{P1}</p><p>{P2}</p><p>{P3}</p></div></div>
+<div class="footer"><p>版权所有 示例网</p><a href="/about">关于我们</a></div>
+</body></html>"""
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("投身外交(3)_读书频道_新浪网", "投身外交(3)"),
+        ("长江大桥今日通车|澎湃新闻", "长江大桥今日通车"),
+        ("长江大桥今日通车 - 示例新闻网 - 首页", "长江大桥今日通车"),
+        ("Budget 2024: what it means for you | Money | The Guardian",
+         "Budget 2024: what it means for you"),
+    ],
+)
+def test_title_only_in_title_tag_loses_the_portal_suffix(title: str, expected: str) -> None:
+    html = page(f"<title>{title}</title>", '<div class="info">2024-03-15 来源：新华社</div>')
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == expected
+
+
+def test_gbk_page_without_h1_gets_its_title_from_the_title_tag() -> None:
+    html = page("<title>投身外交(3)_读书频道_新浪网</title>", charset="utf-8")  # wrong charset
+    text, encoding = decode_html(html.encode("gbk"))
+    assert encoding in ("gb18030", "gbk")
+    art = extract_article(text, "http://book.sina.com.cn/1.shtml")
+    assert art is not None
+    assert art.title == "投身外交(3)"
+    assert art.text.startswith(P1)
+
+
+def test_og_title_with_suffix_beats_a_logo_h1() -> None:
+    html = page(
+        '<title>长江大桥今日通车 - 示例新闻网</title>'
+        '<meta property="og:title" content="长江大桥今日通车 - 示例新闻网">'
+        '<meta property="og:site_name" content="示例新闻网">',
+        '<h1 class="logo"><a href="/">示例新闻网</a></h1>',
+    )
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == "长江大桥今日通车"
+
+
+def test_jsonld_headline_agrees_with_the_og_title_not_with_a_channel_h1() -> None:
+    html = page(
+        '<meta property="og:title" content="长江大桥今日通车 - 示例新闻网">'
+        '<script type="application/ld+json">'
+        '{"@context": "https://schema.org", "@type": "NewsArticle", "headline": "长江大桥今日通车",'
+        ' "publisher": {"@type": "Organization", "name": "示例网"}}</script>',
+        "<h1>新闻中心</h1>",
+    )
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == "长江大桥今日通车"
+
+
+def test_site_name_title_loses_to_the_heading_above_the_body() -> None:
+    html = page(
+        "<title>谢谢您访问〖关注中国中心〗</title>",
+        '<p><b>茉莉：我是怎样卷入八九民运的</b></p><p>作者：茉莉</p>',
+    )
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == "茉莉：我是怎样卷入八九民运的"
+
+
+def test_title_separators_inside_a_confirmed_headline_are_kept() -> None:
+    headline = "棱镜|数据业大整顿：爬虫与现金贷共生共荣"
+    html = page(f"<title>{headline}_财经_示例网</title>", f'<div class="title">{headline}</div>')
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == headline
+
+
+def test_selectors_still_win_and_a_selector_matching_nothing_falls_back() -> None:
+    html = page("<title>投身外交(3)_读书频道_新浪网</title>", '<div class="kicker">连载</div>')
+    art = extract_article(html, URL, selectors={"title": "div.kicker"})
+    assert art is not None
+    assert art.title == "连载"
+    art = extract_article(html, URL, selectors={"title": "h2.nothing"})
+    assert art is not None
+    assert art.title == "投身外交(3)"
+
+
+def test_meta_title_with_markup_and_broken_json_ld() -> None:
+    headline = "为现代化建设凝聚强大智慧和力量——热烈祝贺市政协会议开幕"
+    html = page(
+        "<title>为现代化建设凝聚强大智慧和力量——热烈祝贺市政协会议开幕_示例市人民政府网</title>"
+        '<meta name="ArticleTitle" content="为现代化建设凝聚强大智慧和力量&lt;div&gt;——热烈祝贺'
+        '市政协会议开幕&lt;/div&gt;">'
+        '<script type="application/ld+json">{"headline": "unterminated</script>',
+    )
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == headline
