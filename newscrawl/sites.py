@@ -9,8 +9,11 @@ Shape::
     follow_url = '/list/\\d+\\.html$'   # optional regex: list pages to follow for links
 
 Optional keys: ``allowed_domains`` (list of host names; default: the start URLs' hosts),
-``max_list_depth`` (int >= 0, default 3), ``selectors`` (table title/text/published/author -> CSS or
-XPath), ``encoding`` (forced page encoding).
+``max_list_pages`` (int >= 1, default 100: list pages per start page and run),
+``stop_after_known`` (int >= 1, default 1: consecutive list pages with nothing new that end a
+walk), ``max_list_depth`` (int >= 0, default: ``max_list_pages``, so nesting is not the binding
+limit), ``selectors`` (table title/text/published/author -> CSS or XPath), ``encoding`` (forced
+page encoding).
 
 Every mistake raises :class:`SitesError` whose message names the file, the site and the key, so
 the crawl stops at start with a clear message.
@@ -27,11 +30,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-DEFAULT_MAX_LIST_DEPTH = 3
+DEFAULT_MAX_LIST_PAGES = 100
+DEFAULT_STOP_AFTER_KNOWN = 1
+# Without the key, max_list_depth is max_list_pages: a walk of that many list pages nests at most
+# that deep, so the depth never binds before the page cap does.
+DEFAULT_MAX_LIST_DEPTH = DEFAULT_MAX_LIST_PAGES
 DEFAULT_SITES_FILE = "sites.toml"
 
 _REQUIRED = ("name", "start_urls", "article_url")
-_OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "selectors", "encoding")
+_OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "max_list_pages",
+             "stop_after_known", "selectors", "encoding")
 _KNOWN = _REQUIRED + _OPTIONAL
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -50,6 +58,8 @@ class Site:
     follow_url: re.Pattern[str] | None = None
     allowed_domains: tuple[str, ...] = ()
     max_list_depth: int = DEFAULT_MAX_LIST_DEPTH
+    max_list_pages: int = DEFAULT_MAX_LIST_PAGES
+    stop_after_known: int = DEFAULT_STOP_AFTER_KNOWN
     selectors: Mapping[str, str] = field(default_factory=dict)
     encoding: str | None = None
 
@@ -89,6 +99,13 @@ def _str_list(value: Any, where: str, key: str) -> list[str]:
     ):
         raise SitesError(f'{where}: key "{key}" must be a non-empty list of strings')
     return [v.strip() for v in value]
+
+
+def _int(raw: Mapping[str, Any], key: str, default: int, minimum: int, where: str) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SitesError(f'{where}: key "{key}" must be an integer >= {minimum}')
+    return value
 
 
 def _validate_selectors(value: Any, where: str) -> dict[str, str]:
@@ -140,9 +157,9 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
                 )
     else:
         domains = sorted({(urlsplit(u).hostname or "").lower() for u in start_urls})
-    depth = raw.get("max_list_depth", DEFAULT_MAX_LIST_DEPTH)
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise SitesError(f'{where}: key "max_list_depth" must be an integer >= 0')
+    max_pages = _int(raw, "max_list_pages", DEFAULT_MAX_LIST_PAGES, 1, where)
+    stop_after_known = _int(raw, "stop_after_known", DEFAULT_STOP_AFTER_KNOWN, 1, where)
+    depth = _int(raw, "max_list_depth", max_pages, 0, where)
     selectors = _validate_selectors(raw["selectors"], where) if "selectors" in raw else {}
     encoding = raw.get("encoding")
     if encoding is not None:
@@ -159,6 +176,8 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         follow_url=follow_url,
         allowed_domains=tuple(domains),
         max_list_depth=depth,
+        max_list_pages=max_pages,
+        stop_after_known=stop_after_known,
         selectors=selectors,
         encoding=encoding,
     )
