@@ -11,9 +11,9 @@ Shape::
 Optional keys: ``allowed_domains`` (list of host names; default: the start URLs' hosts),
 ``max_list_pages`` (int >= 1, default 100: list pages per start page and run),
 ``stop_after_known`` (int >= 1, default 1: consecutive list pages with nothing new that end a
-walk), ``max_list_depth`` (int >= 0, default: ``max_list_pages``, so nesting is not the binding
-limit), ``selectors`` (table title/text/published/author -> CSS or XPath), ``encoding`` (forced
-page encoding).
+walk), ``max_list_depth`` (int >= 0, default none: an extra bound on nesting, not needed since
+``max_list_pages`` bounds a walk), ``selectors`` (table title/text/published/author -> CSS or
+XPath), ``encoding`` (forced page encoding).
 
 Every mistake raises :class:`SitesError` whose message names the file, the site and the key, so
 the crawl stops at start with a clear message.
@@ -32,9 +32,9 @@ from urllib.parse import urlsplit
 
 DEFAULT_MAX_LIST_PAGES = 100
 DEFAULT_STOP_AFTER_KNOWN = 1
-# Without the key, max_list_depth is max_list_pages: a walk of that many list pages nests at most
-# that deep, so the depth never binds before the page cap does.
-DEFAULT_MAX_LIST_DEPTH = DEFAULT_MAX_LIST_PAGES
+# No max_list_depth by default: max_list_pages and stop_after_known bound a walk (a fixed depth
+# silently lost the articles of busy days).
+DEFAULT_MAX_LIST_DEPTH: int | None = None
 DEFAULT_SITES_FILE = "sites.toml"
 
 _REQUIRED = ("name", "start_urls", "article_url")
@@ -57,11 +57,15 @@ class Site:
     article_url: re.Pattern[str]
     follow_url: re.Pattern[str] | None = None
     allowed_domains: tuple[str, ...] = ()
-    max_list_depth: int = DEFAULT_MAX_LIST_DEPTH
+    max_list_depth: int | None = DEFAULT_MAX_LIST_DEPTH
     max_list_pages: int = DEFAULT_MAX_LIST_PAGES
     stop_after_known: int = DEFAULT_STOP_AFTER_KNOWN
     selectors: Mapping[str, str] = field(default_factory=dict)
     encoding: str | None = None
+
+    def too_deep(self, depth: int) -> bool:
+        """Whether a list page at ``depth`` (start pages: 0) is beyond ``max_list_depth``."""
+        return self.max_list_depth is not None and depth > self.max_list_depth
 
     def is_article(self, url: str) -> bool:
         return self.article_url.search(url) is not None
@@ -159,7 +163,8 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         domains = sorted({(urlsplit(u).hostname or "").lower() for u in start_urls})
     max_pages = _int(raw, "max_list_pages", DEFAULT_MAX_LIST_PAGES, 1, where)
     stop_after_known = _int(raw, "stop_after_known", DEFAULT_STOP_AFTER_KNOWN, 1, where)
-    depth = _int(raw, "max_list_depth", max_pages, 0, where)
+    depth = (_int(raw, "max_list_depth", 0, 0, where) if "max_list_depth" in raw
+             else DEFAULT_MAX_LIST_DEPTH)
     selectors = _validate_selectors(raw["selectors"], where) if "selectors" in raw else {}
     encoding = raw.get("encoding")
     if encoding is not None:

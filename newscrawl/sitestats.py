@@ -50,8 +50,8 @@ def site_stat(site: str, *path: str) -> str:
 class SiteStats:
     """Per-site counters of one crawler (see the module docstring); get it with :meth:`of`."""
 
-    def __init__(self, stats: StatsCollector | None) -> None:
-        self.stats = stats
+    def __init__(self, crawler: Crawler | None) -> None:
+        self.crawler = crawler
         self.server: redis.Redis | None = None
         self.run_key: str | None = None
         self.ttl = MIN_RUN_STATS_TTL
@@ -62,9 +62,17 @@ class SiteStats:
         """The crawler's one instance (created on first use)."""
         existing: SiteStats | None = getattr(crawler, _ATTR, None)
         if existing is None:
-            existing = cls(crawler.stats)
+            existing = cls(crawler)
             setattr(crawler, _ATTR, existing)
         return existing
+
+    @property
+    def stats(self) -> StatsCollector | None:
+        """The crawler's stats (set when the crawl starts, after the spider is built)."""
+        try:
+            return self.crawler.stats if self.crawler is not None else None
+        except RuntimeError:
+            return None
 
     def start_run(self, server: redis.Redis, run_key: str, ttl: int = 0) -> None:
         """From now on, also count in the run's hash ``run_key`` (called by the scheduler)."""

@@ -56,12 +56,14 @@ encoding = "GBK"
 
 def test_pagination_keys_and_defaults(tmp_path: Path) -> None:
     (site,) = load_sites(write(tmp_path, GOOD))
-    # depth is not the binding limit by default: a walk of max_list_pages pages fits in it
-    assert (site.max_list_pages, site.stop_after_known, site.max_list_depth) == (100, 1, 100)
+    # no depth bound by default: max_list_pages and stop_after_known bound a walk
+    assert (site.max_list_pages, site.stop_after_known, site.max_list_depth) == (100, 1, None)
+    assert not site.too_deep(10_000)
     (site,) = load_sites(write(tmp_path, GOOD + "max_list_pages = 7\nstop_after_known = 2\n"))
-    assert (site.max_list_pages, site.stop_after_known, site.max_list_depth) == (7, 2, 7)
+    assert (site.max_list_pages, site.stop_after_known, site.max_list_depth) == (7, 2, None)
     (site,) = load_sites(write(tmp_path, GOOD + "max_list_pages = 7\nmax_list_depth = 2\n"))
     assert (site.max_list_pages, site.max_list_depth) == (7, 2)
+    assert site.too_deep(3) and not site.too_deep(2)
 
 
 def test_shipped_sites_files_are_valid() -> None:

@@ -278,7 +278,7 @@ class PortalSpider(scrapy.Spider):
             logger.debug("Site %s: nothing new on %d list page(s) up to %s; not following its"
                          " %d list links", site.name, known, response.url, len(list_urls))
             return
-        if depth + 1 > site.max_list_depth:
+        if site.too_deep(depth + 1):
             self._inc("newscrawl/links/list_too_deep", len(list_urls))
             return
         requests = [self._request(url, site, "list", depth + 1, walk=walk, known=known,
