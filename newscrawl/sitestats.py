@@ -92,7 +92,7 @@ class SiteStats:
         if self.stats is not None:
             for path, n in counts.items():
                 self.stats.inc_value(f"{PREFIX}/{site}/{path}", n)
-        if self.server is None or self.run_key is None:
+        if self.server is None or self.run_key is None or self._redis_failed:
             return
         try:
             pipe = self.server.pipeline(transaction=False)
@@ -105,6 +105,7 @@ class SiteStats:
                 self._redis_failed = True
                 logger.warning("Cannot count the run's per-site figures in Redis (%s): the"
                                " summary shows this worker's figures", exc)
+            self._redis_failed = True
 
     def local_figures(self) -> dict[str, dict[str, int]]:
         """This worker's figures: site -> path -> count."""
@@ -117,10 +118,11 @@ class SiteStats:
                 figures.setdefault(site, {})[path] = value
         return figures
 
-    def run_figures(self) -> tuple[dict[str, dict[str, int]], bool]:
+    def run_figures(self, *, redis_ok: bool = True) -> tuple[dict[str, dict[str, int]], bool]:
         """(site -> path -> count, whether these are the run's): the run's hash, or this
-        worker's figures when there is no run or Redis cannot be read."""
-        if self.server is None or self.run_key is None or self._redis_failed:
+        worker's figures when there is no run or Redis cannot be read (``redis_ok`` False: do
+        not even try)."""
+        if not redis_ok or self.server is None or self.run_key is None or self._redis_failed:
             return self.local_figures(), False
         try:
             raw = self.server.hgetall(self.run_key)

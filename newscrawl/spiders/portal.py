@@ -31,7 +31,12 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from newscrawl.items import ArticleItem
 from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
-from newscrawl.scheduling.run import EXIT_NO_SOURCES, current_run, set_exit_code
+from newscrawl.scheduling.run import (
+    EXIT_NO_SOURCES,
+    REASON_REDIS_UNAVAILABLE,
+    current_run,
+    set_exit_code,
+)
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites
 from newscrawl.sitestats import SiteStats, run_outcome
 
@@ -379,7 +384,8 @@ class PortalSpider(scrapy.Spider):
         site could be fetched (see newscrawl/sitestats.py)."""
         if not self.sites:
             return
-        figures, of_run = self.site_stats.run_figures()
+        figures, of_run = self.site_stats.run_figures(
+            redis_ok=reason != REASON_REDIS_UNAVAILABLE)
         outcome = run_outcome(self.sites, figures)
         run_id = current_run(self.crawler) if self.crawler is not None else None
         logger.info("Summary of %s (%s):", f"run {run_id}" if run_id else "this crawl",
@@ -400,7 +406,13 @@ class PortalSpider(scrapy.Spider):
                     summary.name, summary.sources_fetched,
                     self.sites[summary.name].article_url.pattern,
                 )
-        if outcome.no_sources and reason == "finished" and self.crawler is not None:
+        joined = bool(self.crawler is not None and self.crawler.stats is not None
+                      and self.crawler.stats.get_value("newscrawl/scheduler/run_joined"))
+        if outcome.no_sources and not of_run and joined:
+            # an extra worker without the run's figures cannot tell: the start pages were not its
+            logger.warning("Cannot read the run's figures: not deciding whether the run fetched"
+                           " any page (exit code 0)")
+        elif outcome.no_sources and reason == "finished" and self.crawler is not None:
             logger.error(
                 "No start, list, sitemap or feed page of any site could be fetched in this run:"
                 " exit code %d", EXIT_NO_SOURCES,
