@@ -6,7 +6,8 @@ a backlog, then a seeded random number of articles each day (``--min``..``--max`
 day, one real ``scrapy crawl portal`` run per configuration (each with its own portal copy and
 embedded Redis, the runs of a day interleaved) crawls it. Per configuration over the week:
 
-* list pages fetched (server-side hits on ``/list/*``) and per new article published;
+* list pages fetched (server-side hits on ``/list/*``), per new article published and per
+  article stored;
 * articles missed: published but never stored (a fixed depth loses what a busy day pushes
   beyond it, for good).
 
@@ -90,19 +91,21 @@ def main() -> None:
         published = sum(per_day)
         new_after_day0 = sum(per_day[1:])
         print()
-        print("| configuration | list pages fetched (week) | list pages per new article"
-              " | list pages day 0 / later days (mean) | articles missed | crawl time (s) |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| configuration | list pages fetched (week) | per new article | per article"
+              " stored | list pages day 0 / later days (mean) | articles missed |"
+              " crawl time (s) |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
         for name in CONFIGS:
             daily = portals[name]
             workdir = work / name.split()[0].replace("-", "") / name.split()[-1].strip("()")
-            stored = {u for u in stored_urls(workdir)}
+            stored = set(stored_urls(workdir))
             missed = sum(1 for p in daily.paths if daily.portal.url(p) not in stored)
             pages = daily_pages[name]
             total = sum(pages)
             later = sum(pages[1:]) / max(1, len(pages) - 1)
-            print(f"| {name} | {total} | {total / published:.3f} | {pages[0]} / {later:.1f}"
-                  f" | {missed} of {published} | {seconds[name]:.0f} |")
+            kept = published - missed
+            print(f"| {name} | {total} | {total / published:.3f} | {total / max(1, kept):.3f}"
+                  f" | {pages[0]} / {later:.1f} | {missed} of {published} | {seconds[name]:.0f} |")
         print(f"\n(new articles: {published}, of which {new_after_day0} after the backlog)")
     finally:
         for daily in portals.values():
