@@ -105,11 +105,14 @@ def test_three_incremental_runs(tmp_path: Path, portals: Layout) -> None:
     a_stored = sum(1 for u in expected if u.startswith(a.base))
     assert site_a["pages/start"] == 1 and site_a["pages/list"] == 2
     assert site_a["stored"] == a_stored
-    assert site_a["near_duplicate"] == 1  # the exact copy /a/104.html
+    # which copy of a cross-portal reprint is kept depends on the fetch order
+    a_dropped = sum(1 for u in records if u.startswith(a.base))
+    assert site_a["near_duplicate"] == a_dropped >= 1  # at least the exact copy /a/104.html
+    assert stats.get("newscrawl/sites/portal-b/near_duplicate", 0) == len(records) - a_dropped
     assert site_a["failed"] == site_a["failed/article"] == 3  # 404, redirect loop, oversize
     assert (f"Site portal-a: pages fetched start 1, list 2, sitemap 0, feed 0,"
             f" article {site_a['pages/article']}; article links seen {site_a['links/seen']},"
-            f" new {site_a['links/new']}; stored {a_stored}, near-duplicates 1") in r1.log
+            f" new {site_a['links/new']}; stored {a_stored}, near-duplicates {a_dropped}") in r1.log
     # no DEBUG lines by default, no embedded Redis configuration, near-duplicates at INFO
     assert " DEBUG: " not in r1.log
     assert "Using configuration" not in r1.log
