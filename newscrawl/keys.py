@@ -44,6 +44,12 @@ CRAWL_DEADLETTER = "{prefix}:{spider}:deadletter"
 CRAWL_RUN = "{prefix}:{spider}:run"
 # Set with TTL: fingerprints of start/list pages already scheduled in run {run}.
 CRAWL_LISTSEEN = "{prefix}:{spider}:listseen:{run}"
+# Set with TTL (a day after its last update): the list pages (8-byte fingerprints) that the walk
+# below start page {walk} (its fingerprint, hex) may fetch in run {run}; at most max_list_pages.
+CRAWL_WALK = "{prefix}:{spider}:walk:{run}:{walk}"
+# Hash with TTL (a day after its last update): "<site>/<path>" -> count, the run's per-site
+# figures (newscrawl/sitestats.py) that the end-of-run summary and exit code 4 are based on.
+CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"
 
 
 def simhash_bucket(prefix: str, block: int, value: int) -> str:

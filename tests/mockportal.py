@@ -437,3 +437,84 @@ def sites_toml(a: MockPortal, b: MockPortal, *, max_list_depth: int = 2) -> str:
         "article_url = '/a/\\d+\\.html$'\n"
         "follow_url = '/list/\\d+\\.html$'\n"
     )
+
+
+# --- a portal that publishes every day (pagination tests and benchmark) --------------------------
+
+
+class DailyPortal:
+    """A portal publishing ``per_day`` articles a simulated day, newest first.
+
+    ``/`` shows the ``home`` newest headlines and links to ``/list/1.html``; ``/list/N.html``
+    shows articles ``(N-1)*per_page .. N*per_page-1`` (newest first) with links to the first,
+    previous and next pages, as portals' pagination bars do. Article texts are distinct.
+    """
+
+    def __init__(self, portal: MockPortal, *, per_page: int = 8, home: int = 5,
+                 prefix: str = "d") -> None:
+        self.portal = portal
+        self.per_page = per_page
+        self.home = home
+        self.prefix = prefix
+        self.paths: list[str] = []  # every article path, oldest first
+        self.day = 0
+
+    def publish(self, count: int) -> list[str]:
+        """Publish ``count`` new articles (a new day) and rebuild the list pages."""
+        self.day += 1
+        new = []
+        for _ in range(count):
+            n = len(self.paths) + 1
+            path = f"/a/{n}.html"
+            self.portal.add_article(path, Article.generate(f"{self.prefix}{n}"))
+            self.paths.append(path)
+            new.append(path)
+        self._rebuild()
+        return new
+
+    @property
+    def newest_first(self) -> list[str]:
+        return self.paths[::-1]
+
+    @property
+    def n_pages(self) -> int:
+        return max(1, -(-len(self.paths) // self.per_page))
+
+    def list_path(self, n: int) -> str:
+        return f"/list/{n}.html"
+
+    def pages_holding(self, paths: list[str]) -> set[int]:
+        """Numbers of the list pages that show any of ``paths``."""
+        order = self.newest_first
+        return {order.index(p) // self.per_page + 1 for p in paths}
+
+    def _rebuild(self) -> None:
+        order = self.newest_first
+        self.portal.set("/robots.txt", Page(b"User-agent: *\nDisallow:\n", "text/plain"))
+        self.portal.set("/", html_page(list_html("首页", order[: self.home] + ["/list/1.html"])))
+        last = self.n_pages
+        for n in range(1, last + 1):
+            nav = ["/list/1.html"]
+            if n > 1:
+                nav.append(self.list_path(n - 1))
+            if n < last:
+                nav.append(self.list_path(n + 1))
+            links = order[(n - 1) * self.per_page: n * self.per_page]
+            self.portal.set(self.list_path(n), html_page(list_html(f"新闻 第{n}页", links + nav)))
+
+    def list_hits(self) -> dict[int, int]:
+        hits = self.portal.hit_counts()
+        return {n: hits.get(self.list_path(n), 0) for n in range(1, self.n_pages + 1)}
+
+    def sites_toml(self, name: str = "daily", **keys: Any) -> str:
+        """A sites-file entry; ``keys`` add or replace keys (strings as TOML literal strings)."""
+        extra = "".join(f"{k} = '{v}'\n" if isinstance(v, str) else f"{k} = {v}\n"
+                        for k, v in keys.items())
+        return (
+            "[[sites]]\n"
+            f'name = "{name}"\n'
+            f'start_urls = ["{self.portal.base}/"]\n'
+            + ("" if "article_url" in keys else "article_url = '/a/\\d+\\.html$'\n")
+            + ("" if "follow_url" in keys else "follow_url = '/list/\\d+\\.html$'\n")
+            + extra
+        )

@@ -28,7 +28,7 @@ from crawlrun import (
     url_of,
     wait_for,
 )
-from mockportal import Layout
+from mockportal import DailyPortal, Layout, MockPortal
 from redisserver import RedisServer
 
 
@@ -128,3 +128,85 @@ def test_late_cron_worker_joins_the_running_run(
     assert set(article_hits(articles(portals)).values()) == {1}
     assert_stored_once(portals, stored_urls(tmp_path))
     assert_duplicates_recorded_once(portals, tmp_path, redis_server)
+
+
+# --- list-page walks shared by workers ---------------------------------------------------------
+
+
+@pytest.fixture
+def daily() -> Iterator[DailyPortal]:
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        yield DailyPortal(portal, per_page=8, home=5)
+    finally:
+        portal.stop()
+
+
+def list_paths(daily: DailyPortal) -> list[str]:
+    return [daily.list_path(n) for n in range(1, daily.n_pages + 1)]
+
+
+def test_two_workers_walk_one_site_together(
+    tmp_path: Path, daily: DailyPortal, redis_server: RedisServer, workers: list[Worker],
+) -> None:
+    sites = tmp_path / "sites.toml"
+    settings = (*FAST, "CONCURRENT_REQUESTS=2", "NEWSCRAWL_IDLE_EXIT_SECONDS=3")
+    # day 1: 45 articles on 6 list pages, at most 4 list pages per walk
+    daily.publish(45)
+    daily.portal.delay(list_paths(daily), 0.5)
+    sites.write_text(daily.sites_toml(max_list_pages=4), encoding="utf-8")
+    for i in range(2):
+        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                                   log_path=tmp_path / f"d1w{i}.log"))
+    results = [finished(w) for w in workers]
+    assert daily.list_hits() == {1: 1, 2: 1, 3: 1, 4: 1, 5: 0, 6: 0}
+    assert sum(r.stats.get("newscrawl/sites/daily/pages/list", 0) for r in results) == 4
+    assert sum(r.stats.get("newscrawl/lists/cap_reached", 0) for r in results) == 1
+    # both workers' summaries give the run's figures, not their own share
+    assert sum(r.stats.get("newscrawl/sites/daily/pages/article", 0) for r in results) == 32
+    for result in results:
+        assert ("Site daily: pages fetched start 1, list 4, sitemap 0, feed 0, article 32;"
+                in result.log)
+    # day 2: 30 new; both workers again, no cap: the new articles' pages plus one, once each
+    workers.clear()
+    before = daily.list_hits()
+    new = daily.publish(30)
+    daily.portal.delay(list_paths(daily), 0.5)
+    sites.write_text(daily.sites_toml(), encoding="utf-8")
+    for i in range(2):
+        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                                   log_path=tmp_path / f"d2w{i}.log"))
+    results = [finished(w) for w in workers]
+    after = daily.list_hits()
+    read = {n for n, hits in after.items() if hits != before.get(n, 0)}
+    assert read == {1, 2, 3, 4, 5}
+    assert all(after[n] - before.get(n, 0) == 1 for n in read)
+    hits = daily.portal.hit_counts()
+    assert {p: hits.get(p, 0) for p in new} == {p: 1 for p in new}
+
+
+def test_a_killed_worker_does_not_end_the_walk(
+    tmp_path: Path, daily: DailyPortal, redis_server: RedisServer, workers: list[Worker],
+) -> None:
+    sites = tmp_path / "sites.toml"
+    sites.write_text(daily.sites_toml(), encoding="utf-8")
+    daily.publish(45)
+    daily.portal.delay(list_paths(daily), 2.0)
+    settings = (*FAST, "NEWSCRAWL_IDLE_EXIT_SECONDS=2")
+    first = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                        log_path=tmp_path / "first.log")
+    workers.append(first)
+    # killed while its request for /list/2.html is in flight
+    wait_for(lambda: daily.portal.hit_counts().get("/list/2.html", 0) >= 1, timeout=60,
+             what="the first worker fetching /list/2.html")
+    first.kill()
+    daily.portal.delay(list_paths(daily), 0)
+    second = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                         log_path=tmp_path / "second.log")
+    workers.append(second)
+    result = finished(second)  # exit 0: the run fetched its start page (the first worker did)
+    assert "Joined crawl run" in result.log
+    assert result.stats.get("newscrawl/scheduler/requeued_expired", 0) >= 1
+    hits = daily.list_hits()
+    assert all(hits[n] >= 1 for n in range(1, 7)), hits
+    assert set(stored_urls(tmp_path)) == {daily.portal.url(p) for p in daily.paths}

@@ -2,7 +2,8 @@
 
 1. First crawl: every distinct article stored once, reprints/exact copies dropped and recorded,
    every troublesome page a counted outcome, robots.txt and list depth respected.
-2. Unchanged second run: start/list pages visited again, no article page fetched.
+2. Unchanged second run: start pages and the first list page (nothing new on it: the walk stops,
+   ``stop_after_known = 1``) visited again, no article page fetched.
 3. After adding two articles: exactly those two article pages fetched and stored.
 """
 
@@ -98,16 +99,40 @@ def test_three_incremental_runs(tmp_path: Path, portals: Layout) -> None:
     assert stats["newscrawl/download/failed/redirect_loop"] == 1
     assert stats["newscrawl/download/failed/too_large"] == 1
     assert stats["newscrawl/download/robots_forbidden"] == len(layout.disallowed)
+    # per-site figures, and the summary line with the same figures
+    site_a = {k.removeprefix("newscrawl/sites/portal-a/"): v for k, v in stats.items()
+              if k.startswith("newscrawl/sites/portal-a/")}
+    a_stored = sum(1 for u in expected if u.startswith(a.base))
+    assert site_a["pages/start"] == 1 and site_a["pages/list"] == 2
+    assert site_a["stored"] == a_stored
+    # which copy of a cross-portal reprint is kept depends on the fetch order
+    a_dropped = sum(1 for u in records if u.startswith(a.base))
+    assert site_a["near_duplicate"] == a_dropped >= 1  # at least the exact copy /a/104.html
+    assert stats.get("newscrawl/sites/portal-b/near_duplicate", 0) == len(records) - a_dropped
+    assert site_a["failed"] == site_a["failed/article"] == 3  # 404, redirect loop, oversize
+    assert (f"Site portal-a: pages fetched start 1, list 2, sitemap 0, feed 0,"
+            f" article {site_a['pages/article']}; article links seen {site_a['links/seen']},"
+            f" new {site_a['links/new']}; stored {a_stored}, near-duplicates {a_dropped}") in r1.log
+    # no DEBUG lines by default, no embedded Redis configuration, near-duplicates at INFO
+    assert " DEBUG: " not in r1.log
+    assert "Using configuration" not in r1.log
+    dropped = [line for line in r1.log.splitlines() if "Dropped " in line]
+    assert len(dropped) == len(layout.reprint_groups)
+    assert all("INFO: Dropped http" in line and "near-duplicate of" in line for line in dropped)
 
     # --- run 2: nothing changed --------------------------------------------------------------
     good = layout.all_good_articles()
     before = article_hits(layout, good)
     lists_before = {p: a.hit_counts()[p] for p in layout.a_lists}
-    ok(run_crawl(tmp_path, sites, *SETTINGS))
+    r2 = ok(run_crawl(tmp_path, sites, *SETTINGS))
     assert article_hits(layout, good) == before, "an article page was fetched again"
+    # /list/1.html showed nothing new: its link to /list/2.html is not followed
     assert {p: a.hit_counts()[p] for p in layout.a_lists} == {
-        p: n + 1 for p, n in lists_before.items()
+        "/": lists_before["/"] + 1, "/list/1.html": lists_before["/list/1.html"] + 1,
+        "/list/2.html": lists_before["/list/2.html"],
     }
+    assert r2.stats["newscrawl/lists/stopped_at_known"] >= 1
+    assert "Site portal-a: pages fetched start 1, list 1, sitemap 0, feed 0, article 0;" in r2.log
     assert len(stored(tmp_path)) == len(expected)
 
     # --- run 3: two new articles -------------------------------------------------------------

@@ -108,7 +108,8 @@ def test_portal_reachable_only_through_sitemaps_and_feeds(tmp_path: Path,
     stats = r1.stats
     assert stats["newscrawl/sites/archive/pages/sitemap"] == 3  # index + its two sitemaps
     assert stats["newscrawl/sites/archive/pages/feed"] == 2
-    assert stats["newscrawl/sites/archive/links/seen"] == 10 + 10 + 6 + 5
+    # the home page's 3 newest, then the two sitemaps and the two feeds
+    assert stats["newscrawl/sites/archive/links/seen"] == 3 + 10 + 10 + 6 + 5
     assert stats["newscrawl/sitemaps/not_article"] == 1  # /about.html
     assert stats["newscrawl/sitemaps/offsite"] == 2  # a listed article, a robots.txt sitemap
     assert "lists the sitemap http://127.0.0.9:9/sitemap.xml outside allowed_domains" in r1.log

@@ -123,7 +123,9 @@ def test_every_relative_link_resolves(path: Path) -> None:
 
 
 def test_link_check_finds_a_broken_file_and_a_broken_anchor(tmp_path: Path) -> None:
-    (tmp_path / "b.md").write_text("# Only `heading` here\n\n## Sub: part (two)\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text(
+        "# Only `heading` here\n\n## Sub: part (two)\n", encoding="utf-8"
+    )
     doc = tmp_path / "a.md"
     doc.write_text(
         "# Title\n"
@@ -143,7 +145,8 @@ def test_link_check_finds_a_broken_file_and_a_broken_anchor(tmp_path: Path) -> N
 def test_github_slugs() -> None:
     assert github_slug("Try it offline: `newscrawl demo`") == "try-it-offline-newscrawl-demo"
     assert github_slug("robots.txt for the first requests") == "robotstxt-for-the-first-requests"
-    assert github_slug("max_distance 4-7: neighbour buckets") == "max_distance-4-7-neighbour-buckets"
+    slug = github_slug("max_distance 4-7: neighbour buckets")
+    assert slug == "max_distance-4-7-neighbour-buckets"
     assert github_slug("Why distance ≤ 3 stops near 0.87") == "why-distance--3-stops-near-087"
 
 

@@ -54,6 +54,18 @@ encoding = "GBK"
     assert site.follow_url is not None
 
 
+def test_pagination_keys_and_defaults(tmp_path: Path) -> None:
+    (site,) = load_sites(write(tmp_path, GOOD))
+    # no depth bound by default: max_list_pages and stop_after_known bound a walk
+    assert (site.max_list_pages, site.stop_after_known, site.max_list_depth) == (100, 1, None)
+    assert not site.too_deep(10_000)
+    (site,) = load_sites(write(tmp_path, GOOD + "max_list_pages = 7\nstop_after_known = 2\n"))
+    assert (site.max_list_pages, site.stop_after_known, site.max_list_depth) == (7, 2, None)
+    (site,) = load_sites(write(tmp_path, GOOD + "max_list_pages = 7\nmax_list_depth = 2\n"))
+    assert (site.max_list_pages, site.max_list_depth) == (7, 2)
+    assert site.too_deep(3) and not site.too_deep(2)
+
+
 def test_shipped_sites_files_are_valid() -> None:
     sites = load_sites(REPO / "sites.toml")
     assert len(sites) >= 3
@@ -84,6 +96,11 @@ def site_with(**changes: object) -> dict[str, object]:
         (site_with(start_urls=["ftp://x/"]), ['"start_urls"', "http"]),
         (site_with(max_list_depth="2"), ['"max_list_depth"', "integer"]),
         (site_with(max_list_depth=-1), ['"max_list_depth"', "integer"]),
+        (site_with(max_list_pages=0), ['site "portal-a"', '"max_list_pages"', "integer >= 1"]),
+        (site_with(max_list_pages="10"), ['site "portal-a"', '"max_list_pages"', "integer"]),
+        (site_with(max_list_pages=True), ['site "portal-a"', '"max_list_pages"', "integer"]),
+        (site_with(stop_after_known=0), ['site "portal-a"', '"stop_after_known"', ">= 1"]),
+        (site_with(stop_after_known=1.5), ['site "portal-a"', '"stop_after_known"', "integer"]),
         (site_with(encoding="no-such-codec"), ['"encoding"', "unknown encoding"]),
         (site_with(allowed_domains=["http://x.com/"]), ['"allowed_domains"', "host names"]),
         (site_with(selectors="h1"), ['"selectors"', "table"]),
@@ -124,6 +141,7 @@ def test_missing_file_and_bad_toml(tmp_path: Path) -> None:
         ("[[sites]]\nname = 'x'\nstart_urls = [\n", "invalid TOML"),
         (GOOD.replace("'/a/\\d+\\.html$'", "'/a/(\\d+'"), 'site "portal-a": key "article_url"'),
         (GOOD + GOOD, 'site "portal-a": key "name": duplicate name'),
+        (GOOD + "stop_after_known = 0\n", 'site "portal-a": key "stop_after_known"'),
     ],
 )
 def test_real_crawl_stops_with_exit_code_1(tmp_path: Path, text: str | None,

@@ -21,6 +21,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.crawler_redis import RedisConfig, redis_for_crawler
 from newscrawl.scheduling.retry import call_with_retry, describe, outage_for
+from newscrawl.sitestats import SiteStats
 from newscrawl.storage import ArticleStore, day_of
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ class NearDuplicate(DropItem):
     """The item's text is a near-duplicate of an article already in the index."""
 
     def __init__(self, message: str, *, url: str, original_url: str, distance: int) -> None:
-        super().__init__(message)
+        # an expected outcome, counted per site: INFO, not one WARNING per reprint
+        super().__init__(message, log_level="INFO")
         self.url = url
         self.original_url = original_url
         self.distance = distance
@@ -287,6 +289,7 @@ class NearDuplicatePipeline:
 
         self.config = config
         self.stats: StatsCollector | None = crawler.stats
+        self.site_stats = SiteStats.of(crawler)
         # Worker replies are read by the asyncio event loop: with another Twisted reactor,
         # fingerprint in-process (without a running loop, each call does so by itself).
         asyncio_ok = not is_reactor_installed() or is_asyncio_reactor_installed()
@@ -386,6 +389,8 @@ class NearDuplicatePipeline:
             logger.info("%s is already in the index (re-processed after an interruption)", url)
             return item
         self._inc("near_duplicate")
+        if item.get("site"):
+            self.site_stats.inc(str(item["site"]), "near_duplicate")
         recorded = call_with_retry(
             self.log.record,
             url,

@@ -11,6 +11,7 @@ from scrapy.exceptions import NotConfigured
 
 from newscrawl.crawler_redis import RedisConfig
 from newscrawl.items import ARTICLE_FIELDS
+from newscrawl.sitestats import SiteStats
 from newscrawl.storage import ArticleStore
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class StorePipeline:
     def __init__(self, crawler: Crawler, config: StoreConfig) -> None:
         self.config = config
         self.stats: StatsCollector | None = crawler.stats
+        self.site_stats = SiteStats.of(crawler)
         self.store = ArticleStore(config.directory, fsync=config.fsync)
         logger.info("Storing articles as daily JSON Lines under %s", config.directory)
 
@@ -62,6 +64,8 @@ class StorePipeline:
         self.store.write(record)
         if self.stats is not None:
             self.stats.inc_value("newscrawl/store/stored")
+        if record.get("site"):
+            self.site_stats.inc(str(record["site"]), "stored")
         return item
 
     def close(self) -> None:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 KIND_META = "newscrawl_kind"
+SITE_META = "newscrawl_site"
 #: Kinds visited on every run (once per run): start and list pages, sitemaps (robots.txt, index
 #: and child sitemaps) and feeds. Every other kind is an article: once ever.
 RUN_KINDS = frozenset({"start", "list", "sitemap", "feed"})
@@ -175,6 +176,20 @@ class RedisDupeFilter(BaseDupeFilter):
     def _retry(self, fn: Callable[..., T], *args: Any, what: str) -> T:
         return call_with_retry(fn, *args, retry_seconds=self.retry_seconds, what=what,
                                outage=self._outage)
+
+    def done_many(self, requests: list[Request]) -> list[bool]:
+        """Whether each request is in the done records: one Redis round trip for all."""
+        if not requests:
+            return []
+        targets = [self.seen_target(self.fingerprint8(r)) for r in requests]
+
+        def check() -> list[bool]:
+            pipe = self.server.pipeline(transaction=False)
+            for key, member in targets:
+                pipe.zscore(key, member)
+            return [score is not None for score in pipe.execute()]
+
+        return self._retry(check, what="done check")
 
     def is_done(self, request: Request) -> bool:
         seen_key, member = self.seen_target(self.fingerprint8(request))

@@ -27,8 +27,12 @@ logger = logging.getLogger(__name__)
 EXIT_REDIS_UNAVAILABLE = 3
 #: Close reason of the spider in that case.
 REASON_REDIS_UNAVAILABLE = "redis_unavailable"
+#: Exit code of ``scrapy crawl`` when the run finished without fetching one start, list, sitemap
+#: or feed page of any site (network down, every start URL dead): a dead daily crawl is noticed.
+EXIT_NO_SOURCES = 4
 
 _EXIT_ATTR = "_newscrawl_exit_code"
+_RUN_ATTR = "_newscrawl_run_id"
 
 # KEYS: run, queue, inflight, pending   ARGV: new run id, ttl
 LUA_CLAIM = """
@@ -103,6 +107,17 @@ def set_exit_code(crawler: Crawler, code: int) -> None:
     """Ask ``scrapy crawl`` (newscrawl's command) to exit with ``code``."""
     if code and not getattr(crawler, _EXIT_ATTR, 0):
         setattr(crawler, _EXIT_ATTR, code)
+
+
+def set_current_run(crawler: Crawler, run_id: str) -> None:
+    """Record the id of the run this worker started or joined (set by the scheduler)."""
+    setattr(crawler, _RUN_ATTR, run_id)
+
+
+def current_run(crawler: Crawler) -> str | None:
+    """The id of the run this worker works for (None before the scheduler opened)."""
+    run_id = getattr(crawler, _RUN_ATTR, None)
+    return run_id if isinstance(run_id, str) and run_id else None
 
 
 def exit_code(crawler: Crawler) -> int:

@@ -42,6 +42,7 @@ from newscrawl.scheduling.config import SchedulingConfig
 from newscrawl.scheduling.dupefilter import (
     ROOT_META,
     RUN_KINDS,
+    SITE_META,
     RedisDupeFilter,
     request_kind,
     today,
@@ -51,9 +52,11 @@ from newscrawl.scheduling.run import (
     EXIT_REDIS_UNAVAILABLE,
     REASON_REDIS_UNAVAILABLE,
     RunMarker,
+    set_current_run,
     set_exit_code,
 )
 from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
+from newscrawl.sitestats import SiteStats
 
 if TYPE_CHECKING:
     import redis
@@ -118,6 +121,7 @@ class Scheduler(BaseScheduler):
         self._loop: Any = None
         self._engine_remove: Callable[..., Any] | None = None
         self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
+        self.site_stats: SiteStats | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
@@ -196,6 +200,14 @@ class Scheduler(BaseScheduler):
             self._inc("run_joined")
             logger.info("Joined crawl run %s as an extra worker (start pages skipped)",
                         self.run.run_id)
+        set_current_run(self.crawler, self.run.run_id)
+        self.site_stats = SiteStats.of(self.crawler)
+        self.site_stats.start_run(
+            self.server,
+            keys.CRAWL_RUNSTATS.format(prefix=self.config.prefix, spider=spider.name,
+                                       run=self.run.run_id),
+            self.config.run_ttl,
+        )
         reaped = self.queue.reap()
         if reaped:
             self._inc("requeued_expired", reaped)
@@ -341,6 +353,9 @@ class Scheduler(BaseScheduler):
             return False
         if result == q.PUSHED:
             self._inc("enqueued")
+            site = request.meta.get(SITE_META)
+            if kind == "article" and isinstance(site, str) and self.site_stats is not None:
+                self.site_stats.inc(site, "links", "new")
             if self.stats is not None:
                 self.stats.inc_value("scheduler/enqueued/redis")
             return True

@@ -1,11 +1,18 @@
 """The ``portal`` spider: crawls the portals of a sites file incrementally.
 
-Start pages (depth 0) and list pages (``follow_url``, depth + 1, up to ``max_list_depth``) are
-visited on every run; article pages (``article_url``) once ever (the scheduling dupefilter decides
-from the request meta ``newscrawl_kind``). Article pages are decoded (bytes over declarations),
-extracted and yielded as :class:`~newscrawl.items.ArticleItem`; every other outcome (no body,
-non-HTML, HTTP errors, robots.txt, redirect loops, oversize pages, network errors) is logged and
-counted in the stats under ``newscrawl/...``.
+Start pages (depth 0) are read on every run. Their list pages (``follow_url``) are walked while
+they keep showing article links that are not done yet: a walk stops below ``stop_after_known``
+consecutive list pages with nothing new and never admits more than ``max_list_pages`` list pages
+per start page and run (shared by the workers in Redis; ``max_list_depth`` bounds the nesting
+too). A URL matching both ``follow_url`` and ``article_url`` is a list page; a start URL is never
+an article. Article pages (``article_url``) are fetched once ever (the scheduling dupefilter
+decides from the request meta ``newscrawl_kind``). Article pages are decoded (bytes over
+declarations), extracted and yielded as :class:`~newscrawl.items.ArticleItem`; every other
+outcome (no body, non-HTML, HTTP errors, robots.txt, redirect loops, oversize pages, network
+errors) is logged and counted in the stats under ``newscrawl/...``, and per site under
+``newscrawl/sites/<name>/...`` (:mod:`newscrawl.sitestats`). At the end: one summary line per
+site, warnings for sites that yielded nothing, and exit code 4 when no source page of any site
+could be fetched.
 
 Sitemaps (``sitemap_urls``, also through robots.txt) and feeds (``feed_urls``) are read on every
 run too (request kinds ``sitemap`` and ``feed``); the article URLs they list become article
@@ -20,7 +27,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urldefrag
+from urllib.parse import urldefrag, urlsplit
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest
@@ -29,7 +36,15 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from newscrawl.items import ArticleItem
 from newscrawl.scheduling.dupefilter import ROOT_META
+from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
+from newscrawl.scheduling.run import (
+    EXIT_NO_SOURCES,
+    REASON_REDIS_UNAVAILABLE,
+    current_run,
+    set_exit_code,
+)
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites
+from newscrawl.sitestats import SiteStats, run_outcome
 from newscrawl.sources import (
     SourceDocument,
     SourceError,
@@ -55,6 +70,12 @@ SITEMAP_DEPTH = "newscrawl_sitemap_depth"  # index nesting below a configured si
 ROBOTS = "newscrawl_robots"  # a robots.txt read for its Sitemap: lines
 SOURCE_KINDS = ("sitemap", "feed")
 _PLURAL = {"sitemap": "sitemaps", "feed": "feeds"}  # stats prefix newscrawl/sitemaps/...
+#: Walk id (fingerprint of the start page a list page was reached from) and the number of
+#: consecutive list pages without anything new up to its parent; they travel with the request
+#: through the Redis queue, so any worker continues the walk.
+WALK = "newscrawl_walk"
+KNOWN = "newscrawl_known"
+WALK_START = "newscrawl_walk_start"
 
 LIST_PRIORITY = 10
 ARTICLE_PRIORITY = 0
@@ -97,6 +118,10 @@ def failure_reason(failure: Failure) -> str:
     return name.lower()
 
 
+def _pattern(site: Site) -> str:
+    return site.article_url.pattern if site.article_url is not None else ""
+
+
 class PortalSpider(scrapy.Spider):
     name = "portal"
 
@@ -105,6 +130,9 @@ class PortalSpider(scrapy.Spider):
         self.sites_arg = sites
         self.sites: dict[str, Site] = {}
         self.sources_config = SourcesConfig()
+        self._warned_ambiguous: set[str] = set()
+        self.site_stats = SiteStats(None)
+        self._walks: ListWalks | None = None
 
     @classmethod
     def check_config(cls, settings: BaseSettings, spider_args: dict[str, Any]) -> None:
@@ -123,12 +151,29 @@ class PortalSpider(scrapy.Spider):
             raise
         spider.sites = {site.name: site for site in sites}
         spider.sources_config = SourcesConfig.from_settings(crawler.settings)
+        spider.site_stats = SiteStats.of(crawler)
         spider._load_extract()
         logger.info(
             "Crawling %d site(s) from %s: %s",
             len(sites), config.sites_path, ", ".join(spider.sites),
         )
+        for site in sites:
+            for url in site.start_urls:
+                if site.is_article(url):
+                    logger.warning(
+                        "Site %s: start URL %s also matches article_url %r; it is read as a"
+                        " start page (start and list pages win). Make article_url stricter.",
+                        site.name, url, _pattern(site),
+                    )
         return spider
+
+    @property
+    def walks(self) -> ListWalks:
+        """Shared list-walk state (built on first use: it needs the crawl's Redis)."""
+        if self._walks is None:
+            assert self.crawler is not None
+            self._walks = ListWalks.from_crawler(self.crawler)
+        return self._walks
 
     def _load_extract(self) -> None:
         from newscrawl.extract import decode_html, extract_article
@@ -142,14 +187,21 @@ class PortalSpider(scrapy.Spider):
         if self.crawler is not None and self.crawler.stats is not None:
             self.crawler.stats.inc_value(key, count)
 
-    def _request(self, url: str, site: Site, kind: str, depth: int) -> Request:
+    def _request(self, url: str, site: Site, kind: str, depth: int, *, walk: str | None = None,
+                 known: int = 0, start_url: str | None = None) -> Request:
         callback = self.parse_article if kind == "article" else self.parse_page
+        meta: dict[str, Any] = {KIND: kind, SITE: site.name, DEPTH: depth}
+        if kind in ("start", "list"):
+            meta[WALK_START] = start_url or url
+        if kind == "list":
+            meta[WALK] = walk
+            meta[KNOWN] = known
         return Request(
             url,
             callback=callback,
             errback=self.on_error,
             priority=ARTICLE_PRIORITY if kind == "article" else LIST_PRIORITY,
-            meta={KIND: kind, SITE: site.name, DEPTH: depth},
+            meta=meta,
         )
 
     async def start(self) -> AsyncIterator[Any]:
@@ -171,19 +223,35 @@ class PortalSpider(scrapy.Spider):
         return site
 
     def parse_page(self, response: Response) -> Iterator[Request]:
-        """A start or list page: follow list links (bounded depth) and article links."""
+        """A start or list page: its article links, then its list links while the walk goes on
+        (see :meth:`_follow_lists`)."""
         site = self._site_of(response)
         if site is None:
             return
         kind = response.meta.get(KIND, "start")
         self._inc(f"newscrawl/pages/{kind}")
+        self.site_stats.inc(site.name, "pages", kind)
         if not isinstance(response, TextResponse):
             self._inc("newscrawl/pages/not_html")
             logger.warning("List page %s is not HTML (%s)", response.url,
                            response.headers.get(b"Content-Type"))
             return
         depth = int(response.meta.get(DEPTH, 0))
+        article_urls, list_urls = self._page_links(response, site)
+        articles = [self._request(url, site, "article", depth + 1) for url in article_urls]
+        self._inc("newscrawl/links/article", len(articles))
+        self.site_stats.inc(site.name, "links", "seen", count=len(articles))
+        yield from articles
+        yield from self._follow_lists(response, site, kind, depth, articles, list_urls)
+
+    def _page_links(self, response: TextResponse, site: Site) -> tuple[list[str], list[str]]:
+        """(article URLs, list URLs) linked from a page, each once, in page order.
+
+        A URL that matches both ``follow_url`` and ``article_url`` is a list page (warned about
+        once per site); links to the site's start URLs are skipped (read every run anyway)."""
         seen: set[str] = set()
+        article_urls: list[str] = []
+        list_urls: list[str] = []
         for href in response.css("a::attr(href)").getall():
             href = href.strip()
             if not href or href.startswith(("javascript:", "mailto:", "#")):
@@ -193,36 +261,101 @@ class PortalSpider(scrapy.Spider):
                 if url in seen or not url.startswith(("http://", "https://")):
                     continue
                 seen.add(url)
-                if not site.allows(url):
+                urlsplit(url).port  # noqa: B018 - raises ValueError for a port out of range
+                if not site.allows(url) or url in site.start_urls:
                     continue
+                is_list = site.is_list(url)
                 article = site.article_link(url)
                 if article is not None:
-                    if article != url and article in seen:
+                    if not is_list:
+                        if article != url and article in seen:
+                            continue
+                        seen.add(article)
+                        article_urls.append(article)
                         continue
-                    seen.add(article)
-                    request = self._request(article, site, "article", depth + 1)
-                    self._inc("newscrawl/links/article")
-                elif site.is_list(url):
-                    if depth + 1 > site.max_list_depth:
-                        self._inc("newscrawl/links/list_too_deep")
-                        continue
-                    request = self._request(url, site, "list", depth + 1)
-                    self._inc("newscrawl/links/list")
-                else:
-                    continue
+                    self._warn_ambiguous(site, url)
+                if is_list:
+                    list_urls.append(url)
             except ValueError as exc:
                 # e.g. "http://[::1/x" (invalid IPv6) or a port out of range: one bad link must
                 # not end the page's generator and lose every link after it
                 self._inc("newscrawl/links/invalid")
                 logger.warning("Skipping an invalid link on %s: %r (%s)", response.url, href, exc)
+        return article_urls, list_urls
+
+    def _warn_ambiguous(self, site: Site, url: str) -> None:
+        self._inc("newscrawl/links/ambiguous")
+        self.site_stats.inc(site.name, "links", "ambiguous")
+        if site.name not in self._warned_ambiguous:
+            self._warned_ambiguous.add(site.name)
+            logger.warning(
+                "Site %s: list page %s also matches article_url %r; it is followed as a list"
+                " page (follow_url wins). Make article_url stricter.",
+                site.name, url, _pattern(site),
+            )
+
+    def _follow_lists(self, response: Response, site: Site, kind: str, depth: int,
+                      articles: list[Request], list_urls: list[str]) -> Iterator[Request]:
+        """A page's list links, while its walk goes on.
+
+        ``known`` counts the consecutive list pages (this one included) whose article links were
+        all done already; a list page without any article link leaves it as it was, and a start
+        page starts a walk at 0. The walk stops below a page once ``known`` reaches
+        ``stop_after_known``; it never admits more than ``max_list_pages`` list pages per start
+        page and run (Redis, shared by the workers; see newscrawl/scheduling/lists.py)."""
+        new = 0
+        if articles:
+            done = self.walks.done(articles)
+            new = done.count(False)
+        start_url = str(response.meta.get(WALK_START) or response.url)
+        if kind == "start":
+            known = 0
+            walk = self.walks.walk_id(Request(start_url))
+        else:
+            parent_known = int(response.meta.get(KNOWN, 0) or 0)
+            known = 0 if new else (parent_known + 1 if articles else parent_known)
+            walk = str(response.meta.get(WALK) or site.name)
+        if not list_urls:
+            return
+        if known >= site.stop_after_known:
+            self._inc("newscrawl/lists/stopped_at_known")
+            logger.debug("Site %s: nothing new on %d list page(s) up to %s; not following its"
+                         " %d list links", site.name, known, response.url, len(list_urls))
+            return
+        if site.too_deep(depth + 1):
+            self._inc("newscrawl/links/list_too_deep", len(list_urls))
+            return
+        requests = [self._request(url, site, "list", depth + 1, walk=walk, known=known,
+                                  start_url=start_url) for url in list_urls]
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        results = (self.walks.reserve(run_id, walk, requests, site.max_list_pages) if run_id
+                   else [ADMITTED] * len(requests))
+        over = 0
+        for request, result in zip(requests, results, strict=True):
+            if result == OVER_CAP:
+                over += 1
                 continue
+            self._inc("newscrawl/links/list")
             yield request
+        if over:
+            self._inc("newscrawl/lists/over_cap", over)
+            if new:
+                self._inc("newscrawl/lists/cap_reached")
+                self.site_stats.inc(site.name, "lists", "cap_reached")
+                logger.warning(
+                    "Site %s: max_list_pages (%d) reached below %s while %s still had %d new"
+                    " article(s); %d list link(s) not followed: older articles may be missed."
+                    " Raise max_list_pages or crawl more often.",
+                    site.name, site.max_list_pages, start_url, response.url, new,
+                    over,
+                )
 
     def parse_article(self, response: Response) -> Iterator[ArticleItem]:
         site = self._site_of(response)
         if site is None:
             return
         self._inc("newscrawl/pages/article")
+        self.site_stats.inc(site.name, "pages", "article")
         content_type = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip()
         if (
             not isinstance(response, TextResponse)
@@ -274,17 +407,63 @@ class PortalSpider(scrapy.Spider):
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
         kind = request.meta.get(KIND, "?") if request is not None else "?"
+        site = request.meta.get(SITE) if request is not None else None
         reason = failure_reason(failure)
         if kind in SOURCE_KINDS and request is not None:
-            self._source_failed(request.meta.get(SITE), kind, reason)
+            self._source_failed(site, kind, reason, downloaded=False)
         if reason == "robots_forbidden":
             self._inc("newscrawl/download/robots_forbidden")
             logger.debug("Forbidden by robots.txt: %s", url)
             return
         self._inc("newscrawl/download/failed")
         self._inc(f"newscrawl/download/failed/{reason}")
+        if isinstance(site, str) and site in self.sites:
+            self.site_stats.inc_many(site, {"failed": 1, f"failed/{kind}": 1})
         logger.warning("Download of %s page %s failed: %s (%s)", kind, url, reason,
                        failure.getErrorMessage())
+
+    # --- end of the run ----------------------------------------------------------------------
+
+    def closed(self, reason: str) -> None:
+        """One INFO line per site with the run's figures, a WARNING per site that yielded no
+        article link or could not be fetched at all, and exit code 4 when no source page of any
+        site could be fetched (see newscrawl/sitestats.py)."""
+        if not self.sites:
+            return
+        figures, of_run = self.site_stats.run_figures(
+            redis_ok=reason != REASON_REDIS_UNAVAILABLE)
+        outcome = run_outcome(self.sites, figures)
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        logger.info("Summary of %s (%s):", f"run {run_id}" if run_id else "this crawl",
+                    "the run's figures so far, all workers" if of_run
+                    else "this worker's figures")
+        for summary in outcome.summaries:
+            logger.info("%s", summary.line())
+        for summary in outcome.summaries:
+            if not summary.sources_fetched:
+                logger.warning(
+                    "Site %s: none of its start/list/sitemap/feed pages could be fetched"
+                    " (%d failed)", summary.name, summary.sources_failed,
+                )
+            elif not summary.get("links/seen"):
+                logger.warning(
+                    "Site %s: its %d start/list/sitemap/feed page(s) yielded no article link:"
+                    " does article_url %r match its article URLs?",
+                    summary.name, summary.sources_fetched,
+                    _pattern(self.sites[summary.name]),
+                )
+        joined = bool(self.crawler is not None and self.crawler.stats is not None
+                      and self.crawler.stats.get_value("newscrawl/scheduler/run_joined"))
+        if outcome.no_sources and not of_run and joined:
+            # an extra worker without the run's figures cannot tell: the start pages were not its
+            logger.warning("Cannot read the run's figures: not deciding whether the run fetched"
+                           " any page (exit code 0)")
+        elif outcome.no_sources and reason == "finished" and self.crawler is not None:
+            logger.error(
+                "No start, list, sitemap or feed page of any site could be fetched in this run:"
+                " exit code %d", EXIT_NO_SOURCES,
+            )
+            set_exit_code(self.crawler, EXIT_NO_SOURCES)
 
     # --- sitemaps and feeds ------------------------------------------------------------------
 
@@ -317,10 +496,13 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/requests/feed")
             yield self._source_request(url, site, "feed", root=True)
 
-    def _source_failed(self, site_name: Any, kind: str, reason: str) -> None:
+    def _source_failed(self, site_name: Any, kind: str, reason: str, *,
+                       downloaded: bool = True) -> None:
+        """Count an unusable sitemap or feed (``downloaded``: the download itself worked; a
+        failed download is counted per site by :meth:`on_error`)."""
         self._inc(f"newscrawl/{_PLURAL[kind]}/{reason}")
-        if isinstance(site_name, str):
-            self._inc(f"newscrawl/sites/{site_name}/failed/{kind}")
+        if downloaded and isinstance(site_name, str) and site_name in self.sites:
+            self.site_stats.inc(site_name, "failed", kind)
 
     def _unusable(self, site: Site, kind: str, response: Response, exc: SourceError) -> None:
         self._source_failed(site.name, kind, exc.reason)
@@ -329,7 +511,7 @@ class PortalSpider(scrapy.Spider):
 
     def _read(self, site: Site, kind: str, response: Response, doc: SourceDocument) -> None:
         self._inc(f"newscrawl/pages/{kind}")
-        self._inc(f"newscrawl/sites/{site.name}/pages/{kind}")
+        self.site_stats.inc(site.name, "pages", kind)
         if doc.error is not None:
             self._inc(f"newscrawl/{_PLURAL[kind]}/recovered")
             # INFO: read all the same, and nothing the user can fix (portals' feeds often carry
@@ -448,7 +630,7 @@ class PortalSpider(scrapy.Spider):
                 continue
             seen.add(article)
             self._inc("newscrawl/links/article")
-            self._inc(f"newscrawl/sites/{site.name}/links/seen")
+            self.site_stats.inc(site.name, "links", "seen")
             try:
                 request = self._request(article, site, "article", 1)
             except ValueError:

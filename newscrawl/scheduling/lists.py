@@ -1,0 +1,102 @@
+"""The state of list-page walks that several workers share: which articles are done, and how
+many list pages each walk may still fetch in this run.
+
+A *walk* is everything reached from one start page through list pages (``follow_url``) in one
+run. The spider decides from a page's article links whether to follow its list links (see
+``newscrawl/spiders/portal.py``); this module answers its two Redis questions, one round trip
+each per page:
+
+* :meth:`ListWalks.done` -- which of a page's article requests are in the dupefilter's done
+  records (an article queued or in flight but not yet processed is *not* done: it counts as new,
+  so a walk errs towards one more list page rather than a missed article).
+* :meth:`ListWalks.reserve` -- atomically (Lua) admit list pages into the walk's set
+  ``{prefix}:{spider}:walk:{run}:{walk}`` while it holds fewer than ``max_list_pages``. A page
+  already admitted is admitted again (0) without using the budget, so a list page re-parsed after
+  its worker was killed (its lease expired and it was requeued) re-yields the same links and the
+  walk goes on exactly as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from newscrawl import keys
+from newscrawl.scheduling.dupefilter import RedisDupeFilter
+from newscrawl.scheduling.retry import call_with_retry, outage_for
+from newscrawl.sitestats import MIN_RUN_STATS_TTL
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+#: reserve() results per list page
+ADMITTED = 1
+ALREADY_ADMITTED = 0
+OVER_CAP = -1
+
+# KEYS: walk set   ARGV: cap, ttl, fp...
+LUA_RESERVE = """
+local n = redis.call('SCARD', KEYS[1])
+local cap = tonumber(ARGV[1])
+local out = {}
+for i = 3, #ARGV do
+  if redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 1 then
+    out[#out + 1] = 0
+  elseif n >= cap then
+    out[#out + 1] = -1
+  else
+    redis.call('SADD', KEYS[1], ARGV[i])
+    n = n + 1
+    out[#out + 1] = 1
+  end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return out
+"""
+
+
+class ListWalks:
+    """Shared walk state in Redis (see the module docstring)."""
+
+    def __init__(self, server: redis.Redis, dupefilter: RedisDupeFilter, *, ttl: int,
+                 retry_seconds: float) -> None:
+        self.server = server
+        self.df = dupefilter
+        self.ttl = max(int(ttl), MIN_RUN_STATS_TTL)
+        self.retry_seconds = retry_seconds
+        self._reserve = server.register_script(LUA_RESERVE)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ListWalks:
+        from newscrawl.crawler_redis import redis_for_crawler
+        from newscrawl.scheduling.config import SchedulingConfig
+
+        config = SchedulingConfig.from_settings(crawler.settings)
+        return cls(redis_for_crawler(crawler), RedisDupeFilter.from_crawler(crawler),
+                   ttl=config.run_ttl, retry_seconds=config.redis_retry_seconds)
+
+    def walk_id(self, start_request: Request) -> str:
+        """The id of the walk below a start page: its fingerprint (hex)."""
+        return self.df.fingerprint8(start_request).hex()
+
+    def walk_key(self, run_id: str, walk: str) -> str:
+        return keys.CRAWL_WALK.format(prefix=self.df.prefix, spider=self.df.spider_name,
+                                      run=run_id, walk=walk)
+
+    def done(self, requests: list[Request]) -> list[bool]:
+        """Whether each article request is done (one round trip)."""
+        return self.df.done_many(requests)
+
+    def reserve(self, run_id: str, walk: str, requests: list[Request], cap: int) -> list[int]:
+        """ADMITTED / ALREADY_ADMITTED / OVER_CAP for each list request, in order."""
+        if not requests:
+            return []
+        fps = [self.df.fingerprint8(r) for r in requests]
+        result = call_with_retry(self._reserve, keys=[self.walk_key(run_id, walk)],
+                                 args=[cap, self.ttl, *fps], retry_seconds=self.retry_seconds,
+                                 what="list walk", outage=outage_for(self.server))
+        return [int(x) for x in result]

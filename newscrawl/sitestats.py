@@ -1,0 +1,187 @@
+"""Per-site figures of a crawl: one naming scheme, this worker's stats and the run's totals.
+
+Every per-site counter goes through :func:`site_stat` / :class:`SiteStats`::
+
+    newscrawl/sites/<name>/pages/<kind>   pages fetched and parsed; kind: start, list, sitemap,
+                                          feed (the sources) or article
+    newscrawl/sites/<name>/links/seen     article links on its source pages (distinct per page)
+    newscrawl/sites/<name>/links/new      article requests queued (neither done nor queued yet)
+    newscrawl/sites/<name>/stored         articles stored
+    newscrawl/sites/<name>/near_duplicate articles dropped as near-duplicates
+    newscrawl/sites/<name>/failed         downloads that failed (any kind), and
+    newscrawl/sites/<name>/failed/<kind>  by kind
+
+Scrapy's stats are per worker. Once the scheduler knows the run (:meth:`SiteStats.start_run`),
+every increment also goes to the run's Redis hash ``{prefix}:{spider}:runstats:{run}`` (field
+``<name>/<path>``, kept a day after its last update), so the end-of-run summary and the exit
+decision (:func:`run_outcome`) are the run's, whichever worker ends last.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "newscrawl/sites"
+#: Kinds of pages a site's articles are found on (a run that fetched none of them did nothing).
+SOURCE_KINDS = ("start", "list", "sitemap", "feed")
+PAGE_KINDS = (*SOURCE_KINDS, "article")
+#: Seconds the run's hash is kept after its last update (at least; see start_run).
+MIN_RUN_STATS_TTL = 86400
+
+_ATTR = "_newscrawl_site_stats"
+
+
+def site_stat(site: str, *path: str) -> str:
+    """The stats key of a per-site figure: ``site_stat("a", "pages", "list")`` is
+    ``newscrawl/sites/a/pages/list``."""
+    return "/".join((PREFIX, site, *path))
+
+
+class SiteStats:
+    """Per-site counters of one crawler (see the module docstring); get it with :meth:`of`."""
+
+    def __init__(self, crawler: Crawler | None) -> None:
+        self.crawler = crawler
+        self.server: redis.Redis | None = None
+        self.run_key: str | None = None
+        self.ttl = MIN_RUN_STATS_TTL
+        self._redis_failed = False
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> SiteStats:
+        """The crawler's one instance (created on first use)."""
+        existing: SiteStats | None = getattr(crawler, _ATTR, None)
+        if existing is None:
+            existing = cls(crawler)
+            setattr(crawler, _ATTR, existing)
+        return existing
+
+    @property
+    def stats(self) -> StatsCollector | None:
+        """The crawler's stats (set when the crawl starts, after the spider is built)."""
+        try:
+            return self.crawler.stats if self.crawler is not None else None
+        except RuntimeError:
+            return None
+
+    def start_run(self, server: redis.Redis, run_key: str, ttl: int = 0) -> None:
+        """From now on, also count in the run's hash ``run_key`` (called by the scheduler)."""
+        self.server = server
+        self.run_key = run_key
+        self.ttl = max(int(ttl), MIN_RUN_STATS_TTL)
+
+    def inc(self, site: str, *path: str, count: int = 1) -> None:
+        self.inc_many(site, {"/".join(path): count})
+
+    def inc_many(self, site: str, counts: Mapping[str, int]) -> None:
+        """Add ``counts`` (path -> n, e.g. ``{"links/seen": 8}``) for ``site``: one Redis round
+        trip. A Redis error loses the run's copy of these figures (logged once), never the crawl."""
+        counts = {path: n for path, n in counts.items() if n}
+        if not counts:
+            return
+        if self.stats is not None:
+            for path, n in counts.items():
+                self.stats.inc_value(f"{PREFIX}/{site}/{path}", n)
+        if self.server is None or self.run_key is None or self._redis_failed:
+            return
+        try:
+            pipe = self.server.pipeline(transaction=False)
+            for path, n in counts.items():
+                pipe.hincrby(self.run_key, f"{site}/{path}", n)
+            pipe.expire(self.run_key, self.ttl)
+            pipe.execute()
+        except Exception as exc:  # redis errors of any kind: the figures are not worth a crash
+            if not self._redis_failed:
+                self._redis_failed = True
+                logger.warning("Cannot count the run's per-site figures in Redis (%s): the"
+                               " summary shows this worker's figures", exc)
+            self._redis_failed = True
+
+    def local_figures(self) -> dict[str, dict[str, int]]:
+        """This worker's figures: site -> path -> count."""
+        figures: dict[str, dict[str, int]] = {}
+        if self.stats is None:
+            return figures
+        for key, value in self.stats.get_stats().items():
+            if isinstance(key, str) and key.startswith(PREFIX + "/") and isinstance(value, int):
+                site, _, path = key[len(PREFIX) + 1:].partition("/")
+                figures.setdefault(site, {})[path] = value
+        return figures
+
+    def run_figures(self, *, redis_ok: bool = True) -> tuple[dict[str, dict[str, int]], bool]:
+        """(site -> path -> count, whether these are the run's): the run's hash, or this
+        worker's figures when there is no run or Redis cannot be read (``redis_ok`` False: do
+        not even try)."""
+        if not redis_ok or self.server is None or self.run_key is None or self._redis_failed:
+            return self.local_figures(), False
+        try:
+            raw = self.server.hgetall(self.run_key)
+        except Exception as exc:
+            logger.warning("Cannot read the run's per-site figures (%s): this worker's instead",
+                           exc)
+            return self.local_figures(), False
+        figures: dict[str, dict[str, int]] = {}
+        for name, value in raw.items():
+            site, _, path = _text(name).partition("/")
+            try:
+                figures.setdefault(site, {})[path] = int(value)
+            except ValueError:
+                continue
+        return figures, True
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+@dataclass
+class SiteSummary:
+    """One site's figures in a run, with the checks the summary warns about."""
+
+    name: str
+    figures: Mapping[str, int] = field(default_factory=dict)
+
+    def get(self, path: str) -> int:
+        return int(self.figures.get(path, 0))
+
+    @property
+    def sources_fetched(self) -> int:
+        return sum(self.get(f"pages/{kind}") for kind in SOURCE_KINDS)
+
+    @property
+    def sources_failed(self) -> int:
+        return sum(self.get(f"failed/{kind}") for kind in SOURCE_KINDS)
+
+    def line(self) -> str:
+        pages = ", ".join(f"{kind} {self.get('pages/' + kind)}" for kind in PAGE_KINDS)
+        failed = ", ".join(f"{kind} {self.get('failed/' + kind)}" for kind in PAGE_KINDS
+                           if self.get("failed/" + kind))
+        return (
+            f"Site {self.name}: pages fetched {pages}; article links seen"
+            f" {self.get('links/seen')}, new {self.get('links/new')}; stored {self.get('stored')},"
+            f" near-duplicates {self.get('near_duplicate')}, failed {self.get('failed')}"
+            + (f" ({failed})" if failed else "")
+        )
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    summaries: list[SiteSummary]
+    no_sources: bool  # not one start/list/sitemap/feed page of any site could be fetched
+
+
+def run_outcome(sites: Iterable[str], figures: Mapping[str, Mapping[str, int]]) -> RunOutcome:
+    """Per-site summaries of ``sites`` (in that order) from ``figures``, and whether the run
+    fetched no source page at all."""
+    summaries = [SiteSummary(name, figures.get(name, {})) for name in sites]
+    return RunOutcome(summaries, no_sources=not any(s.sources_fetched for s in summaries))

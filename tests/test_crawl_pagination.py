@@ -1,0 +1,167 @@
+"""Pagination that stops at what it knows, and a crawl that says what it did: real ``scrapy crawl
+portal`` runs against a mock portal on loopback that publishes every simulated day.
+
+The portal lists 8 articles a page and publishes 30 a day: more than three list pages hold, so a
+fixed list depth of 3 loses articles every day; the walk must read exactly the list pages that
+hold new articles, plus ``stop_after_known`` (1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from crawlrun import CrawlResult, run_crawl, stored_urls
+from mockportal import DailyPortal, MockPortal
+from redisserver import free_port
+
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+PER_DAY = 30
+
+
+@pytest.fixture
+def daily() -> Iterator[DailyPortal]:
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        yield DailyPortal(portal, per_page=8, home=5)
+    finally:
+        portal.stop()
+
+
+def ok(result: CrawlResult) -> CrawlResult:
+    assert result.returncode == 0, result.log[-4000:]
+    assert "Spider closed (finished)" in result.log
+    return result
+
+
+def write_sites(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sites.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def site_figures(result: CrawlResult, site: str = "daily") -> dict[str, int]:
+    prefix = f"newscrawl/sites/{site}/"
+    return {k.removeprefix(prefix): v for k, v in result.stats.items() if k.startswith(prefix)}
+
+
+def warnings(result: CrawlResult) -> list[str]:
+    return [line for line in result.log.splitlines() if " WARNING: " in line]
+
+
+def test_daily_runs_fetch_every_article_once_and_read_only_the_new_list_pages(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    sites = write_sites(tmp_path, daily.sites_toml())
+    # day 1: a backlog of 45 articles on 6 list pages, all read
+    daily.publish(45)
+    r1 = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert daily.list_hits() == {n: 1 for n in range(1, 7)}
+    fig = site_figures(r1)
+    assert (fig["pages/start"], fig["pages/list"], fig["stored"]) == (1, 6, 45)
+    assert fig["links/new"] == 45
+    for day in range(2, 5):
+        before = daily.list_hits()
+        new = daily.publish(PER_DAY)
+        result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+        after = daily.list_hits()
+        read = {n for n, hits in after.items() if hits != before.get(n, 0)}
+        holding = daily.pages_holding(new)
+        assert holding == {1, 2, 3, 4}  # 30 new at 8 a page
+        # the pages holding new articles, plus one (stop_after_known = 1), each once
+        assert read == holding | {max(holding) + 1}, (day, read)
+        assert all(after[n] - before.get(n, 0) == 1 for n in read)
+        fig = site_figures(result)
+        assert fig["pages/list"] == len(read)
+        assert fig["links/new"] == fig["stored"] == fig["pages/article"] == PER_DAY, fig
+        assert not warnings(result), warnings(result)
+        assert (f"Site daily: pages fetched start 1, list {len(read)}, sitemap 0, feed 0,"
+                f" article {PER_DAY}; ") in result.log
+    # every article fetched once and stored once, over all days
+    hits = daily.portal.hit_counts()
+    assert {p: hits.get(p, 0) for p in daily.paths} == {p: 1 for p in daily.paths}
+    stored = stored_urls(tmp_path)
+    assert stored == {daily.portal.url(p): 1 for p in daily.paths}
+
+
+def test_max_list_pages_caps_a_walk_with_a_warning(tmp_path: Path, daily: DailyPortal) -> None:
+    daily.publish(45)
+    sites = write_sites(tmp_path, daily.sites_toml(max_list_pages=2))
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert daily.list_hits() == {1: 1, 2: 1, 3: 0, 4: 0, 5: 0, 6: 0}
+    assert result.stats["newscrawl/lists/cap_reached"] == 1
+    assert site_figures(result)["lists/cap_reached"] == 1
+    (warning,) = [w for w in warnings(result) if "max_list_pages" in w]
+    assert "Site daily: max_list_pages (2) reached" in warning
+    assert daily.portal.url("/list/2.html") in warning
+    # what the two pages and the home page listed was fetched
+    assert site_figures(result)["stored"] == 16
+
+
+def test_max_list_depth_still_bounds_the_nesting(tmp_path: Path, daily: DailyPortal) -> None:
+    daily.publish(45)
+    sites = write_sites(tmp_path, daily.sites_toml(max_list_depth=2))
+    ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert daily.list_hits() == {1: 1, 2: 1, 3: 0, 4: 0, 5: 0, 6: 0}
+
+
+def test_an_article_url_that_matches_nothing_is_warned_about(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    daily.publish(20)
+    sites = write_sites(tmp_path, daily.sites_toml(article_url="/article/\\d+\\.html$"))
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert site_figures(result).get("links/seen", 0) == 0
+    (warning,) = [w for w in warnings(result) if "yielded no article link" in w]
+    assert "Site daily:" in warning and "/article/" in warning
+
+
+def test_article_url_matching_list_pages_is_warned_and_list_pages_still_followed(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    daily.publish(45)
+    sites = write_sites(tmp_path, daily.sites_toml(article_url="\\.html$"))
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert daily.list_hits() == {n: 1 for n in range(1, 7)}
+    (warning,) = [w for w in warnings(result) if "also matches article_url" in w]
+    assert "Site daily: list page" in warning and "follow_url wins" in warning
+    assert stored_urls(tmp_path) == {daily.portal.url(p): 1 for p in daily.paths}
+
+
+def test_a_start_url_matching_article_url_is_warned_at_start(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    daily.publish(10)
+    sites = write_sites(tmp_path, daily.sites_toml(article_url="/"))
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert any("start URL" in w and "also matches article_url" in w for w in warnings(result))
+    assert site_figures(result)["pages/start"] == 1
+
+
+def dead_site(name: str) -> str:
+    port = free_port()  # bound and released: nothing listens there
+    return (f'[[sites]]\nname = "{name}"\nstart_urls = ["http://127.0.0.1:{port}/"]\n'
+            "article_url = '/a/\\d+\\.html$'\n")
+
+
+def test_a_dead_start_page_exits_4_and_names_the_site(tmp_path: Path,
+                                                      daily: DailyPortal) -> None:
+    sites = write_sites(tmp_path, dead_site("dead"))
+    started = time.monotonic()
+    result = run_crawl(tmp_path, sites, *SETTINGS)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 4, result.log[-4000:]
+    assert "exit code 4" in result.log
+    assert any("Site dead: none of its start/list/sitemap/feed pages could be fetched (1 failed)"
+               in w for w in warnings(result))
+    assert "Site dead: pages fetched start 0, list 0" in result.log
+    assert site_figures(result, "dead")["failed/start"] == 1
+    assert elapsed < 30, elapsed  # retries bounded (connection refused answers at once)
+    # one live site is enough for a run to count: exit 0, the dead one still warned about
+    daily.publish(5)
+    sites = write_sites(tmp_path, dead_site("dead") + "\n" + daily.sites_toml())
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert any("Site dead: none of its" in w for w in warnings(result))
+    assert site_figures(result)["stored"] == 5

@@ -1,0 +1,85 @@
+"""Shared list-walk state and per-site run figures, on a real (embedded) Redis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy import Request
+from scrapy.utils.request import RequestFingerprinter
+
+from newscrawl.scheduling.dupefilter import RedisDupeFilter
+from newscrawl.scheduling.lists import ADMITTED, ALREADY_ADMITTED, OVER_CAP, ListWalks
+from newscrawl.sitestats import SiteStats, run_outcome, site_stat
+
+
+def walks(r: Any) -> ListWalks:
+    df = RedisDupeFilter(r, prefix="t", spider_name="portal",
+                         fingerprinter=RequestFingerprinter())
+    return ListWalks(r, df, ttl=60, retry_seconds=1)
+
+
+def test_reserve_admits_up_to_the_cap_and_again_for_free(r: Any) -> None:
+    w = walks(r)
+    pages = [Request(f"http://x/list/{n}.html") for n in range(1, 6)]
+    assert w.reserve("run1", "walk", pages[:2], cap=3) == [ADMITTED, ADMITTED]
+    # a re-parse (killed worker, second worker) admits the same pages without using the budget
+    assert w.reserve("run1", "walk", pages[:2], cap=3) == [ALREADY_ADMITTED, ALREADY_ADMITTED]
+    assert w.reserve("run1", "walk", pages[1:], cap=3) == [
+        ALREADY_ADMITTED, ADMITTED, OVER_CAP, OVER_CAP]
+    # another run, another start page: their own budgets
+    assert w.reserve("run2", "walk", pages[:1], cap=3) == [ADMITTED]
+    assert w.reserve("run1", "other", pages[:1], cap=3) == [ADMITTED]
+    assert r.ttl(w.walk_key("run1", "walk")) > 0
+
+
+def test_done_is_one_batch_over_the_seen_shards(r: Any) -> None:
+    w = walks(r)
+    reqs = [Request(f"http://x/a/{n}.html") for n in range(5)]
+    for req in reqs[1:3]:
+        key, member = w.df.seen_target(w.df.fingerprint8(req))
+        r.zadd(key, {member: 1})
+    assert w.done(reqs) == [False, True, True, False, False]
+    assert w.done([]) == []
+
+
+class _Stats:
+    def __init__(self) -> None:
+        self.values: dict[str, int] = {}
+
+    def inc_value(self, key: str, count: int = 1) -> None:
+        self.values[key] = self.values.get(key, 0) + count
+
+    def get_stats(self) -> dict[str, int]:
+        return dict(self.values)
+
+    def get_value(self, key: str) -> int | None:
+        return self.values.get(key)
+
+
+class _Crawler:
+    def __init__(self) -> None:
+        self.stats = _Stats()
+
+
+def test_site_stats_count_per_worker_and_per_run(r: Any) -> None:
+    assert site_stat("a", "pages", "list") == "newscrawl/sites/a/pages/list"
+    one, two = _Crawler(), _Crawler()
+    for crawler in (one, two):
+        SiteStats.of(crawler).start_run(r, "t:portal:runstats:run1", ttl=10)  # type: ignore[arg-type]
+    SiteStats.of(one).inc_many("a", {"pages/start": 1, "links/seen": 8})  # type: ignore[arg-type]
+    SiteStats.of(two).inc("a", "pages", "article", count=3)  # type: ignore[arg-type]
+    SiteStats.of(two).inc("b", "failed/start")  # type: ignore[arg-type]
+    assert one.stats.values == {"newscrawl/sites/a/pages/start": 1,
+                                "newscrawl/sites/a/links/seen": 8}
+    figures, of_run = SiteStats.of(two).run_figures()  # type: ignore[arg-type]
+    assert of_run
+    assert figures == {"a": {"pages/start": 1, "links/seen": 8, "pages/article": 3},
+                       "b": {"failed/start": 1}}
+    assert r.ttl("t:portal:runstats:run1") >= 86000  # kept a day for operators
+    outcome = run_outcome(["a", "b"], figures)
+    assert not outcome.no_sources
+    a, b = outcome.summaries
+    assert a.line().startswith("Site a: pages fetched start 1, list 0, sitemap 0, feed 0,"
+                               " article 3; article links seen 8, new 0; stored 0")
+    assert (b.sources_fetched, b.sources_failed) == (0, 1)
+    assert run_outcome(["b"], figures).no_sources
