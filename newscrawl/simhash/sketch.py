@@ -1,0 +1,192 @@
+"""The text-level signature that confirms a simhash candidate (no Scrapy, no Redis here).
+
+A simhash near a stored one only nominates a candidate: two daily template reports (exchange
+rates, weather, market close: same wording, other numbers) or two articles on one topic can sit
+within a few bits, since the fingerprint follows a few salient words and gives digits no weight.
+The candidate is confirmed by a small sketch of the text itself, stored beside the fingerprint:
+
+* ``shingles``: the number of distinct character 4-grams of the normalised text (capped at
+  65,535), so resemblance can be turned into containment (a footer, a source line or a cut end
+  lowers Jaccard but not containment);
+* ``minhash``: one-permutation minwise hashing of those 4-grams (digits included) into ``K`` bins,
+  the lowest 8 bits of each bin's minimum kept (b-bit minwise hashing, Li and König 2010);
+* ``numbers``: a 128-bit set of the numbers in the text (one bit per distinct number): a reprint's
+  numbers are a subset of its original's (or the other way round after a cut), a template
+  report's are not;
+* ``bands``: bits 8-23 of the first two bins' minima, the keys of two more index buckets, so a
+  reprint whose simhash moved beyond the four-block search (short texts: a source line or a cut
+  can move it 10-20 bits) is still found when it shares one of those minima (probability about
+  the resemblance, per band).
+
+Serialised as ``2 + 4 + 16 + K`` = 38 bytes (:meth:`TextSketch.to_bytes`). :func:`confirms` is the decision
+rule, the reference of what the index's Lua script computes
+(``newscrawl/index/lua/index.lua``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+
+SHINGLE = 4
+#: Minhash bins (bytes). 16 bins estimate a resemblance with a standard error of about 0.1.
+BINS = 16
+#: Bits of the set of numbers.
+NUMBER_BITS = 128
+#: Largest shingle count stored (2 bytes).
+MAX_SHINGLES = 0xFFFF
+#: Only the first characters of a text count (as for the fingerprint).
+MAX_CHARS = 100_000
+#: Minhash bins whose minima also key a band bucket of the index (candidates found by the text).
+BANDS = 2
+SKETCH_BYTES = 2 + 2 * BANDS + NUMBER_BITS // 8 + BINS
+
+# Characters that count: CJK ideographs, letters and digits (after NFKC and case folding).
+# Whitespace, punctuation and symbols are dropped, so width and punctuation edits change nothing.
+_DROP_RE = re.compile(r"[\W_]+")
+# A number: digits, with decimal point / thousands separators inside (NFKC has made them ASCII).
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class TextSketch:
+    shingles: int  # distinct 4-grams (at most MAX_SHINGLES)
+    numbers: int  # NUMBER_BITS-bit set of the numbers
+    minhash: bytes  # BINS bytes: the lowest 8 bits of each bin's minimum
+    bands: tuple[int, ...] = ()  # BANDS 16-bit band bucket values (bits 8-23 of bins 0, 1)
+
+    def to_bytes(self) -> bytes:
+        """``shingles`` (2 bytes), ``bands`` (2 bytes each), ``numbers``, ``minhash``."""
+        bands = self.bands or (0,) * BANDS
+        return (
+            min(self.shingles, MAX_SHINGLES).to_bytes(2, "big")
+            + b"".join(b.to_bytes(2, "big") for b in bands)
+            + self.numbers.to_bytes(NUMBER_BITS // 8, "big")
+            + self.minhash
+        )
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> TextSketch:
+        if len(raw) != SKETCH_BYTES:
+            raise ValueError(f"a sketch has {SKETCH_BYTES} bytes, got {len(raw)}")
+        at = 2 + 2 * BANDS
+        return cls(
+            shingles=int.from_bytes(raw[:2], "big"),
+            bands=tuple(int.from_bytes(raw[2 + 2 * k : 4 + 2 * k], "big") for k in range(BANDS)),
+            numbers=int.from_bytes(raw[at : at + NUMBER_BITS // 8], "big"),
+            minhash=bytes(raw[at + NUMBER_BITS // 8 :]),
+        )
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, with everything but letters, digits and ideographs removed."""
+    return _DROP_RE.sub("", unicodedata.normalize("NFKC", text[:MAX_CHARS]).casefold())
+
+
+def _h64(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+
+
+def numbers_of(text: str) -> set[str]:
+    """The distinct numbers of ``text`` (NFKC: full-width digits count as digits), without
+    thousands separators and leading zeros."""
+    norm = unicodedata.normalize("NFKC", text[:MAX_CHARS])
+    out = set()
+    for m in _NUMBER_RE.finditer(norm):
+        n = m.group(0).replace(",", "")
+        head, dot, tail = n.partition(".")
+        out.add((head.lstrip("0") or "0") + (dot + tail if tail else ""))
+    return out
+
+
+def sketch(text: str, bins: int = BINS, number_bits: int = NUMBER_BITS) -> TextSketch:
+    """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
+    norm = normalize(text)
+    grams = {norm[i : i + SHINGLE] for i in range(len(norm) - SHINGLE + 1)}
+    if not grams and norm:
+        grams = {norm}
+    mins = [_MASK64] * bins
+    for g in grams:
+        h = _h64(g.encode("utf-8"))
+        b = h % bins
+        v = h // bins
+        if v < mins[b]:
+            mins[b] = v
+    # densification: an empty bin borrows the next non-empty bin's minimum (rotation, offset)
+    dense = [0] * bins
+    if grams:
+        for i in range(bins):
+            j = i
+            while mins[j % bins] == _MASK64:
+                j += 1
+            dense[i] = (mins[j % bins] + (j - i) * 0x9E3779B1) & _MASK64
+    out = bytes(v & 0xFF for v in dense)
+    bits = 0
+    for n in numbers_of(text):
+        bits |= 1 << (_h64(n.encode("ascii")) % number_bits)
+    return TextSketch(
+        shingles=min(len(grams), MAX_SHINGLES),
+        numbers=bits,
+        minhash=out,
+        bands=tuple((v >> 8) & 0xFFFF for v in dense[:BANDS]),
+    )
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a candidate's sketch confirms the query's (percent; chosen on the stream benchmark,
+    see docs/design/near-duplicates.md)."""
+
+    text: int = 80  # estimated containment of the smaller text's 4-grams in the other
+    numbers: int = 100  # share of the smaller number set found in the other (none: passes)
+    wide: int = 60  # resemblance a candidate found beyond the simhash search also needs
+
+    def label(self) -> str:
+        return f"c{self.text}n{self.numbers}w{self.wide}"
+
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+def resemblance(a: TextSketch, b: TextSketch) -> float:
+    """Estimated Jaccard resemblance of the two texts' 4-gram sets (b-bit correction)."""
+    same = sum(x == y for x, y in zip(a.minhash, b.minhash, strict=True))
+    r = 1.0 / 256
+    return max(0.0, (same / len(a.minhash) - r) / (1 - r))
+
+
+def text_containment(a: TextSketch, b: TextSketch) -> float:
+    """Estimated share of the smaller text's 4-grams found in the other."""
+    j = resemblance(a, b)
+    small = min(a.shingles, b.shingles)
+    if small == 0:
+        return 0.0
+    return min(1.0, j * (a.shingles + b.shingles) / (1 + j) / small)
+
+
+def number_containment(a: TextSketch, b: TextSketch) -> float:
+    """Share of the smaller number set's bits set in the other (1.0 when either has none)."""
+    na, nb = a.numbers.bit_count(), b.numbers.bit_count()
+    small = min(na, nb)
+    if small == 0:
+        return 1.0
+    return (a.numbers & b.numbers).bit_count() / small
+
+
+def confirms(
+    a: TextSketch, b: TextSketch, *, wide: bool = False, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> bool:
+    """Whether ``a`` and ``b`` are one article: the rule the index script applies to a candidate
+    (``wide``: found by a band bucket beyond the simhash search). Same arithmetic as the script."""
+    j = resemblance(a, b)
+    if wide and j * 100 < thresholds.wide:
+        return False
+    if a.shingles == 0 or b.shingles == 0 or text_containment(a, b) * 100 < thresholds.text:
+        return False
+    na, nb = a.numbers.bit_count(), b.numbers.bit_count()
+    small = min(na, nb)
+    both = (a.numbers & b.numbers).bit_count()
+    return small == 0 or both * 100 >= thresholds.numbers * small
