@@ -18,8 +18,8 @@ The candidate is confirmed by a small sketch of the text itself, stored beside t
   can move it 10-20 bits) is still found when it shares one of those minima (probability about
   the resemblance, per band).
 
-Serialised as ``2 + 4 + 16 + K`` = 38 bytes (:meth:`TextSketch.to_bytes`). :func:`confirms` is the decision
-rule, the reference of what the index's Lua script computes
+Serialised as ``2 + 4 + 16 + K`` = 38 bytes (:meth:`TextSketch.to_bytes`). :func:`confirms` is
+the decision rule, the reference of what the index's Lua script computes
 (``newscrawl/index/lua/index.lua``).
 """
 
