@@ -6,6 +6,7 @@
     newscrawl stats [--json]
     newscrawl prune --days N
     newscrawl eval PAIRS.jsonl
+    newscrawl dedup [--jsonl FILE ...] [--dry-run]
     newscrawl redis-cli [ARGS ...]
 
 Redis: ``--redis-url`` (default ``$REDIS_URL``), else the embedded Redis kept in ``--data-dir``
@@ -573,6 +574,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("args", nargs=argparse.REMAINDER, help="redis-cli arguments")
     p.set_defaults(func=cmd_redis_cli)
+
+    from newscrawl.cli_dedup import add_parser as add_dedup_parser
+
+    add_dedup_parser(sub, common)
     return parser
 
 

@@ -35,7 +35,7 @@ import select
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -744,6 +744,42 @@ class SimhashIndex:
         if pending:
             added += self._flush(pipe)
         return added
+
+    def check_many(
+        self, items: Sequence[tuple[int, str, bytes | None]], *, add: bool = True
+    ) -> list[Match | None]:
+        """``check_and_add`` (or, with ``add=False``, the nearest ``query`` match) of each
+        ``(fingerprint, doc_id, sketch)`` in order, in one pipeline.
+
+        The same decisions as one call each, in the same order: the server runs the scripts one
+        after the other, so item k sees items < k (atomic each, not as a batch).
+        """
+        self._maybe_tune()
+        self.client.script_load(self._script.script)  # a pipeline has no NOSCRIPT fallback
+        now = self.clock()
+        today = int(now // SECONDS_PER_DAY)
+        days = self.retention_days
+        min_day = -1 if days is None else today - days
+        mode = "check_add" if add else "query"
+        pipe = self.client.pipeline(transaction=False)
+        for fingerprint, doc_id, sketch in items:
+            f = check_fingerprint(fingerprint)
+            if add:
+                self._check_doc_id(doc_id)
+            command = self._command(
+                mode, f, doc_id if add else "", today, min_day, now, self._check_sketch(sketch)
+            )
+            pipe.execute_command(*command)
+        out: list[Match | None] = []
+        for result in pipe.execute(raise_on_error=False):
+            if isinstance(result, redis.ResponseError):
+                message = str(result)
+                if message.startswith(_INCOMPATIBLE):
+                    raise IncompatibleIndexError(message[len(_INCOMPATIBLE) :], self.version or "")
+                raise result
+            found = self._matches(result)
+            out.append(found[0] if found else None)
+        return out
 
     def _add_args(self, fingerprint: int, doc_id: str) -> list[Any]:
         return [
