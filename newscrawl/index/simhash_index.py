@@ -723,8 +723,14 @@ class SimhashIndex:
             return None
         return record[0]
 
-    def add_many(self, items: Iterable[tuple[int, str]], *, batch_size: int = 5000) -> int:
-        """Bulk-store ``(fingerprint, doc_id)`` pairs without near-duplicate checks (pipelined).
+    def add_many(
+        self,
+        items: Iterable[tuple[int, str] | tuple[int, str, bytes | None]],
+        *,
+        batch_size: int = 5000,
+    ) -> int:
+        """Bulk-store ``(fingerprint, doc_id)`` or ``(fingerprint, doc_id, sketch)`` items without
+        near-duplicate checks (pipelined).
 
         For loading or rebuilding an index. Returns the number of new fingerprints.
         """
@@ -734,9 +740,13 @@ class SimhashIndex:
         added = 0
         pipe = self.client.pipeline(transaction=False)
         pending = 0
-        for fingerprint, doc_id in items:
+        today, now = self.today(), self.clock()
+        for item in items:
+            fingerprint, doc_id = item[0], item[1]
+            sketch = self._check_sketch(item[2] if len(item) > 2 else None)
             self._check_doc_id(doc_id)
-            pipe.evalsha(self._script.sha, 5, *self._add_args(fingerprint, doc_id))
+            f = check_fingerprint(fingerprint)
+            pipe.execute_command(*self._command("add", f, doc_id, today, -1, now, sketch))
             pending += 1
             if pending >= batch_size:
                 added += self._flush(pipe)
@@ -780,21 +790,6 @@ class SimhashIndex:
             found = self._matches(result)
             out.append(found[0] if found else None)
         return out
-
-    def _add_args(self, fingerprint: int, doc_id: str) -> list[Any]:
-        return [
-            self.meta_key,
-            *self.bucket_keys(fingerprint),
-            "add",
-            fingerprint.to_bytes(8, "big"),
-            self.version or "",
-            self.max_distance,
-            self.today(),
-            -1,
-            doc_id,
-            self._lua_bucket_format,
-            repr(self.clock()),
-        ]
 
     def _flush(self, pipe: Any) -> int:
         results = pipe.execute(raise_on_error=False)
