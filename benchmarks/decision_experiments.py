@@ -235,7 +235,13 @@ Rule = Callable[[Prepared, Prepared, int], bool]
 WideRule = Callable[[Prepared, Prepared, int], bool] | None
 
 
-SKETCHES = {"k16n128": (16, 128), "k24n64": (24, 64), "k24n128": (24, 128), "k32n128": (32, 128)}
+SKETCHES = {
+    "k16n128": (16, 128, True),
+    "k16n128-nounit": (16, 128, False),
+    "k24n128": (24, 128, True),
+    "k32n128": (32, 128, True),
+    "k24n64": (24, 64, True),
+}
 
 
 def simulate(
@@ -319,7 +325,7 @@ def rules() -> dict[str, tuple[int, Rule, str, WideRule]]:
         "simhash d<=7": (7, fp_only(7), "k16n128", None),
         "d<=7 + text>=0.7 (no numbers)": (7, text_only(0.7), "k16n128", None),
     }
-    for variant in SKETCHES:
+    for variant in ("k16n128",):
         for md in (3, 5, 7):
             for tt in (0.5, 0.7, 0.8):
                 for tn in (0.9, 1.0):
@@ -330,16 +336,14 @@ def rules() -> dict[str, tuple[int, Rule, str, WideRule]]:
                         None,
                     )
     # with candidates from the two band buckets (what the index does with a sketch)
-    for md in (3, 7):
-        for wide in (0, 50, 60, 70):
-            for text in (80, 85):
-                t = Thresholds(text=text, numbers=100, wide=wide)
-                out[f"bands + d<={md} + text>={text / 100} + numbers>=1.0 + wide>={wide / 100}"] = (
-                    md,
-                    production(t, False),
-                    "k16n128",
-                    production(t, True),
-                )
+    for variant in SKETCHES:
+        for md in (3, 7):
+            for wide in (50, 60):
+                for text in (70, 75, 80):
+                    t = Thresholds(text=text, numbers=100, wide=wide)
+                    name = f"{variant} bands + d<={md} + text>={text / 100} + numbers>=1.0"
+                    out[f"{name} + wide>={wide / 100}"] = (
+                        md, production(t, False), variant, production(t, True))
     return out
 
 
@@ -368,7 +372,7 @@ def main() -> int:
         Prepared(
             e,
             fpr.fingerprint(e.text),
-            {k: sketch(e.text, bins, bits) for k, (bins, bits) in SKETCHES.items()},
+            {k: sketch(e.text, bins, bits, units) for k, (bins, bits, units) in SKETCHES.items()},
             len(e.text),
         )
         for e in entries

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from newscrawl.simhash.fingerprinter import Fingerprinter, get_fingerprinter
 from newscrawl.simhash.sketch import (
     BANDS,
+    BIN_BITS,
     BINS,
     DEFAULT_THRESHOLDS,
     NUMBER_BITS,
@@ -27,7 +28,7 @@ from newscrawl.simhash.sketch import (
 
 #: The decision's own part of the version (sketch layout and thresholds): an index built by another
 #: decision is refused (fingerprints and sketches of different versions are not comparable).
-SKETCH_VERSION = f"sk1-g{SHINGLE}b{BINS}n{NUMBER_BITS}l{BANDS}"
+SKETCH_VERSION = f"sk1-g{SHINGLE}b{BINS}x{BIN_BITS}n{NUMBER_BITS}u-l{BANDS}"
 
 
 @dataclass(frozen=True)

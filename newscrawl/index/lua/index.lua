@@ -18,8 +18,8 @@
 --
 -- Bucket layout: field = 8-byte fingerprint in all four hashes; block-0 value "<day>:<doc id>"
 -- (no sketch) or "<day>/<sketch><doc id>", blocks 1-3 value "<day>"; band buckets: field =
--- fingerprint, value = the sketch's minhash byte of that band (a cheap check before the record
--- is read). Returns, for check_add/query, a flat array
+-- fingerprint, value = the sketch's 4-bit minhash value of that band's bin (a cheap check
+-- before the record is read). Returns, for check_add/query, a flat array
 -- {distance, fingerprint hex, doc id, ...} sorted by distance (check_add: at most one match; an
 -- empty array means "no near-duplicate, fingerprint added"); add: 1 if new else 0; remove: 1/0.
 --
@@ -100,8 +100,9 @@ local function add_entry()
     redis.call('HSET', KEYS[i], fp, today)
   end
   if qs then
-    redis.call('HSET', KEYS[6], fp, string.sub(qs, SK_MIN, SK_MIN))
-    redis.call('HSET', KEYS[7], fp, string.sub(qs, SK_MIN + 1, SK_MIN + 1))
+    local b = string.byte(qs, SK_MIN)
+    redis.call('HSET', KEYS[6], fp, string.char(bit.rshift(b, 4)))
+    redis.call('HSET', KEYS[7], fp, string.char(bit.band(b, 15)))
   end
   if created == 1 and redis.call('HINCRBY', meta, 'count', 1) == 1 then
     redis.call('HSETNX', meta, 'created', now)
@@ -184,14 +185,23 @@ end
 -- confirms(): the same arithmetic). `wide`: found by its band bucket alone (beyond maxd), which
 -- also needs the resemblance threshold.
 local function confirm(cs, wide)
+  -- 32 minhash bins of 4 bits, two a byte
   local same = 0
   for i = SK_MIN, SK_MIN_END do
-    if sbyte(qs, i) == sbyte(cs, i) then
-      same = same + 1
+    local x, y = sbyte(qs, i), sbyte(cs, i)
+    if x == y then
+      same = same + 2
+    else
+      if bit.rshift(x, 4) == bit.rshift(y, 4) then
+        same = same + 1
+      end
+      if band(x, 15) == band(y, 15) then
+        same = same + 1
+      end
     end
   end
-  local r = 1.0 / 256
-  local j = (same / (SK_MIN_END - SK_MIN + 1) - r) / (1 - r)
+  local r = 1.0 / 16
+  local j = (same / (2 * (SK_MIN_END - SK_MIN + 1)) - r) / (1 - r)
   if j < 0 then
     j = 0
   end
@@ -421,11 +431,13 @@ else
 end
 
 -- Candidates found by the text sketch: the fingerprints in the query's two minhash band buckets
--- whose stored byte of that band equals the query's (a one-in-256 check before the record is
--- read), at any Hamming distance; they are matches only if their sketches confirm it.
+-- whose stored 4-bit value of that band's bin equals the query's (a one-in-16 check before the
+-- record is read), at any Hamming distance; they are matches only if their sketches confirm it.
 if qs then
+  local first = sbyte(qs, SK_MIN)
+  local checks = {string.char(bit.rshift(first, 4)), string.char(band(first, 15))}
   for k = 6, 7 do
-    local check = string.sub(qs, SK_MIN + k - 6, SK_MIN + k - 6)
+    local check = checks[k - 5]
     local entries = redis.call('HGETALL', KEYS[k])
     for j = 1, #entries, 2 do
       local f = entries[j]
