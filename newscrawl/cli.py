@@ -265,8 +265,10 @@ def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from newscrawl.index import IncompatibleIndexError, SimhashIndex
+    from newscrawl.simhash import Decision
 
     fingerprinter = _fingerprinter(args)
+    decision = Decision(fingerprinter)  # the crawl's decision: fingerprint and text sketch
     text = _read_text(args.file, fingerprinter.config.max_chars)
     result = fingerprinter.analyze(text)
     if result.value is None:
@@ -281,11 +283,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         client,
         prefix=args.prefix,
         max_distance=args.max_distance,
-        version=fingerprinter.version,
+        version=decision.version,
         retention_days=args.retention_days,
     ) as index:
         try:
-            matches = index.query(result.value)
+            matches = index.query(result.value, decision.analyze(text).sketch)
         except IncompatibleIndexError as exc:
             raise CliError(str(exc)) from None
         stored = index.count()
