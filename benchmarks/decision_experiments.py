@@ -11,6 +11,7 @@ template report) given with ``--stream``.
 
     python benchmarks/decision_experiments.py --corpus CORPUS_DIR            # all variants
     python benchmarks/decision_experiments.py --corpus CORPUS_DIR --write-stream s.jsonl
+    python benchmarks/decision_experiments.py --stream STREAM_DIR    # make_stream.py's output
 
 Prints one line per variant: recall, precision, wrong drops, template reports dropped.
 """
@@ -35,7 +36,6 @@ from newscrawl.simhash.sketch import (  # noqa: E402
     TextSketch,
     Thresholds,
     confirms,
-    number_containment,
     sketch,
     text_containment,
 )
@@ -235,12 +235,13 @@ Rule = Callable[[Prepared, Prepared, int], bool]
 WideRule = Callable[[Prepared, Prepared, int], bool] | None
 
 
+#: sketch variants: (bins, number bits, numbers with their unit character, bands)
 SKETCHES = {
-    "k16n128": (16, 128, True),
-    "k16n128-nounit": (16, 128, False),
-    "k24n128": (24, 128, True),
-    "k32n128": (32, 128, True),
-    "k24n64": (24, 64, True),
+    "default": (32, 128, True, 2),
+    "numbers without unit": (32, 128, False, 2),
+    "numbers in 64 bits": (32, 64, True, 2),
+    "one band": (32, 128, True, 1),
+    "16 bins": (16, 128, True, 2),
 }
 
 
@@ -308,43 +309,39 @@ def rules() -> dict[str, tuple[int, Rule, str, WideRule]]:
     def fp_only(limit: int) -> Rule:
         return lambda a, b, d: d <= limit
 
-    def confirmed(t_text: float, t_num: float) -> Rule:
-        return lambda a, b, d: (
-            text_containment(a.sk, b.sk) >= t_text  # type: ignore[arg-type]
-            and number_containment(a.sk, b.sk) >= t_num  # type: ignore[arg-type]
-        )
-
     def text_only(t_text: float) -> Rule:
         return lambda a, b, d: text_containment(a.sk, b.sk) >= t_text  # type: ignore[arg-type]
 
     def production(t: Thresholds, wide: bool) -> Rule:
         return lambda a, b, d: confirms(a.sk, b.sk, wide=wide, thresholds=t)  # type: ignore[arg-type]
 
+    default = Thresholds()
     out: dict[str, tuple[int, Rule, str, WideRule]] = {
-        "simhash d<=3": (3, fp_only(3), "k16n128", None),
-        "simhash d<=7": (7, fp_only(7), "k16n128", None),
-        "d<=7 + text>=0.7 (no numbers)": (7, text_only(0.7), "k16n128", None),
+        "simhash alone, d<=3 (the old decision)": (3, fp_only(3), "default", None),
+        "simhash alone, d<=7": (7, fp_only(7), "default", None),
+        "d<=7 + 4-gram containment >= 0.75, no numbers": (7, text_only(0.75), "default", None),
+        "d<=3 + sketch, no band buckets": (3, production(default, False), "default", None),
+        "d<=7 + sketch, no band buckets": (7, production(default, False), "default", None),
     }
-    for variant in ("k16n128",):
-        for md in (3, 5, 7):
-            for tt in (0.5, 0.7, 0.8):
-                for tn in (0.9, 1.0):
-                    out[f"{variant} d<={md} + text>={tt} + numbers>={tn}"] = (
-                        md,
-                        confirmed(tt, tn),
-                        variant,
-                        None,
-                    )
-    # with candidates from the two band buckets (what the index does with a sketch)
     for variant in SKETCHES:
         for md in (3, 7):
-            for wide in (50, 60):
-                for text in (70, 75, 80):
-                    t = Thresholds(text=text, numbers=100, wide=wide)
-                    name = f"{variant} bands + d<={md} + text>={text / 100} + numbers>=1.0"
-                    out[f"{name} + wide>={wide / 100}"] = (
-                        md, production(t, False), variant, production(t, True))
+            if md == 7 and variant != "default":
+                continue
+            for text, wide in ((75, 60), (70, 60), (80, 60), (75, 50), (75, 0)):
+                if variant != "default" and (text, wide) != (75, 60):
+                    continue
+                t = Thresholds(text=text, numbers=100, wide=wide)
+                name = (
+                    f"d<={md} + band buckets + sketch ({variant}): containment >= {text / 100}, "
+                    f"numbers subset, band-only resemblance >= {wide / 100}"
+                )
+                out[name] = (md, production(t, False), variant, production(t, True))
     return out
+
+
+def _variant(text: str, bins: int, bits: int, units: bool, bands: int) -> TextSketch:
+    sk = sketch(text, bins, bits, units)
+    return TextSketch(sk.shingles, sk.numbers, sk.minhash, sk.bands[:bands])
 
 
 def main() -> int:
@@ -354,7 +351,17 @@ def main() -> int:
     ap.add_argument("--write-stream", type=Path, help="write the built stream here")
     ap.add_argument("--only", help="only variants whose name contains this")
     args = ap.parse_args()
-    if args.stream:
+    if args.stream and args.stream.is_dir():  # benchmarks/make_stream.py's output
+        labels = {
+            o["id"]: o
+            for o in map(json.loads, (args.stream / "labels.jsonl").read_text("utf-8").splitlines())
+        }
+        entries = []
+        for o in map(json.loads, (args.stream / "stream.jsonl").read_text("utf-8").splitlines()):
+            label = labels[o["id"]]
+            group = label["original"] or o["id"]
+            entries.append(Entry(o["id"], o["text"], group, label["kind"] == "template"))
+    elif args.stream:
         entries = [
             Entry(o["id"], o["text"], o.get("group", o["id"]), bool(o.get("template")))
             for o in map(json.loads, args.stream.read_text(encoding="utf-8").splitlines())
@@ -372,7 +379,7 @@ def main() -> int:
         Prepared(
             e,
             fpr.fingerprint(e.text),
-            {k: sketch(e.text, bins, bits, units) for k, (bins, bits, units) in SKETCHES.items()},
+            {k: _variant(e.text, *v) for k, v in SKETCHES.items()},
             len(e.text),
         )
         for e in entries

@@ -108,7 +108,9 @@ def test_reprints_are_dropped(r: redis.Redis) -> None:
         "footer": ARTICLE_A + "\n（本文来自澎湃新闻，转载请注明出处。文中观点仅代表作者本人。）",
         "cut": ARTICLE_A[: int(len(ARTICLE_A) * 0.85)],
         "dropped": ARTICLE_A.replace(
-            "与此同时，监管部门持续加强对私募行业的规范管理，清理不合规机构，行业集中度进一步提升。", ""
+            "与此同时，监管部门持续加强对私募行业的规范管理，清理不合规机构，"
+            "行业集中度进一步提升。",
+            "",
         ),
         "width": ARTICLE_A.replace("，", ",").replace("。", "."),
     }
