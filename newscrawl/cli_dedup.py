@@ -102,13 +102,16 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 raise CliError(f"cannot create the data directory: {exc}") from None
     bad = 0
     counts = {"documents": 0, "duplicates": 0, "no_fingerprint": 0}
-    with _redis(args) as client, SimhashIndex(
-        client,
-        prefix=args.prefix,
-        max_distance=args.max_distance,
-        version=decision.version,
-        retention_days=args.retention_days,
-    ) as index:
+    with (
+        _redis(args) as client,
+        SimhashIndex(
+            client,
+            prefix=args.prefix,
+            max_distance=args.max_distance,
+            version=decision.version,
+            retention_days=args.retention_days,
+        ) as index,
+    ):
         log = DuplicateLog(client, prefix=args.prefix)
         progress = Progress("dedup")
 
@@ -123,8 +126,12 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 raise CliError(str(exc)) from None
             found = dict(zip(map(id, checked), matches, strict=True))
             for d in batch:
-                out: dict[str, Any] = {"id": d.id, "simhash": _hex(d.fingerprint),
-                                       "duplicate_of": None, "distance": None}
+                out: dict[str, Any] = {
+                    "id": d.id,
+                    "simhash": _hex(d.fingerprint),
+                    "duplicate_of": None,
+                    "distance": None,
+                }
                 match = found.get(id(d))
                 if d.fingerprint is None:
                     out["reason"] = d.reason
@@ -137,8 +144,15 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                     counts["duplicates"] += 1
                     if not args.dry_run:
                         extra = {"title": d.title} if d.title is not None else {}
-                        log.record(d.key, match.doc_id, match.distance, d.fingerprint,
-                                   match.fingerprint, seen_at=time.time(), **extra)
+                        log.record(
+                            d.key,
+                            match.doc_id,
+                            match.distance,
+                            d.fingerprint,
+                            match.fingerprint,
+                            seen_at=time.time(),
+                            **extra,
+                        )
                 _print_json(out)
                 counts["documents"] += 1
             progress.update(len(batch))
@@ -181,8 +195,10 @@ def cmd_dedup(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if bad:
-        print(f"newscrawl: error: {bad} malformed line(s) or unreadable file(s) skipped",
-              file=sys.stderr)
+        print(
+            f"newscrawl: error: {bad} malformed line(s) or unreadable file(s) skipped",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     return EXIT_OK
 
@@ -200,13 +216,28 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         action="append",
         help="JSON lines with 'text' and 'id' or 'url' ('-' = stdin, the default); repeatable",
     )
-    p.add_argument("--dry-run", action="store_true",
-                   help="check against the index as it is; add and record nothing")
-    p.add_argument("--max-distance", type=_distance, default=3,
-                   help="Hamming distance of the simhash search (as NEWSCRAWL_MAX_DISTANCE)")
-    p.add_argument("--retention-days", type=_positive, default=None,
-                   help="ignore fingerprints older than this many days")
-    p.add_argument("--batch", type=_positive, default=200,
-                   help="documents per pipelined round trip (default 200)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check against the index as it is; add and record nothing",
+    )
+    p.add_argument(
+        "--max-distance",
+        type=_distance,
+        default=3,
+        help="Hamming distance of the simhash search (as NEWSCRAWL_MAX_DISTANCE)",
+    )
+    p.add_argument(
+        "--retention-days",
+        type=_positive,
+        default=None,
+        help="ignore fingerprints older than this many days",
+    )
+    p.add_argument(
+        "--batch",
+        type=_positive,
+        default=200,
+        help="documents per pipelined round trip (default 200)",
+    )
     p.add_argument("--idf-file", help="IDF table (default: the built-in one, as the crawl)")
     p.set_defaults(func=cmd_dedup)

@@ -28,7 +28,10 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+import zlib
 from dataclasses import dataclass
+from itertools import repeat
+from operator import and_, mul, rshift
 
 SHINGLE = 4
 #: Minhash bins, 4 bits each (b-bit minwise hashing: more bins of fewer bits estimate better
@@ -50,7 +53,9 @@ SKETCH_BYTES = 2 + 2 * BANDS + NUMBER_BITS // 8 + BINS * BIN_BITS // 8
 _DROP_RE = re.compile(r"[\W_]+")
 # A number: digits, with decimal point / thousands separators inside (NFKC has made them ASCII).
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
-_MASK64 = (1 << 64) - 1
+_EMPTY = -1
+_MIX = 0x9E3779B97F4A7C15  # odd 64-bit multiplier (multiply-shift hashing)
+_M64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -117,24 +122,34 @@ def sketch(
 ) -> TextSketch:
     """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
     norm = normalize(text)
-    grams = {norm[i : i + SHINGLE] for i in range(len(norm) - SHINGLE + 1)}
-    if not grams and norm:
-        grams = {norm}
-    mins = [_MASK64] * bins
-    for g in grams:
-        h = _h64(g.encode("utf-8"))
+    # 4-grams as 16-byte slices of the UTF-32 text (fixed width: slicing bytes is cheap), hashed
+    # in C; each 32-bit hash's low 5 bits pick its bin, the rest is its value in the bin
+    raw = norm.encode("utf-32-le")
+    width = 4 * SHINGLE
+    grams = {raw[i : i + width] for i in range(0, len(raw) - width + 4, 4)}
+    if not grams and raw:
+        grams = {raw}
+    mins = [_EMPTY] * bins
+    left = bins
+    # CRC-32 alone is linear (a poor min-wise hash): multiply-shift mixes it (in C, through map)
+    mixed = map(
+        rshift, map(and_, map(mul, map(zlib.crc32, grams), repeat(_MIX)), repeat(_M64)), repeat(32)
+    )
+    for h in sorted(mixed):  # ascending: a bin's first hash is its minimum
         b = h % bins
-        v = h // bins
-        if v < mins[b]:
-            mins[b] = v
+        if mins[b] == _EMPTY:
+            mins[b] = h // bins
+            left -= 1
+            if not left:
+                break
     # densification: an empty bin borrows the next non-empty bin's minimum (rotation, offset)
     dense = [0] * bins
     if grams:
         for i in range(bins):
             j = i
-            while mins[j % bins] == _MASK64:
+            while mins[j % bins] == _EMPTY:
                 j += 1
-            dense[i] = (mins[j % bins] + (j - i) * 0x9E3779B1) & _MASK64
+            dense[i] = (mins[j % bins] + (j - i) * 0x9E3779B1) & 0xFFFFFFFF
     out = bytes(v & ((1 << BIN_BITS) - 1) for v in dense)
     bits = 0
     for n in numbers_of(text, units):
