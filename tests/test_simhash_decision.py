@@ -156,3 +156,30 @@ def test_sketch_round_trip_and_rules() -> None:
     # numbers keep their unit character; full-width digits and separators are normalised
     assert numbers_of("３月７日7时，1,000元") == {"3月", "7日", "7时", "1000元"}
     assert number_containment(sketch("共有100人参加"), sketch("共有100人参加，另有50人缺席")) == 1.0
+
+
+def _band_entries(r: redis.Redis) -> int:
+    return sum(r.hlen(k) for k in r.scan_iter(match="newscrawl:simhash:[45]:*"))
+
+
+def test_sketch_records_round_trip_remove_and_prune(r: redis.Redis) -> None:
+    """A fingerprint stored with a sketch: its record reads back (stored_day, used by the
+    pipeline's re-processing check), and remove() and prune() delete its band entries too."""
+    now = [1_700_000_000.0]
+    index = SimhashIndex(r, version=get_decision().version, clock=lambda: now[0])
+    a, b = (get_decision().analyze(t) for t in (ARTICLE_A, ARTICLE_B))
+    assert index.check_and_add(a.fingerprint, "https://a.example/1", a.sketch) is None  # type: ignore[arg-type]
+    assert index.stored_day(a.fingerprint, "https://a.example/1") == int(now[0] // 86400)  # type: ignore[arg-type]
+    assert index.stored_day(a.fingerprint, "https://other.example/") is None  # type: ignore[arg-type]
+    assert _band_entries(r) == 2
+    assert index.remove(a.fingerprint, "https://a.example/1")  # type: ignore[arg-type]
+    assert _band_entries(r) == 0 and index.count() == 0
+    index.add(b.fingerprint, "https://b.example/1", b.sketch)  # type: ignore[arg-type]
+    now[0] += 40 * 86400
+    assert index.prune(30) == 1
+    assert _band_entries(r) == 0 and index.count() == 0
+    # a repeated call (a retry after a lost reply) finds its own entry, adds nothing
+    assert index.check_and_add(b.fingerprint, "u", b.sketch) is None  # type: ignore[arg-type]
+    again = index.check_and_add(b.fingerprint, "u", b.sketch)  # type: ignore[arg-type]
+    assert again is not None and again.doc_id == "u" and again.distance == 0
+    assert index.count() == 1
