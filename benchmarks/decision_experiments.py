@@ -327,8 +327,8 @@ def rules() -> dict[str, tuple[int, Rule, str, WideRule]]:
         for md in (3, 7):
             if md == 7 and variant != "default":
                 continue
-            for text, wide in ((75, 60), (70, 60), (80, 60), (75, 50), (75, 0)):
-                if variant != "default" and (text, wide) != (75, 60):
+            for text, wide in ((75, 55), (70, 55), (80, 55), (75, 60), (75, 50), (75, 0)):
+                if variant != "default" and (text, wide) != (75, 55):
                     continue
                 t = Thresholds(text=text, numbers=100, wide=wide)
                 name = (

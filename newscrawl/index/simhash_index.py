@@ -11,8 +11,14 @@ Same data, same keys; 68 buckets read instead of 4. ``max_distance > 7`` is reje
 Layout per stored fingerprint (compact; see docs/readme/index.md for measurements):
 
 * field = the fingerprint as 8 big-endian bytes in each of its four bucket hashes;
-* block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once);
-* blocks 1-3 values = ``"<day>"`` (days since the Unix epoch, used for retention).
+* block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once), or
+  ``"<day>/<sketch><doc id>"`` with the text sketch (``newscrawl.simhash.sketch``, 38 bytes);
+* blocks 1-3 values = ``"<day>"`` (days since the Unix epoch, used for retention);
+* with a sketch, the fingerprint is also a field of its two band buckets
+  ``{prefix}:simhash:4:{band 0}`` and ``{prefix}:simhash:5:{band 1}`` (value: one check byte).
+
+With a sketch, a candidate stored with one is a match only if the sketches confirm it, and the
+band buckets add candidates at any distance (see ``check_and_add``; docs/design/near-duplicates.md).
 
 All reads and writes of one operation run in ONE Lua script (``EVALSHA``; on ``NOSCRIPT`` the
 script is loaded and the call repeated), so two workers adding near-duplicates concurrently cannot

@@ -52,7 +52,8 @@ SKETCH_BYTES = 2 + 2 * BANDS + NUMBER_BITS // 8 + BINS * BIN_BITS // 8
 # Whitespace, punctuation and symbols are dropped, so width and punctuation edits change nothing.
 _DROP_RE = re.compile(r"[\W_]+")
 # A number: digits, with decimal point / thousands separators inside (NFKC has made them ASCII).
-_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
+_WIDE_NUMBER_RE = re.compile(r"[０-９]|[0-9][．，][0-9]")
 _EMPTY = -1
 _MIX = 0x9E3779B97F4A7C15  # odd 64-bit multiplier (multiply-shift hashing)
 _M64 = (1 << 64) - 1
@@ -91,8 +92,15 @@ class TextSketch:
 
 
 def normalize(text: str) -> str:
-    """NFKC, case-folded, with everything but letters, digits and ideographs removed."""
-    return _DROP_RE.sub("", unicodedata.normalize("NFKC", text[:MAX_CHARS]).casefold())
+    """NFKC, case-folded, with everything but letters, digits and ideographs removed.
+
+    The characters are dropped first (NFKC of what is left is then cheap: mostly ideographs
+    already in normal form) and once more if NFKC made new ones (e.g. a fraction slash)."""
+    kept = _DROP_RE.sub("", text[:MAX_CHARS])
+    norm = unicodedata.normalize("NFKC", kept)
+    if norm != kept:
+        norm = _DROP_RE.sub("", norm)
+    return norm.casefold()
 
 
 def _h64(data: bytes) -> int:
@@ -100,10 +108,12 @@ def _h64(data: bytes) -> int:
 
 
 def numbers_of(text: str, units: bool = True) -> set[str]:
-    """The distinct numbers of ``text`` (NFKC: full-width digits count as digits), without
+    """The distinct numbers of ``text`` (full-width digits count as digits), without
     thousands separators and leading zeros; with ``units``, each followed by the letter or
     ideograph right after it, if any ("7日" and "7时" are different numbers)."""
-    norm = unicodedata.normalize("NFKC", text[:MAX_CHARS])
+    norm = text[:MAX_CHARS]
+    if _WIDE_NUMBER_RE.search(norm):  # full-width digits, or a full-width point/comma in a number
+        norm = unicodedata.normalize("NFKC", norm)
     out = set()
     for m in _NUMBER_RE.finditer(norm):
         n = m.group(0).replace(",", "")
@@ -169,7 +179,7 @@ class Thresholds:
 
     text: int = 75  # estimated containment of the smaller text's 4-grams in the other
     numbers: int = 100  # share of the smaller number set found in the other (none: passes)
-    wide: int = 60  # resemblance a candidate found beyond the simhash search also needs
+    wide: int = 55  # resemblance a candidate found beyond the simhash search also needs
 
     def label(self) -> str:
         return f"c{self.text}n{self.numbers}w{self.wide}"
