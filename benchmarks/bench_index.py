@@ -15,6 +15,11 @@ Prints a markdown table.  Usage::
     python benchmarks/bench_index.py                 # 1,000,000 fingerprints
     python benchmarks/bench_index.py -n 100000 --ops 5000
     python benchmarks/bench_index.py --baseline-checkout   # A/B: held connection vs checkout
+    python benchmarks/bench_index.py --sketch   # the default decision (fingerprint + text sketch)
+
+With ``--sketch`` every stored fingerprint has a text sketch (random bytes: band buckets of even
+size, as random texts give) and the timed check_and_add calls pass one (the crawl's default
+decision); the same rounds also time calls without a sketch (fingerprint alone, max_distance 3).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from newscrawl.index import (  # noqa: E402
     index_stats,
 )
 from newscrawl.redis_conn import close_embedded, open_embedded  # noqa: E402
+from newscrawl.simhash.sketch import SKETCH_BYTES  # noqa: E402
 
 DOMAINS = [
     "news.sina.com.cn",
@@ -74,6 +80,17 @@ def items(n: int, seed: int) -> Iterator[tuple[int, str]]:
     rng = random.Random(seed)
     for _ in range(n):
         yield rng.getrandbits(64), realistic_url(rng)
+
+
+def random_sketch(rng: random.Random) -> bytes:
+    """A sketch-shaped random value: a plausible shingle count, random bands, bits and bins."""
+    return rng.randint(100, 3000).to_bytes(2, "big") + rng.randbytes(SKETCH_BYTES - 2)
+
+
+def sketched(n: int, seed: int) -> Iterator[tuple[int, str, bytes]]:
+    rng = random.Random(seed + 1000)
+    for fp, url in items(n, seed):
+        yield fp, url, random_sketch(rng)
 
 
 def used_memory(client: redis.Redis) -> int:
@@ -188,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also time, in the same rounds on the same data, an index with max_distance N "
         "(4-7: these read each block's 16 one-bit neighbour buckets, 68 buckets instead of 4)",
     )
+    parser.add_argument(
+        "--sketch",
+        action="store_true",
+        help="store and check with text sketches (the default decision); also time calls "
+        "without a sketch in the same rounds",
+    )
     args = parser.parse_args(argv)
 
     client = bench_server(Path(args.data_dir or tempfile.mkdtemp(prefix="bench-index-")))
@@ -200,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         client, prefix="bench", version="bench-v1", retention_days=args.retention_days
     )
     t0 = time.perf_counter()
-    idx.add_many(items(args.n, seed=1))
+    idx.add_many(sketched(args.n, seed=1) if args.sketch else items(args.n, seed=1))
     load_s = time.perf_counter() - t0
     ours = (used_memory(client) - base) / args.n
     stored = idx.count()
@@ -229,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(5)
     per_round = max(1, args.ops // args.rounds)
     new_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(per_round * args.rounds)]
+    plain_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(per_round * args.rounds)]
+    new_sketches: list[bytes | None] = [
+        random_sketch(rng) if args.sketch else None for _ in new_fps
+    ]
     base_fps = [(rng.getrandbits(64), realistic_url(rng)) for _ in range(per_round * args.rounds)]
     existing = [fp for fp, _ in items(per_round * args.rounds, seed=1)]
     near = [fp ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64)) for fp in existing]
@@ -257,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             "wide_new",
             "wide_dup",
             "wide_server_us",
+            "plain_new",
+            "plain_server_us",
         )
     }
 
@@ -265,12 +294,25 @@ def main(argv: list[str] | None = None) -> int:
         server_cpu0 = server_cpu(client)
         cpu0 = time.process_time()
         t0 = time.perf_counter()
-        n = sum(1 for fp, url in new_fps[chunk] if idx.check_and_add(fp, url) is None)
+        n = sum(
+            1
+            for (fp, url), sk in zip(new_fps[chunk], new_sketches[chunk], strict=True)
+            if idx.check_and_add(fp, url, sk) is None
+        )
         rounds["new"].append(rate(per_round, time.perf_counter() - t0))
         rounds["client_cpu"].append((time.process_time() - cpu0) / per_round * 1e6)
         rounds["server_cpu"].append((server_cpu(client) - server_cpu0) / per_round * 1e6)
         stat = client.info("commandstats")["cmdstat_evalsha"]
         rounds["server_us"].append(float(stat["usec_per_call"]))
+        return n
+
+    def run_plain(chunk: slice) -> int:
+        client.config_resetstat()
+        t0 = time.perf_counter()
+        n = sum(1 for fp, url in plain_fps[chunk] if idx.check_and_add(fp, url) is None)
+        rounds["plain_new"].append(rate(per_round, time.perf_counter() - t0))
+        stat = client.info("commandstats")["cmdstat_evalsha"]
+        rounds["plain_server_us"].append(float(stat["usec_per_call"]))
         return n
 
     def run_baseline(baseline: SimhashIndex, chunk: slice) -> int:
@@ -296,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         rounds["wide_dup"].append(rate(per_round, time.perf_counter() - t0))
         return n, m
 
-    accepted = matched = base_accepted = wide_accepted = wide_matched = 0
+    accepted = matched = base_accepted = wide_accepted = wide_matched = plain_accepted = 0
     for r in range(args.rounds):
         chunk = slice(r * per_round, (r + 1) * per_round)
         t0 = time.perf_counter()
@@ -313,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
             if not r % 2:
                 base_accepted += run_baseline(baseline, chunk)
             rounds["speedup"].append(rounds["new"][-1] / rounds["base_new"][-1])
+
+        if args.sketch:
+            plain_accepted += run_plain(chunk)
 
         if wide is not None:
             n, m = run_wide(wide, chunk)
@@ -335,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     stats = index_stats(client, prefix="bench")
     stats_s = time.perf_counter() - t0
-    total = stored + accepted + base_accepted + wide_accepted
+    total = stored + accepted + base_accepted + wide_accepted + plain_accepted
     assert stats["fingerprints"] == total, stats["fingerprints"]
 
     # --- memory: naive layout (same server, same config), loaded after dropping ours -------
@@ -348,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     client.flushall()
 
     rows += [
-        ("fingerprints stored", f"{args.n:,}"),
+        ("fingerprints stored", f"{args.n:,}" + (" with text sketches" if args.sketch else "")),
         ("retention_days", str(args.retention_days)),
         ("server config", ", ".join(f"{k} {v}" for k, v in sorted(config.items()))),
         ("bulk load (add_many, pipelined Lua)", f"{load_s:.1f} s ({rate(args.n, load_s):,.0f}/s)"),
@@ -358,6 +403,18 @@ def main(argv: list[str] | None = None) -> int:
             "check_and_add/s, new fingerprints",
             f"{new_rate:,.0f} ({new_rate / ping_rate:.2f}x PING; best round {best_new:,.0f}); "
             f"{accepted:,} accepted",
+        ),
+        *(
+            [
+                (
+                    "check_and_add/s without a sketch (fingerprint alone, max_distance 3), "
+                    "same rounds",
+                    f"{med['plain_new']:,.0f} ({med['plain_new'] / ping_rate:.2f}x PING); "
+                    f"server time {med['plain_server_us']:.0f} us per call",
+                )
+            ]
+            if args.sketch
+            else []
         ),
         (
             "check_and_add/s, near-duplicates (d<=2)",

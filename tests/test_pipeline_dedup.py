@@ -201,7 +201,7 @@ def test_long_text_same_fingerprint_through_the_worker() -> None:
     fps = Fingerprints(None, 1)
     try:
         assert len(text) > fps.max_chars
-        got = asyncio.run(fps.fingerprint(text))
+        got = asyncio.run(fps.fingerprint(text))[0]
         assert fps.processes == 1  # answered by the worker, not the in-process fallback
         assert got == fingerprint(text) == fingerprint(text[: fps.max_chars])
         assert got != fingerprint(text[100_000 - 5_000 :])
@@ -232,7 +232,7 @@ def test_worker_dead_at_start_leaves_fingerprints_in_process(
     try:
         assert fps.processes == 0
         assert "fingerprint worker did not start" in caplog.text
-        assert asyncio.run(fps.fingerprint(text)) == fingerprint(text)
+        assert asyncio.run(fps.fingerprint(text))[0] == fingerprint(text)
     finally:
         fps.close()
 
@@ -250,7 +250,7 @@ def test_items_waiting_when_the_worker_is_closed_go_in_process() -> None:
         return list(await asyncio.wait_for(asyncio.gather(*tasks), 30))
 
     try:
-        assert asyncio.run(run()) == [fingerprint(t) for t in texts]
+        assert [fp for fp, _ in asyncio.run(run())] == [fingerprint(t) for t in texts]
     finally:
         fps.close()
 
@@ -271,3 +271,30 @@ def test_store_contains_only_complete_records_of_that_url(tmp_path: Path) -> Non
     assert not store.contains("http://a/2", ["2024-10-04"])  # in the text, not the url
     assert not store.contains("http://a/3", ["2024-10-04"])
     assert not store.contains("http://a/4", ["2024-10-04"])  # never completely written
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_pipeline_keeps_template_reports_and_drops_reprints(tmp_path: Path, workers: int) -> None:
+    """The crawl makes the decision `newscrawl dedup` makes: daily reports with the same wording
+    and other numbers are stored, a reprint with a source line and a footer is dropped."""
+    from test_simhash_decision import ARTICLE_A, _fx
+
+    crawler = get_crawler(settings_dict={
+        "NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
+        "NEWSCRAWL_FINGERPRINT_WORKERS": workers,
+    })
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    try:
+        for day, (usd, up, bp) in enumerate([("6.4512", True, 35), ("6.4498", False, 14)]):
+            report = item(f"http://fx/{day}", _fx(11 + day, up, usd, bp))
+            kept = asyncio.run(dedup.process_item(report))
+            assert kept["simhash"] is not None
+        asyncio.run(dedup.process_item(item("http://a/1", ARTICLE_A)))
+        reprint = "来源：新华网 责任编辑：李华\n" + ARTICLE_A + "\n（本文转载自新华网。）"
+        with pytest.raises(NearDuplicate) as info:
+            asyncio.run(dedup.process_item(item("http://b/1", reprint)))
+        assert info.value.original_url == "http://a/1"
+        assert dedup.index.version == dedup.fingerprints.version
+        assert "/sk1-" in dedup.index.version
+    finally:
+        dedup.close()

@@ -396,7 +396,7 @@ def _report(
     lists = stats.get("newscrawl/pages/start", 0) + stats.get("newscrawl/pages/list", 0)
     say(f"crawl finished in {took:.1f} s (log: {directory / LOG_FILE})")
     say()
-    say(f"{lists} start/list pages fetched (every run), {fetched} article pages fetched, "
+    say(f"{lists} start/list pages fetched, {fetched} article pages fetched, "
         f"{done} already done (not fetched again)")
     say(f"{len(new)} articles stored this run, {len(articles)} in all" + (":" if new else ""))
     for article in new:

@@ -11,8 +11,14 @@ Same data, same keys; 68 buckets read instead of 4. ``max_distance > 7`` is reje
 Layout per stored fingerprint (compact; see docs/design/index.md for measurements):
 
 * field = the fingerprint as 8 big-endian bytes in each of its four bucket hashes;
-* block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once);
-* blocks 1-3 values = ``"<day>"`` (days since the Unix epoch, used for retention).
+* block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once), or
+  ``"<day>/<sketch><doc id>"`` with the text sketch (``newscrawl.simhash.sketch``, 38 bytes);
+* blocks 1-3 values = ``"<day>"`` (days since the Unix epoch, used for retention);
+* with a sketch, the fingerprint is also a field of its two band buckets
+  ``{prefix}:simhash:4:{band 0}`` and ``{prefix}:simhash:5:{band 1}`` (value: one check byte).
+
+With a sketch, a candidate stored with one is a match only if the sketches confirm it, and the
+band buckets add candidates at any distance (see ``check_and_add``; docs/design/near-duplicates.md).
 
 All reads and writes of one operation run in ONE Lua script (``EVALSHA``; on ``NOSCRIPT`` the
 script is loaded and the call repeated), so two workers adding near-duplicates concurrently cannot
@@ -35,7 +41,7 @@ import select
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -43,6 +49,7 @@ from typing import Any
 import redis
 
 from newscrawl.keys import DEFAULT_PREFIX, SIMHASH_BUCKET, SIMHASH_META, simhash_bucket
+from newscrawl.simhash.sketch import BANDS, DEFAULT_THRESHOLDS, SKETCH_BYTES, Thresholds
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +78,8 @@ BUCKET_DISTANCE = BLOCKS - 1
 #: bit, so max_distance 4-7 reads each block's bucket and its 16 one-bit neighbours (68
 #: buckets: about 17x the candidates, 7-10x fewer checks/s at 1M; docs/design/index.md).
 MAX_SUPPORTED_DISTANCE = 2 * BLOCKS - 1
+#: The "blocks" of the text sketch's band buckets ({prefix}:simhash:4:{value}, ...:5:...).
+BAND_BLOCKS = tuple(range(BLOCKS, BLOCKS + BANDS))
 SECONDS_PER_DAY = 86400
 
 _INCOMPATIBLE = "NEWSCRAWL_INCOMPATIBLE_INDEX "
@@ -87,8 +96,15 @@ def _load_lua(name: str) -> str:
     return resources.files("newscrawl.index").joinpath("lua", name).read_text(encoding="utf-8")
 
 
+REBUILD_HINT = (
+    "To rebuild it from the stored articles, into a new data directory (or under another "
+    "prefix): cat <data dir>/articles/*.jsonl | newscrawl --data-dir NEW_DIR dedup --jsonl - "
+    "> /dev/null (see docs/operations.md, 'Upgrading an index')."
+)
+
+
 class IncompatibleIndexError(RuntimeError):
-    """The index was built with a different fingerprint configuration version."""
+    """The index was built with a different decision (fingerprint and sketch) version."""
 
     def __init__(self, stored: str, requested: str) -> None:
         self.stored = stored
@@ -96,7 +112,8 @@ class IncompatibleIndexError(RuntimeError):
         super().__init__(
             f"the simhash index holds fingerprints of version {stored!r} but this writer computes "
             f"version {requested!r}; fingerprints of different versions are not comparable. Use "
-            f"another NEWSCRAWL_REDIS_PREFIX or rebuild the index for version {requested!r}."
+            f"another NEWSCRAWL_REDIS_PREFIX or rebuild the index for version {requested!r}. "
+            + REBUILD_HINT
         )
 
 
@@ -285,6 +302,7 @@ class SimhashIndex:
         retention_days: int | None = None,
         clock: Callable[[], float] = time.time,
         tune_server: bool = True,
+        thresholds: Thresholds = DEFAULT_THRESHOLDS,
     ) -> None:
         if isinstance(max_distance, bool) or not isinstance(max_distance, int):
             raise TypeError("max_distance must be an int")
@@ -305,6 +323,7 @@ class SimhashIndex:
         self.version = version
         self.retention_days = retention_days
         self.clock = clock
+        self.thresholds = thresholds
         self.meta_key = SIMHASH_META.format(prefix=prefix)
         self._tune_server = tune_server
         self._tuned = False
@@ -388,18 +407,20 @@ class SimhashIndex:
             self._tuned = True
             ensure_compact_encoding(self.client)
 
-    def _run(self, mode: str, fingerprint: int, doc_id: str = "") -> Any:
+    def _run(self, mode: str, fingerprint: int, doc_id: str = "", sketch: bytes | None = None
+             ) -> Any:
         f = check_fingerprint(fingerprint)
+        sketch = self._check_sketch(sketch)
         now = self.clock()
         today = int(now // SECONDS_PER_DAY)
         days = self.retention_days
         min_day = -1 if days is None else today - days
         try:
             try:
-                return self._call(mode, f, doc_id, today, min_day, now)
+                return self._call(mode, f, doc_id, today, min_day, now, sketch)
             except redis.exceptions.NoScriptError:
                 self.client.script_load(self._script.script)
-                return self._call(mode, f, doc_id, today, min_day, now)
+                return self._call(mode, f, doc_id, today, min_day, now, sketch)
         except redis.ResponseError as exc:
             message = str(exc)
             if message.startswith(_INCOMPATIBLE):
@@ -408,14 +429,50 @@ class SimhashIndex:
                 ) from None
             raise
 
-    def _call(self, mode: str, f: int, doc_id: str, today: int, min_day: int, now: float) -> Any:
+    def _call(
+        self,
+        mode: str,
+        f: int,
+        doc_id: str,
+        today: int,
+        min_day: int,
+        now: float,
+        sketch: bytes | None = None,
+    ) -> Any:
         """One EVALSHA of the index script; NoScriptError/ResponseError propagate."""
         if self._fast is None:
-            return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
+            return self.client.execute_command(
+                *self._command(mode, f, doc_id, today, min_day, now, sketch)
+            )
+        if sketch:
+            # with a sketch (7 keys, 13 arguments): packed whole per call
+            packed = self._pack(self._command(mode, f, doc_id, today, min_day, now, sketch))
+        else:
+            packed = self._pack_plain(mode, f, doc_id, today, min_day, now)
         # The command packed by hand (constant parts once, in __init__) and sent on the held
         # connection (or one checked out for the call): redis-py's generic command path
         # (argument encoding, retry wrapper, observability hooks) and a pool checkout per call
         # (lock, poll, observability hooks: ~8 us) cost more client CPU than the round trip.
+        return self._send_held(packed, mode, f, doc_id, today, min_day, now, sketch)
+
+    def _pack(self, command: tuple[Any, ...]) -> bytes:
+        """RESP of a command (str in the client's encoding, int in decimal, bytes as is)."""
+        parts = [b"*%d\r\n" % len(command)]
+        for arg in command:
+            if isinstance(arg, str):
+                raw = arg.encode(self._encoding, self._encoding_errors)
+            elif isinstance(arg, int):
+                raw = b"%d" % arg
+            else:
+                raw = bytes(arg)
+            parts.append(b"$%d\r\n%s\r\n" % (len(raw), raw))
+        return b"".join(parts)
+
+    def _pack_plain(
+        self, mode: str, f: int, doc_id: str, today: int, min_day: int, now: float
+    ) -> bytes:
+        """The EVALSHA of a call without a sketch, from the parts packed in __init__."""
+        assert self._fast is not None
         doc = doc_id.encode(self._encoding, self._encoding_errors)
         today_b = b"%d" % today
         min_b = b"%d" % min_day
@@ -433,6 +490,21 @@ class SimhashIndex:
                 b"$%d\r\n%s\r\n" % (len(now_b), now_b),
             )
         )
+        return packed
+
+    def _send_held(
+        self,
+        packed: bytes,
+        mode: str,
+        f: int,
+        doc_id: str,
+        today: int,
+        min_day: int,
+        now: float,
+        sketch: bytes | None,
+    ) -> Any:
+        """``packed`` sent on the held connection (or one checked out for the call); after a
+        connection error, the command again through redis-py's path."""
         # The connection this index holds, used by one thread at a time (_HeldConnection), or
         # one checked out of the pool for this call.
         held = self._held
@@ -471,7 +543,9 @@ class SimhashIndex:
                     held.give_back()
             elif conn is not None:
                 pool.release(conn)
-        return self.client.execute_command(*self._command(mode, f, doc_id, today, min_day, now))
+        return self.client.execute_command(
+            *self._command(mode, f, doc_id, today, min_day, now, sketch)
+        )
 
     def _resend_or_raise(self, lost: _ReplyLost) -> None:
         """The command went out whole and may have run: send it again only if the client's
@@ -503,18 +577,24 @@ class SimhashIndex:
             raise
 
     def _command(
-        self, mode: str, f: int, doc_id: str, today: int, min_day: int, now: float
+        self,
+        mode: str,
+        f: int,
+        doc_id: str,
+        today: int,
+        min_day: int,
+        now: float,
+        sketch: bytes | None = None,
     ) -> tuple[Any, ...]:
         t0, t1, t2, t3 = self._bucket_templates
-        return (
-            "EVALSHA",
-            self._script.sha,
-            5,
+        keys: tuple[Any, ...] = (
             self.meta_key,
             t0.format(value=f >> 48),
             t1.format(value=(f >> 32) & 0xFFFF),
             t2.format(value=(f >> 16) & 0xFFFF),
             t3.format(value=f & 0xFFFF),
+        )
+        args: tuple[Any, ...] = (
             mode,
             f.to_bytes(8, "big"),
             self.version or "",
@@ -525,6 +605,11 @@ class SimhashIndex:
             self._lua_bucket_format,
             repr(now),
         )
+        if sketch:
+            keys += tuple(self.band_keys(sketch))
+            t = self.thresholds
+            args += (sketch, t.text, t.numbers, t.wide)
+        return ("EVALSHA", self._script.sha, len(keys), *keys, *args)
 
     def _init_fast_path(self) -> None:
         """Pre-pack the constant parts of the EVALSHA command (RESP), when the client allows."""
@@ -574,14 +659,37 @@ class SimhashIndex:
         ]
 
     @staticmethod
+    def _check_sketch(sketch: bytes | None) -> bytes | None:
+        if sketch is None or sketch == b"":
+            return None
+        if not isinstance(sketch, bytes | bytearray) or len(sketch) != SKETCH_BYTES:
+            raise ValueError(f"sketch must be {SKETCH_BYTES} bytes (newscrawl.simhash.sketch)")
+        return bytes(sketch)
+
+    def band_keys(self, sketch: bytes) -> list[str]:
+        """The band bucket keys of a text sketch (``{prefix}:simhash:4:{value}``, ...)."""
+        return [
+            simhash_bucket(self.prefix, block, int.from_bytes(sketch[2 + 2 * k : 4 + 2 * k], "big"))
+            for k, block in enumerate(BAND_BLOCKS)
+        ]
+
+    @staticmethod
     def _check_doc_id(doc_id: str) -> str:
         if not isinstance(doc_id, str) or not doc_id:
             raise ValueError("doc_id must be a non-empty string")
         return doc_id
 
     # --- public API -------------------------------------------------------------------------
-    def check_and_add(self, fingerprint: int, doc_id: str) -> Match | None:
+    def check_and_add(
+        self, fingerprint: int, doc_id: str, sketch: bytes | None = None
+    ) -> Match | None:
         """The nearest stored fingerprint within ``max_distance``; if none, store this one.
+
+        With the text's ``sketch`` (``newscrawl.simhash.Decision.analyze``), a candidate stored
+        with a sketch is a match only if the sketches confirm it (``newscrawl.simhash.sketch``,
+        ``confirms``), and candidates are also looked up by the sketch's two band buckets, at
+        any distance (their ``Match.distance`` can exceed ``max_distance``); the sketch is stored
+        with the fingerprint. Without one, the decision is on the fingerprint alone.
 
         Atomic (one Lua script): of two concurrent near-duplicates exactly one is added.
         Safe to repeat: this fingerprint already stored under this same ``doc_id`` (a repeated
@@ -591,18 +699,19 @@ class SimhashIndex:
         """
         self._check_doc_id(doc_id)
         self._maybe_tune()
-        found = self._matches(self._run("check_add", fingerprint, doc_id))
+        found = self._matches(self._run("check_add", fingerprint, doc_id, sketch))
         return found[0] if found else None
 
-    def query(self, fingerprint: int) -> list[Match]:
-        """Stored fingerprints within ``max_distance``, nearest first (adds nothing)."""
-        return self._matches(self._run("query", fingerprint))
+    def query(self, fingerprint: int, sketch: bytes | None = None) -> list[Match]:
+        """Stored fingerprints within ``max_distance`` (with a ``sketch``: those it confirms, as
+        ``check_and_add`` decides), nearest first (adds nothing)."""
+        return self._matches(self._run("query", fingerprint, "", sketch))
 
-    def add(self, fingerprint: int, doc_id: str) -> None:
+    def add(self, fingerprint: int, doc_id: str, sketch: bytes | None = None) -> None:
         """Store a fingerprint unconditionally (an existing equal fingerprint gets this doc id)."""
         self._check_doc_id(doc_id)
         self._maybe_tune()
-        self._run("add", fingerprint, doc_id)
+        self._run("add", fingerprint, doc_id, sketch)
 
     def remove(self, fingerprint: int, doc_id: str | None = None) -> bool:
         """Delete a stored fingerprint (only if it belongs to ``doc_id`` when given). True if it
@@ -615,16 +724,19 @@ class SimhashIndex:
         raw = self.client.hget(self.bucket_keys(fingerprint)[0], fingerprint.to_bytes(8, "big"))
         if raw is None:
             return None
-        day, sep, stored_doc = _text(raw).partition(":")
-        if not sep or stored_doc != doc_id:
+        record = parse_record(raw)
+        if record is None or record[1] != doc_id:
             return None
-        try:
-            return int(day)
-        except ValueError:
-            return None
+        return record[0]
 
-    def add_many(self, items: Iterable[tuple[int, str]], *, batch_size: int = 5000) -> int:
-        """Bulk-store ``(fingerprint, doc_id)`` pairs without near-duplicate checks (pipelined).
+    def add_many(
+        self,
+        items: Iterable[tuple[int, str] | tuple[int, str, bytes | None]],
+        *,
+        batch_size: int = 5000,
+    ) -> int:
+        """Bulk-store ``(fingerprint, doc_id)`` or ``(fingerprint, doc_id, sketch)`` items without
+        near-duplicate checks (pipelined).
 
         For loading or rebuilding an index. Returns the number of new fingerprints.
         """
@@ -634,9 +746,13 @@ class SimhashIndex:
         added = 0
         pipe = self.client.pipeline(transaction=False)
         pending = 0
-        for fingerprint, doc_id in items:
+        today, now = self.today(), self.clock()
+        for item in items:
+            fingerprint, doc_id = item[0], item[1]
+            sketch = self._check_sketch(item[2] if len(item) > 2 else None)
             self._check_doc_id(doc_id)
-            pipe.evalsha(self._script.sha, 5, *self._add_args(fingerprint, doc_id))
+            f = check_fingerprint(fingerprint)
+            pipe.execute_command(*self._command("add", f, doc_id, today, -1, now, sketch))
             pending += 1
             if pending >= batch_size:
                 added += self._flush(pipe)
@@ -645,20 +761,41 @@ class SimhashIndex:
             added += self._flush(pipe)
         return added
 
-    def _add_args(self, fingerprint: int, doc_id: str) -> list[Any]:
-        return [
-            self.meta_key,
-            *self.bucket_keys(fingerprint),
-            "add",
-            fingerprint.to_bytes(8, "big"),
-            self.version or "",
-            self.max_distance,
-            self.today(),
-            -1,
-            doc_id,
-            self._lua_bucket_format,
-            repr(self.clock()),
-        ]
+    def check_many(
+        self, items: Sequence[tuple[int, str, bytes | None]], *, add: bool = True
+    ) -> list[Match | None]:
+        """``check_and_add`` (or, with ``add=False``, the nearest ``query`` match) of each
+        ``(fingerprint, doc_id, sketch)`` in order, in one pipeline.
+
+        The same decisions as one call each, in the same order: the server runs the scripts one
+        after the other, so item k sees items < k (atomic each, not as a batch).
+        """
+        self._maybe_tune()
+        self.client.script_load(self._script.script)  # a pipeline has no NOSCRIPT fallback
+        now = self.clock()
+        today = int(now // SECONDS_PER_DAY)
+        days = self.retention_days
+        min_day = -1 if days is None else today - days
+        mode = "check_add" if add else "query"
+        pipe = self.client.pipeline(transaction=False)
+        for fingerprint, doc_id, sketch in items:
+            f = check_fingerprint(fingerprint)
+            if add:
+                self._check_doc_id(doc_id)
+            command = self._command(
+                mode, f, doc_id if add else "", today, min_day, now, self._check_sketch(sketch)
+            )
+            pipe.execute_command(*command)
+        out: list[Match | None] = []
+        for result in pipe.execute(raise_on_error=False):
+            if isinstance(result, redis.ResponseError):
+                message = str(result)
+                if message.startswith(_INCOMPATIBLE):
+                    raise IncompatibleIndexError(message[len(_INCOMPATIBLE) :], self.version or "")
+                raise result
+            found = self._matches(result)
+            out.append(found[0] if found else None)
+        return out
 
     def _flush(self, pipe: Any) -> int:
         results = pipe.execute(raise_on_error=False)
@@ -715,6 +852,26 @@ class SimhashIndex:
         """Number of stored fingerprints (from the meta counter)."""
         value = self.client.hget(self.meta_key, "count")
         return 0 if value is None else int(value)
+
+
+def parse_record(raw: bytes | str) -> tuple[int, str, bytes | None] | None:
+    """(day, doc id, sketch or None) of a block-0 value ``"<day>:<doc id>"`` or
+    ``"<day>/<sketch><doc id>"``; None when unreadable (as index.lua's parse_record)."""
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
+    colon, slash = data.find(b":"), data.find(b"/")
+    cut = min(i for i in (colon, slash, len(data)) if i >= 0)
+    try:
+        day = int(data[:cut].decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if cut == len(data):
+        return None
+    if cut == colon:
+        return day, _text(data[cut + 1 :]), None
+    sketch = data[cut + 1 : cut + 1 + SKETCH_BYTES]
+    if len(sketch) < SKETCH_BYTES:
+        return None
+    return day, _text(data[cut + 1 + SKETCH_BYTES :]), sketch
 
 
 def _glob_escape(text: str) -> str:

@@ -1,9 +1,11 @@
-"""Near-duplicate pipeline: fingerprint, check-and-add in the Redis index, drop reprints.
+"""Near-duplicate pipeline: fingerprint and sketch, check-and-add in the Redis index, drop reprints.
 
-The fingerprint is added to the index (atomically, one Lua call) BEFORE the storage pipeline sees
-the item, so an article is stored only once its fingerprint is in the index. A near-duplicate
-(Hamming distance <= ``NEWSCRAWL_MAX_DISTANCE``) is dropped with :class:`NearDuplicate` and recorded
-in the duplicate log (url, original url, distance, both fingerprints, time, site, title).
+The fingerprint and the text sketch (``newscrawl.simhash.Decision``: the same decision as
+``newscrawl dedup``) are added to the index (atomically, one Lua call) BEFORE the storage pipeline
+sees the item, so an article is stored only once its fingerprint is in the index. A near-duplicate
+(a candidate within Hamming distance ``NEWSCRAWL_MAX_DISTANCE`` or in the sketch's band buckets,
+confirmed by the sketches) is dropped with :class:`NearDuplicate` and recorded in the duplicate log
+(url, original url, distance, both fingerprints, time, site, title).
 """
 
 from __future__ import annotations
@@ -83,17 +85,21 @@ def hex64(value: int) -> str:
     return f"{value:016x}"
 
 
-def _worker_fingerprint(text: str, idf_file: str | None) -> int | None:
-    """The fingerprint of ``text`` (the fingerprinter is cached per process and IDF file)."""
-    from newscrawl.simhash import get_fingerprinter
+Result = tuple[int | None, bytes | None]  # (fingerprint, sketch): what the index needs
 
-    return get_fingerprinter(idf_file=idf_file).fingerprint(text)
+
+def _worker_fingerprint(text: str, idf_file: str | None) -> Result:
+    """The fingerprint and sketch of ``text`` (the decision is cached per process and IDF file)."""
+    from newscrawl.simhash import get_decision
+
+    analysis = get_decision(idf_file=idf_file).analyze(text)
+    return analysis.fingerprint, analysis.sketch
 
 
 def _worker_version(idf_file: str | None) -> str:
-    from newscrawl.simhash import get_fingerprinter
+    from newscrawl.simhash import get_decision
 
-    return get_fingerprinter(idf_file=idf_file).version
+    return get_decision(idf_file=idf_file).version
 
 
 def _serve(conn: Connection, idf_file: str | None) -> None:
@@ -112,7 +118,7 @@ def _serve(conn: Connection, idf_file: str | None) -> None:
         if message is None:
             return
         request_id, text = message
-        reply: tuple[int, int | None, str | None]
+        reply: tuple[int, Result | None, str | None]
         try:
             reply = (request_id, _worker_fingerprint(text, idf_file), None)
         except Exception as exc:  # recomputed in-process, which raises it for the item
@@ -146,7 +152,7 @@ class _Worker:
                                    name="newscrawl-fingerprint")
         self.process.start()
         child.close()
-        self.pending: dict[int, asyncio.Future[tuple[int | None, str | None]]] = {}
+        self.pending: dict[int, asyncio.Future[tuple[Result | None, str | None]]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self._next_id = 0
         self.broken = False
@@ -163,14 +169,14 @@ class _Worker:
             raise WorkerFailed(f"fingerprint worker did not start: {error}")
         self.version = str(version)
 
-    def submit(self, text: str) -> asyncio.Future[tuple[int | None, str | None]]:
+    def submit(self, text: str) -> asyncio.Future[tuple[Result | None, str | None]]:
         if self.broken:
             raise WorkerFailed("fingerprint worker is gone")
         loop = asyncio.get_running_loop()
         if loop is not self.loop:
             self._watch(loop)
         self._next_id += 1
-        future: asyncio.Future[tuple[int | None, str | None]] = loop.create_future()
+        future: asyncio.Future[tuple[Result | None, str | None]] = loop.create_future()
         try:
             self.conn.send((self._next_id, text))
         except (OSError, ValueError) as exc:
@@ -230,7 +236,8 @@ class _Worker:
 
 
 class Fingerprints:
-    """``await fingerprint(text)`` in worker processes or, with 0 workers, in the crawl process.
+    """``await fingerprint(text)`` -> (fingerprint, sketch) in worker processes or, with 0
+    workers, in the crawl process.
 
     Extraction keeps the crawl process busy; segmenting and weighting the text in another process
     takes the fingerprint off the crawl's critical path. If a worker dies or reports an error,
@@ -260,19 +267,19 @@ class Fingerprints:
     def processes(self) -> int:
         return sum(not w.broken for w in self._workers)
 
-    async def fingerprint(self, text: str) -> int | None:
+    async def fingerprint(self, text: str) -> Result:
         if isinstance(text, str) and len(text) > self.max_chars:
             text = text[: self.max_chars]  # the same fingerprint, a bounded message
         live = [w for w in self._workers if not w.broken]
         if live and _running_loop() is not None:
             worker = min(live, key=lambda w: len(w.pending))
             try:
-                fp, error = await worker.submit(text)
+                result, error = await worker.submit(text)
             except WorkerFailed:
                 pass
             else:
-                if error is None:
-                    return fp
+                if error is None and result is not None:
+                    return result
         return _worker_fingerprint(text, self.idf_file)
 
     def close(self) -> None:
@@ -312,7 +319,8 @@ class NearDuplicatePipeline:
         store = StoreConfig.from_settings(crawler.settings)
         self.store = ArticleStore(store.directory) if store.enabled else None
         logger.info(
-            "Near-duplicate check on: Hamming distance <= %d, fingerprint version %s, %s",
+            "Near-duplicate check on: Hamming distance <= %d, confirmed by text sketches, "
+            "decision version %s, %s",
             config.max_distance,
             self.fingerprints.version,
             f"{workers} fingerprint worker process(es)" if workers else "fingerprints in-process",
@@ -357,7 +365,7 @@ class NearDuplicatePipeline:
     async def process_item(self, item: Any) -> Any:
         url = item["url"]
         text = item.get("text") or ""
-        fp = await self.fingerprints.fingerprint(text)
+        fp, sketch = await self.fingerprints.fingerprint(text)
         if fp is None:
             self._inc("no_text")
             item["simhash"] = None
@@ -366,7 +374,7 @@ class NearDuplicatePipeline:
         item["simhash"] = hex64(fp)
         self._inc("checked")
         # Retried while Redis is briefly away; safe to repeat (a retried add finds its own URL).
-        match = call_with_retry(self.index.check_and_add, fp, url,
+        match = call_with_retry(self.index.check_and_add, fp, url, sketch,
                                 retry_seconds=self.config.redis_retry_seconds,
                                 outage=self.outage,
                                 what="near-duplicate check")

@@ -7,11 +7,14 @@ Public API (other layers code against it)::
     simhash_from_features(pairs, bits=64) -> int
     Fingerprinter(config).fingerprint(text) / .analyze(text) / .version
     get_fingerprinter(idf_file=None, segmenter=None) -> Fingerprinter   # cached per arguments
+    get_decision(idf_file=None) -> Decision   # fingerprint + text sketch, as the crawl decides
+    Decision().analyze(text) -> Analysis(fingerprint, sketch, reason)
 """
 
 from __future__ import annotations
 
 from newscrawl.simhash.core import feature_hash, hamming, simhash_from_features
+from newscrawl.simhash.decision import Analysis, Decision, get_decision
 from newscrawl.simhash.fingerprinter import (
     DEFAULT_SEGMENTER,
     FingerprintConfig,
@@ -24,6 +27,9 @@ from newscrawl.simhash.idf import IdfFormatError
 from newscrawl.simhash.segmenters import SEGMENTERS
 
 __all__ = [
+    "Analysis",
+    "Decision",
+    "get_decision",
     "DEFAULT_SEGMENTER",
     "SEGMENTERS",
     "FingerprintConfig",

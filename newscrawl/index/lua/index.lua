@@ -11,9 +11,15 @@
 -- ARGV[7] doc id (check_add / add; remove: "" = any)
 -- ARGV[8] bucket key format, e.g. 'newscrawl:simhash:%d:%04x' (from newscrawl/keys.py)
 -- ARGV[9] now (seconds since the epoch, for the meta hash)
+-- ARGV[10] (optional) the text sketch (newscrawl/simhash/sketch.py, SKETCH_BYTES bytes), then
+--          ARGV[11-13] the confirmation thresholds in percent: text containment, number
+--          containment, resemblance of a candidate found by its sketch alone; with a sketch
+--          KEYS[6-7] are its two minhash band buckets ({prefix}:simhash:4|5:{band key}).
 --
--- Bucket layout: field = 8-byte fingerprint in all four hashes; block-0 value "<day>:<doc id>",
--- blocks 1-3 value "<day>". Returns, for check_add/query, a flat array
+-- Bucket layout: field = 8-byte fingerprint in all four hashes; block-0 value "<day>:<doc id>"
+-- (no sketch) or "<day>/<sketch><doc id>", blocks 1-3 value "<day>"; band buckets: field =
+-- fingerprint, value = the sketch's 4-bit minhash value of that band's bin (a cheap check
+-- before the record is read). Returns, for check_add/query, a flat array
 -- {distance, fingerprint hex, doc id, ...} sorted by distance (check_add: at most one match; an
 -- empty array means "no near-duplicate, fingerprint added"); add: 1 if new else 0; remove: 1/0.
 --
@@ -32,9 +38,22 @@ local doc = ARGV[7]
 local bucket_format = ARGV[8]
 local now = ARGV[9]
 local meta = KEYS[1]
+-- the text sketch (and its layout: shingle count, two band keys, number bits, minhash bins)
+local SKETCH_LEN = 38
+local SK_NUM, SK_NUM_END, SK_MIN, SK_MIN_END = 7, 22, 23, 38
+local qs = ARGV[10]
+if qs == '' then
+  qs = nil
+end
+local t_text = tonumber(ARGV[11] or '0')
+local t_num = tonumber(ARGV[12] or '0')
+local t_lsh = tonumber(ARGV[13] or '0')
 
 if string.len(fp) ~= 8 then
   return redis.error_reply('NEWSCRAWL_BAD_FINGERPRINT expected 8 bytes')
+end
+if qs and (string.len(qs) ~= SKETCH_LEN or #KEYS < 7) then
+  return redis.error_reply('NEWSCRAWL_BAD_SKETCH expected ' .. SKETCH_LEN .. ' bytes and 7 keys')
 end
 
 if version ~= '' then
@@ -53,10 +72,37 @@ local function bucket_key(block, value)
   return string.format(bucket_format, block, value)
 end
 
+-- A block-0 record: day, doc id, sketch (nil when stored without one); nil when unreadable.
+local function parse_record(v)
+  local day, sep = string.match(v, '^(%-?%d+)([:/])')
+  if not day then
+    return nil
+  end
+  local start = #day + 2
+  if sep == ':' then
+    return day, string.sub(v, start), nil
+  end
+  if #v < start + SKETCH_LEN - 1 then
+    return nil
+  end
+  return day, string.sub(v, start + SKETCH_LEN), string.sub(v, start, start + SKETCH_LEN - 1)
+end
+
 local function add_entry()
-  local created = redis.call('HSET', KEYS[2], fp, today .. ':' .. doc)
+  local record
+  if qs then
+    record = today .. '/' .. qs .. doc
+  else
+    record = today .. ':' .. doc
+  end
+  local created = redis.call('HSET', KEYS[2], fp, record)
   for i = 3, 5 do
     redis.call('HSET', KEYS[i], fp, today)
+  end
+  if qs then
+    local b = string.byte(qs, SK_MIN)
+    redis.call('HSET', KEYS[6], fp, string.char(bit.rshift(b, 4)))
+    redis.call('HSET', KEYS[7], fp, string.char(bit.band(b, 15)))
   end
   if created == 1 and redis.call('HINCRBY', meta, 'count', 1) == 1 then
     redis.call('HSETNX', meta, 'created', now)
@@ -64,8 +110,23 @@ local function add_entry()
   return created
 end
 
-local function delete_entry(f)
+local function delete_entry(f, record)
   local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
+  -- the record's sketch names its band buckets
+  if record == nil then
+    local v = redis.pcall('HGET', bucket_key(0, c1), f)
+    if type(v) == 'string' then
+      record = v
+    end
+  end
+  if record then
+    local _, _, sk = parse_record(record)
+    if sk then
+      local b0, b1 = struct.unpack('>HH', string.sub(sk, 3, 6))
+      redis.pcall('HDEL', bucket_key(4, b0), f)
+      redis.pcall('HDEL', bucket_key(5, b1), f)
+    end
+  end
   -- pcall: a foreign non-hash key under a bucket name must not abort the script between the
   -- deletions and the count update (Redis does not roll back what was done).
   local removed = redis.pcall('HDEL', bucket_key(0, c1), f)
@@ -88,12 +149,12 @@ if mode == 'remove' then
     return 0
   end
   if doc ~= '' then
-    local stored_doc = string.match(v, '^%-?%d+:(.*)$')
+    local _, stored_doc = parse_record(v)
     if stored_doc ~= doc then
       return 0
     end
   end
-  return delete_entry(fp)
+  return delete_entry(fp, v)
 end
 
 local writing = (mode == 'check_add')
@@ -109,27 +170,99 @@ local qhi, qlo = unpack('>I4I4', fp)
 local p1, p2, p3, p4, p5, p6, p7, p8 = sbyte(fp, 1, 8)
 local retention = min_day >= 0
 local matches = {}
+local seen_any = {}
+
+local function popcount8(v)
+  local n = 0
+  while v ~= 0 do
+    v = band(v, v - 1)
+    n = n + 1
+  end
+  return n
+end
+
+-- Whether a candidate's stored sketch confirms the query's (newscrawl/simhash/sketch.py,
+-- confirms(): the same arithmetic). `wide`: found by its band bucket alone (beyond maxd), which
+-- also needs the resemblance threshold.
+local function confirm(cs, wide)
+  -- 32 minhash bins of 4 bits, two a byte
+  local same = 0
+  for i = SK_MIN, SK_MIN_END do
+    local x, y = sbyte(qs, i), sbyte(cs, i)
+    if x == y then
+      same = same + 2
+    else
+      if bit.rshift(x, 4) == bit.rshift(y, 4) then
+        same = same + 1
+      end
+      if band(x, 15) == band(y, 15) then
+        same = same + 1
+      end
+    end
+  end
+  local r = 1.0 / 16
+  local j = (same / (2 * (SK_MIN_END - SK_MIN + 1)) - r) / (1 - r)
+  if j < 0 then
+    j = 0
+  end
+  if wide and j * 100 < t_lsh then
+    return false
+  end
+  local na = unpack('>H', qs)
+  local nb = unpack('>H', cs)
+  local small = math.min(na, nb)
+  if small == 0 then
+    return false
+  end
+  local c = j * (na + nb) / (1 + j) / small
+  if c > 1 then
+    c = 1
+  end
+  if c * 100 < t_text then
+    return false
+  end
+  local bits_a, bits_b, both = 0, 0, 0
+  for i = SK_NUM, SK_NUM_END do
+    local x, y = sbyte(qs, i), sbyte(cs, i)
+    bits_a = bits_a + popcount8(x)
+    bits_b = bits_b + popcount8(y)
+    both = both + popcount8(band(x, y))
+  end
+  local small_n = math.min(bits_a, bits_b)
+  if small_n > 0 and both * 100 < t_num * small_n then
+    return false
+  end
+  return true
+end
 
 -- A candidate within maxd: exact distance, then its block-0 record "<day>:<doc id>" (the doc id
 -- of a match, and with retention its age), into `matches`. Only such candidates have their age
 -- read: with retention, an expired one is treated as absent (and deleted by check_add); expired
 -- entries that are not near are left to prune() (newscrawl/index/lua/prune.lua).
-local function consider(i, f)
-  -- exact Hamming distance, counted on two 32-bit halves, stopping at maxd + 1
+local function consider(i, f, limit)
+  -- exact Hamming distance, counted on two 32-bit halves, stopping at limit + 1 (limit: maxd,
+  -- or 64 for a candidate from a band bucket)
+  limit = limit or maxd
   local hi, lo = unpack('>I4I4', f)
   local dist = 0
   local x = bxor(hi, qhi)
-  while x ~= 0 and dist <= maxd do
+  while x ~= 0 and dist <= limit do
     x = band(x, x - 1)
     dist = dist + 1
   end
   x = bxor(lo, qlo)
-  while x ~= 0 and dist <= maxd do
+  while x ~= 0 and dist <= limit do
     x = band(x, x - 1)
     dist = dist + 1
   end
-  if dist > maxd then
+  if dist > limit then
     return
+  end
+  if qs then
+    if seen_any[f] then
+      return
+    end
+    seen_any[f] = true
   end
   local a1, a2, a3, a4 = unpack('>HHHH', f)
   local v0
@@ -138,22 +271,33 @@ local function consider(i, f)
   else
     v0 = redis.call('HGET', bucket_key(0, a1), f)
   end
-  local day, docid
+  local day, docid, cs
   if v0 then
-    day, docid = string.match(v0, '^(%-?%d+):(.*)$')
+    day, docid, cs = parse_record(v0)
   end
   if docid == nil then
     -- orphan (its block-0 record is gone or unreadable): clean it up
     if writing then
-      delete_entry(f)
+      delete_entry(f, v0 or false)
+      if i == 6 or i == 7 then
+        redis.call('HDEL', KEYS[i], f)
+      end
     end
     return
   end
   if retention and tonumber(day) < min_day then
     -- expired: no longer compared
     if writing then
-      delete_entry(f)
+      delete_entry(f, v0)
     end
+    return
+  end
+  if qs and cs then
+    -- both texts have a sketch: the candidate is a match only if the sketches confirm it
+    if not confirm(cs, dist > maxd) then
+      return
+    end
+  elseif dist > maxd then
     return
   end
   matches[#matches + 1] = {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), docid}
@@ -281,6 +425,24 @@ else
         if d <= maxd then
           consider(4, f)
         end
+      end
+    end
+  end
+end
+
+-- Candidates found by the text sketch: the fingerprints in the query's two minhash band buckets
+-- whose stored 4-bit value of that band's bin equals the query's (a one-in-16 check before the
+-- record is read), at any Hamming distance; they are matches only if their sketches confirm it.
+if qs then
+  local first = sbyte(qs, SK_MIN)
+  local checks = {string.char(bit.rshift(first, 4)), string.char(band(first, 15))}
+  for k = 6, 7 do
+    local check = checks[k - 5]
+    local entries = redis.call('HGETALL', KEYS[k])
+    for j = 1, #entries, 2 do
+      local f = entries[j]
+      if entries[j + 1] == check and #f == 8 and not seen_any[f] then
+        consider(k, f, 64)
       end
     end
   end

@@ -17,10 +17,18 @@ for k = 2, #KEYS do
   end
   for j = 1, #entries, 2 do
     local f = entries[j]
-    local day = tonumber(string.match(entries[j + 1], '^(%-?%d+):'))
+    local v = entries[j + 1]
+    local day_text, sep = string.match(v, '^(%-?%d+)([:/])')
+    local day = tonumber(day_text)
     if string.len(f) == 8 and day ~= nil and day < min_day then
       local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
       redis.call('HDEL', KEYS[k], f)
+      if sep == '/' and #v >= #day_text + 7 then
+        -- "<day>/<sketch><doc id>": the sketch's bytes 3-6 are its two band bucket values
+        local b0, b1 = struct.unpack('>HH', string.sub(v, #day_text + 4, #day_text + 7))
+        redis.pcall('HDEL', string.format(bucket_format, 4, b0), f)
+        redis.pcall('HDEL', string.format(bucket_format, 5, b1), f)
+      end
       -- pcall: a foreign non-hash key under a block 1-3 name must not abort the script after
       -- earlier deletions (Redis does not roll them back) and before the count is updated.
       redis.pcall('HDEL', string.format(bucket_format, 1, c2), f)

@@ -1,0 +1,229 @@
+"""The text-level signature that confirms a simhash candidate (no Scrapy, no Redis here).
+
+A simhash near a stored one only nominates a candidate: two daily template reports (exchange
+rates, weather, market close: same wording, other numbers) or two articles on one topic can sit
+within a few bits, since the fingerprint follows a few salient words and gives digits no weight.
+The candidate is confirmed by a small sketch of the text itself, stored beside the fingerprint:
+
+* ``shingles``: the number of distinct character 4-grams of the normalised text (capped at
+  65,535), so resemblance can be turned into containment (a footer, a source line or a cut end
+  lowers Jaccard but not containment);
+* ``minhash``: one-permutation minwise hashing of those 4-grams (digits included) into 32 bins,
+  the lowest 4 bits of each bin's minimum kept (b-bit minwise hashing, Li and König 2010);
+* ``numbers``: a 128-bit set of the numbers in the text, each with the letter or ideograph that
+  follows it ("7日", "20时", "6.4512"; one bit per distinct one): a reprint's numbers are a subset
+  of its original's (or the other way round after a cut), a template report's are not;
+* ``bands``: bits 8-23 of the first two bins' minima, the keys of two more index buckets, so a
+  reprint whose simhash moved beyond the four-block search (short texts: a source line or a cut
+  can move it 10-20 bits) is still found when it shares one of those minima (probability about
+  the resemblance, per band).
+
+Serialised as ``2 + 4 + 16 + 16`` = 38 bytes (:meth:`TextSketch.to_bytes`). :func:`confirms` is
+the decision rule, the reference of what the index's Lua script computes
+(``newscrawl/index/lua/index.lua``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+import zlib
+from dataclasses import dataclass
+from itertools import repeat
+from operator import and_, mul, rshift
+
+SHINGLE = 4
+#: Minhash bins, 4 bits each (b-bit minwise hashing: more bins of fewer bits estimate better
+#: for the same bytes; 32 bins of 4 bits beat 16 of 8 on the stream benchmark).
+BINS = 32
+BIN_BITS = 4
+#: Bits of the set of numbers.
+NUMBER_BITS = 128
+#: Largest shingle count stored (2 bytes).
+MAX_SHINGLES = 0xFFFF
+#: Only the first characters of a text count (as for the fingerprint).
+MAX_CHARS = 100_000
+#: Minhash bins whose minima also key a band bucket of the index (candidates found by the text).
+BANDS = 2
+SKETCH_BYTES = 2 + 2 * BANDS + NUMBER_BITS // 8 + BINS * BIN_BITS // 8
+
+# Characters that count: CJK ideographs, letters and digits (after NFKC and case folding).
+# Whitespace, punctuation and symbols are dropped, so width and punctuation edits change nothing.
+_DROP_RE = re.compile(r"[\W_]+")
+# A number: digits, with decimal point / thousands separators inside (NFKC has made them ASCII).
+_NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
+_WIDE_NUMBER_RE = re.compile(r"[０-９]|[0-9][．，][0-9]")
+_EMPTY = -1
+_MIX = 0x9E3779B97F4A7C15  # odd 64-bit multiplier (multiply-shift hashing)
+_M64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class TextSketch:
+    shingles: int  # distinct 4-grams (at most MAX_SHINGLES)
+    numbers: int  # NUMBER_BITS-bit set of the numbers
+    minhash: bytes  # one value per bin: the lowest BIN_BITS bits of its minimum
+    bands: tuple[int, ...] = ()  # BANDS 16-bit band bucket values (bits 8-23 of bins 0, 1)
+
+    def to_bytes(self) -> bytes:
+        """``shingles`` (2 bytes), ``bands`` (2 bytes each), ``numbers``, ``minhash``."""
+        bands = self.bands or (0,) * BANDS
+        return (
+            min(self.shingles, MAX_SHINGLES).to_bytes(2, "big")
+            + b"".join(b.to_bytes(2, "big") for b in bands)
+            + self.numbers.to_bytes(NUMBER_BITS // 8, "big")
+            + bytes(  # two bins a byte, the even bin in the high nibble
+                (self.minhash[i] << 4) | self.minhash[i + 1] for i in range(0, BINS, 2)
+            )
+        )
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> TextSketch:
+        if len(raw) != SKETCH_BYTES:
+            raise ValueError(f"a sketch has {SKETCH_BYTES} bytes, got {len(raw)}")
+        at = 2 + 2 * BANDS
+        return cls(
+            shingles=int.from_bytes(raw[:2], "big"),
+            bands=tuple(int.from_bytes(raw[2 + 2 * k : 4 + 2 * k], "big") for k in range(BANDS)),
+            numbers=int.from_bytes(raw[at : at + NUMBER_BITS // 8], "big"),
+            minhash=bytes(v for b in raw[at + NUMBER_BITS // 8 :] for v in (b >> 4, b & 15)),
+        )
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, with everything but letters, digits and ideographs removed.
+
+    The characters are dropped first (NFKC of what is left is then cheap: mostly ideographs
+    already in normal form) and once more if NFKC made new ones (e.g. a fraction slash)."""
+    kept = _DROP_RE.sub("", text[:MAX_CHARS])
+    norm = unicodedata.normalize("NFKC", kept)
+    if norm != kept:
+        norm = _DROP_RE.sub("", norm)
+    return norm.casefold()
+
+
+def _h64(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+
+
+def numbers_of(text: str, units: bool = True) -> set[str]:
+    """The distinct numbers of ``text`` (full-width digits count as digits), without
+    thousands separators and leading zeros; with ``units``, each followed by the letter or
+    ideograph right after it, if any ("7日" and "7时" are different numbers)."""
+    norm = text[:MAX_CHARS]
+    if _WIDE_NUMBER_RE.search(norm):  # full-width digits, or a full-width point/comma in a number
+        norm = unicodedata.normalize("NFKC", norm)
+    out = set()
+    for m in _NUMBER_RE.finditer(norm):
+        n = m.group(0).replace(",", "")
+        head, dot, tail = n.partition(".")
+        token = (head.lstrip("0") or "0") + (dot + tail if tail else "")
+        if units:
+            after = norm[m.end() : m.end() + 1]
+            if after.isalpha():
+                token += after.casefold()
+        out.add(token)
+    return out
+
+
+def sketch(
+    text: str, bins: int = BINS, number_bits: int = NUMBER_BITS, units: bool = True
+) -> TextSketch:
+    """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
+    norm = normalize(text)
+    # 4-grams as 16-byte slices of the UTF-32 text (fixed width: slicing bytes is cheap), hashed
+    # in C; each 32-bit hash's low 5 bits pick its bin, the rest is its value in the bin
+    raw = norm.encode("utf-32-le")
+    width = 4 * SHINGLE
+    grams = {raw[i : i + width] for i in range(0, len(raw) - width + 4, 4)}
+    if not grams and raw:
+        grams = {raw}
+    mins = [_EMPTY] * bins
+    left = bins
+    # CRC-32 alone is linear (a poor min-wise hash): multiply-shift mixes it (in C, through map)
+    mixed = map(
+        rshift, map(and_, map(mul, map(zlib.crc32, grams), repeat(_MIX)), repeat(_M64)), repeat(32)
+    )
+    for h in sorted(mixed):  # ascending: a bin's first hash is its minimum
+        b = h % bins
+        if mins[b] == _EMPTY:
+            mins[b] = h // bins
+            left -= 1
+            if not left:
+                break
+    # densification: an empty bin borrows the next non-empty bin's minimum (rotation, offset)
+    dense = [0] * bins
+    if grams:
+        for i in range(bins):
+            j = i
+            while mins[j % bins] == _EMPTY:
+                j += 1
+            dense[i] = (mins[j % bins] + (j - i) * 0x9E3779B1) & 0xFFFFFFFF
+    out = bytes(v & ((1 << BIN_BITS) - 1) for v in dense)
+    bits = 0
+    for n in numbers_of(text, units):
+        bits |= 1 << (_h64(n.encode("utf-8")) % number_bits)
+    return TextSketch(
+        shingles=min(len(grams), MAX_SHINGLES),
+        numbers=bits,
+        minhash=out,
+        bands=tuple((v >> 8) & 0xFFFF for v in dense[:BANDS]),
+    )
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a candidate's sketch confirms the query's (percent; chosen on the stream benchmark,
+    see docs/design/near-duplicates.md)."""
+
+    text: int = 75  # estimated containment of the smaller text's 4-grams in the other
+    numbers: int = 100  # share of the smaller number set found in the other (none: passes)
+    wide: int = 55  # resemblance a candidate found beyond the simhash search also needs
+
+    def label(self) -> str:
+        return f"c{self.text}n{self.numbers}w{self.wide}"
+
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+def resemblance(a: TextSketch, b: TextSketch) -> float:
+    """Estimated Jaccard resemblance of the two texts' 4-gram sets (b-bit correction)."""
+    same = sum(x == y for x, y in zip(a.minhash, b.minhash, strict=True))
+    r = 1.0 / (1 << BIN_BITS)
+    return max(0.0, (same / len(a.minhash) - r) / (1 - r))
+
+
+def text_containment(a: TextSketch, b: TextSketch) -> float:
+    """Estimated share of the smaller text's 4-grams found in the other."""
+    j = resemblance(a, b)
+    small = min(a.shingles, b.shingles)
+    if small == 0:
+        return 0.0
+    return min(1.0, j * (a.shingles + b.shingles) / (1 + j) / small)
+
+
+def number_containment(a: TextSketch, b: TextSketch) -> float:
+    """Share of the smaller number set's bits set in the other (1.0 when either has none)."""
+    na, nb = a.numbers.bit_count(), b.numbers.bit_count()
+    small = min(na, nb)
+    if small == 0:
+        return 1.0
+    return (a.numbers & b.numbers).bit_count() / small
+
+
+def confirms(
+    a: TextSketch, b: TextSketch, *, wide: bool = False, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> bool:
+    """Whether ``a`` and ``b`` are one article: the rule the index script applies to a candidate
+    (``wide``: found by a band bucket beyond the simhash search). Same arithmetic as the script."""
+    j = resemblance(a, b)
+    if wide and j * 100 < thresholds.wide:
+        return False
+    if a.shingles == 0 or b.shingles == 0 or text_containment(a, b) * 100 < thresholds.text:
+        return False
+    na, nb = a.numbers.bit_count(), b.numbers.bit_count()
+    small = min(na, nb)
+    both = (a.numbers & b.numbers).bit_count()
+    return small == 0 or both * 100 >= thresholds.numbers * small

