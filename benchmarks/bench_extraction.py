@@ -9,8 +9,8 @@ Prints markdown tables:
 2. extraction, per dataset and extractor: body token F1 (characters for Chinese, words for
    English), title / date (day level) / author accuracy where labelled, pages without an article,
    pages/s (extraction only, after decoding);
-3. titles, per dataset: the title newscrawl chooses against the previous title logic (the
-   extraction library's title, kept below as ``library_title`` for this comparison only): pages
+3. titles, per dataset: the title newscrawl chooses against the extraction library's title alone
+   (``library_title`` below, kept for this comparison only): pages
    with an article, share with a title, share whose title is the headline labelled in
    ``benchmarks/labels/titles.tsv`` (our labels of the dev pages; Mozilla's expected titles for the
    other readability pages). Right = equal to the label up to white space, case and width.
@@ -306,7 +306,7 @@ def make_newscrawl(strategy: _Strategy) -> Callable[[str, str], Out | None]:
 
 
 def library_title(html: str, url: str) -> str | None:
-    """The previous title logic of newscrawl.extract: the extraction library's title alone."""
+    """The baseline of the title table: the extraction library's title alone."""
     import trafilatura
 
     doc = trafilatura.bare_extraction(
@@ -323,12 +323,12 @@ def title_report(pages: list[Page], show_misses: bool) -> str:
     misses: list[str] = []
     for ds in sorted({p.dataset for p in pages}):
         sub = [p for p in pages if p.dataset == ds]
-        stats = {"previous (library title)": [0, 0, 0, 0], "newscrawl": [0, 0, 0, 0]}
+        stats = {"library title alone": [0, 0, 0, 0], "newscrawl": [0, 0, 0, 0]}
         for p in sub:
             art = _extract(p.html, p.url, None, DEFAULT_STRATEGY)
             if art is None:
                 continue
-            for name, title in (("previous (library title)", library_title(p.html, p.url)),
+            for name, title in (("library title alone", library_title(p.html, p.url)),
                                 ("newscrawl", art.title)):
                 st = stats[name]
                 st[0] += 1
