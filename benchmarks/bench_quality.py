@@ -87,6 +87,7 @@ def methods(variants: bool) -> list[tuple[str, object]]:
             ("(tf*idf)^2, plateau 150, share cap 30%", base.replace(power=2)),
             ("(tf*idf)^3, plateau 200, share cap 30%", base.replace(plateau=200)),
             ("(tf*idf)^3, plateau 150, share cap 35%", base.replace(max_share=35)),
+            ("(tf*idf)^3, plateau 150, share cap 40%", base.replace(max_share=40)),
             ("all tokens, (1+ln tf)*idf", base.replace(tf="log", power=1, plateau=0, max_share=0)),
             ("all tokens, tf*idf", base.replace(power=1, plateau=0, max_share=0)),
             (
