@@ -34,10 +34,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from baselines import SeedsRecipe  # noqa: E402
 from fingerprint_variants import SEGMENTERS, VariantConfig, VariantFingerprinter  # noqa: E402
 
 from newscrawl.evaluation import evaluate, load_sogou, load_thucnews, make_pairs  # noqa: E402
-from newscrawl.evaluation.baselines import SeedsRecipe  # noqa: E402
 from newscrawl.simhash import get_fingerprinter, hamming  # noqa: E402
 
 WORKER = r"""
@@ -47,7 +47,8 @@ method, path = sys.argv[1], sys.argv[2]
 texts = json.load(open(path, encoding="utf-8"))
 logging.disable(logging.CRITICAL)
 if method == "seeds":
-    from newscrawl.evaluation.baselines import SeedsRecipe
+    sys.path.insert(0, "benchmarks")
+    from baselines import SeedsRecipe
     fp = SeedsRecipe()
 elif method == "rjieba":  # the crawl's fingerprinter (also the --baseline revision's)
     from newscrawl.simhash import get_fingerprinter

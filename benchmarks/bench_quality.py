@@ -26,6 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from baselines import PypiSimhash, SeedsRecipe  # noqa: E402
 from fingerprint_variants import (  # noqa: E402
     VariantConfig,
     VariantFingerprinter,
@@ -34,7 +35,6 @@ from fingerprint_variants import (  # noqa: E402
 from make_pairs import build  # noqa: E402
 
 from newscrawl.evaluation import EvalReport, evaluate, format_report, read_pairs  # noqa: E402
-from newscrawl.evaluation.baselines import PypiSimhash, SeedsRecipe  # noqa: E402
 from newscrawl.simhash import feature_hash, get_fingerprinter  # noqa: E402
 from newscrawl.simhash.core import simhash_int_weights  # noqa: E402
 
