@@ -97,6 +97,10 @@ def methods(variants: bool) -> list[tuple[str, object]]:
             ("all tokens, (tf*idf)^3", base.replace(power=3, plateau=0, max_share=0)),
             ("default, CJK words >= 2 chars", base.replace(min_cjk_len=2)),
             ("default + word bigrams", base.replace(shingle=2)),
+            (
+                "(tf*idf)^2 + word bigrams, no plateau, no cap",
+                base.replace(power=2, plateau=0, max_share=0, shingle=2),
+            ),
         ]:
             out.append((label, VariantFingerprinter(cfg)))
         for kw in [
