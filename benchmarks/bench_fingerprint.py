@@ -1,5 +1,8 @@
 """Fingerprint speed: the seeds' recipe (baseline) vs ours with each segmenter, whole process.
 
+``rjieba`` is the crawl's fingerprinter; the other segmenters run the default weighting through
+``fingerprint_variants.py``.
+
 Each method runs in a fresh Python process that imports, initialises (dictionaries, IDF table) and
 fingerprints every article once; the parent measures that process's wall time. ``docs/s`` is
 articles / wall time (start-up included); ``warm docs/s`` times the fingerprinting loop alone.
@@ -26,12 +29,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from baselines import SeedsRecipe  # noqa: E402
+from fingerprint_variants import SEGMENTERS, VariantConfig, VariantFingerprinter  # noqa: E402
 
 from newscrawl.evaluation import evaluate, load_sogou, load_thucnews, make_pairs  # noqa: E402
-from newscrawl.evaluation.baselines import SeedsRecipe  # noqa: E402
-from newscrawl.simhash import SEGMENTERS, get_fingerprinter, hamming  # noqa: E402
+from newscrawl.simhash import get_fingerprinter, hamming  # noqa: E402
 
 WORKER = r"""
 import json, logging, sys, time
@@ -40,11 +47,17 @@ method, path = sys.argv[1], sys.argv[2]
 texts = json.load(open(path, encoding="utf-8"))
 logging.disable(logging.CRITICAL)
 if method == "seeds":
-    from newscrawl.evaluation.baselines import SeedsRecipe
+    sys.path.insert(0, "benchmarks")
+    from baselines import SeedsRecipe
     fp = SeedsRecipe()
-else:
+elif method == "rjieba":  # the crawl's fingerprinter (also the --baseline revision's)
     from newscrawl.simhash import get_fingerprinter
-    fp = get_fingerprinter(segmenter=method)
+    fp = get_fingerprinter()
+    fp.fingerprint("预热")
+else:  # another segmenter: benchmarks/fingerprint_variants.py
+    sys.path.insert(0, "benchmarks")
+    from fingerprint_variants import VariantConfig, VariantFingerprinter
+    fp = VariantFingerprinter(VariantConfig(segmenter=method))
     fp.fingerprint("预热")
 t1 = time.perf_counter()
 out = [fp.fingerprint(t) for t in texts]
@@ -72,6 +85,13 @@ def run_worker(method: str, path: str, root: Path = ROOT) -> tuple[float, dict[s
     )
     wall = time.perf_counter() - start
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _fingerprinter(segmenter: str) -> Any:
+    """The crawl's fingerprinter for rjieba, else the variant with ``segmenter``."""
+    if segmenter == "rjieba":
+        return get_fingerprinter()
+    return VariantFingerprinter(VariantConfig(segmenter=segmenter))
 
 
 def load_texts(corpus: Path, which: str) -> tuple[list[str], str]:
@@ -176,7 +196,7 @@ def main() -> None:
             same = bool(own) and timing[m][0][1]["digest"] == own[0][1]["digest"]  # type: ignore[index]
             quality = "same as this code | same" if same else "other fingerprints | -"
         else:
-            fp = SeedsRecipe() if m == "seeds" else get_fingerprinter(segmenter=m)
+            fp = SeedsRecipe() if m == "seeds" else _fingerprinter(m)
             row = evaluate(pairs, fp).at(3)
             quality = f"{row.recall:.4f} | {row.precision:.4f}"
         print(
@@ -185,7 +205,7 @@ def main() -> None:
         )
 
     if "jieba" in segs and len(segs) > 1:
-        ref = get_fingerprinter(segmenter="jieba")
+        ref = _fingerprinter("jieba")
         print(
             "\nAgreement with the jieba segmenter on the same articles (tokens after our CJK-run "
             "split; fingerprints):\n"
@@ -197,7 +217,7 @@ def main() -> None:
         for s in segs:
             if s == "jieba":
                 continue
-            other = get_fingerprinter(segmenter=s)
+            other = _fingerprinter(s)
             same_tok = sum(other.tokens(t) == rt for t, rt in zip(texts, ref_tok, strict=True))
             fps = [other.fingerprint(t) for t in texts]
             same_fp = sum(a == b for a, b in zip(fps, ref_fp, strict=True))

@@ -4,7 +4,8 @@ the references (seeds' recipe, PyPI ``simhash`` if installed). Prints markdown t
     python benchmarks/bench_quality.py [--pairs pairs.jsonl | --corpus CORPUS/dev]
                                        [--variants] [--report]
 
-``--variants`` adds the weighting variants of docs/design/fingerprint.md (alternatives measured);
+``--variants`` adds the weighting variants of docs/design/fingerprint.md (alternatives measured:
+``fingerprint_variants.py`` computes them; the crawl's fingerprinter has the default alone);
 ``--report`` prints the full threshold/per-kind report of the default fingerprinter.
 ``--cosine`` compares the signature with an exact cosine on the same weights: the cosine
 threshold that keeps 95 % of the duplicates and what it lets through, and recall at Hamming <= 3
@@ -25,16 +26,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from baselines import PypiSimhash, SeedsRecipe  # noqa: E402
+from fingerprint_variants import (  # noqa: E402
+    VariantConfig,
+    VariantFingerprinter,
+    check_default,
+)
 from make_pairs import build  # noqa: E402
 
 from newscrawl.evaluation import EvalReport, evaluate, format_report, read_pairs  # noqa: E402
-from newscrawl.evaluation.baselines import PypiSimhash, SeedsRecipe  # noqa: E402
-from newscrawl.simhash import (  # noqa: E402
-    FingerprintConfig,
-    Fingerprinter,
-    feature_hash,
-    get_fingerprinter,
-)
+from newscrawl.simhash import feature_hash, get_fingerprinter  # noqa: E402
 from newscrawl.simhash.core import simhash_int_weights  # noqa: E402
 
 
@@ -70,7 +71,7 @@ class WeightVariant:
 def methods(variants: bool) -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = [
         ("newscrawl default (rjieba)", get_fingerprinter()),
-        ("newscrawl, jieba segmenter", get_fingerprinter(segmenter="jieba")),
+        ("newscrawl, jieba segmenter", VariantFingerprinter(VariantConfig(segmenter="jieba"))),
         ("seeds recipe: jieba extract_tags top-20, md5", SeedsRecipe()),
     ]
     try:
@@ -78,7 +79,7 @@ def methods(variants: bool) -> list[tuple[str, object]]:
     except ImportError:
         print("(PyPI simhash not installed: skipped)", file=sys.stderr)
     if variants:
-        base = FingerprintConfig()
+        base = VariantConfig()
         for label, cfg in [
             ("previous default: (tf*idf)^2", base.replace(power=2, plateau=0, max_share=0)),
             ("(tf*idf)^3, plateau 150, no share cap", base.replace(max_share=0)),
@@ -86,6 +87,7 @@ def methods(variants: bool) -> list[tuple[str, object]]:
             ("(tf*idf)^2, plateau 150, share cap 30%", base.replace(power=2)),
             ("(tf*idf)^3, plateau 200, share cap 30%", base.replace(plateau=200)),
             ("(tf*idf)^3, plateau 150, share cap 35%", base.replace(max_share=35)),
+            ("(tf*idf)^3, plateau 150, share cap 40%", base.replace(max_share=40)),
             ("all tokens, (1+ln tf)*idf", base.replace(tf="log", power=1, plateau=0, max_share=0)),
             ("all tokens, tf*idf", base.replace(power=1, plateau=0, max_share=0)),
             (
@@ -95,8 +97,12 @@ def methods(variants: bool) -> list[tuple[str, object]]:
             ("all tokens, (tf*idf)^3", base.replace(power=3, plateau=0, max_share=0)),
             ("default, CJK words >= 2 chars", base.replace(min_cjk_len=2)),
             ("default + word bigrams", base.replace(shingle=2)),
+            (
+                "(tf*idf)^2 + word bigrams, no plateau, no cap",
+                base.replace(power=2, plateau=0, max_share=0, shingle=2),
+            ),
         ]:
-            out.append((label, Fingerprinter(cfg)))
+            out.append((label, VariantFingerprinter(cfg)))
         for kw in [
             {"a": 1, "b": 1, "top_k": 20, "tf": "log"},
             {"a": 2, "b": 1},
@@ -125,6 +131,8 @@ def main() -> None:
         ps = build(args.corpus)
         pairs = ps.pairs
         excluded = f"; near-identical negatives left out: {dict(sorted(ps.excluded.items()))}"
+    if args.variants:  # the variants' code computes the default exactly as the crawl does
+        check_default(t for p in pairs[:500] for t in (p.a, p.b))
     pos = sum(p.duplicate for p in pairs)
     print(f"{len(pairs)} pairs: {pos} duplicates, {len(pairs) - pos} non-duplicates{excluded}\n")
     print("| method | precision@3 | recall@3 | FP@3 | best recall at precision >= 0.99 (k) | s |")

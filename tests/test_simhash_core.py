@@ -99,4 +99,4 @@ def test_spread_moves_bit_i_to_lane_i() -> None:
         assert core.spread(h) == reference(h)
     fp = Fingerprinter()
     for token in ["新闻", "iphone", "x" * 300, "\x1f"]:
-        assert fp._entry(token)[0] == reference(feature_hash(token))  # noqa: SLF001
+        assert fp._fill_entries([token], [None])[0][0] == reference(feature_hash(token))  # noqa: SLF001

@@ -225,13 +225,13 @@ def run_eval(
     path: str | os.PathLike[str],
     *,
     idf_file: str | None = None,
-    segmenter: str | None = None,
 ) -> str:
-    """``newscrawl eval PAIRS.jsonl``: evaluate the default (or chosen) fingerprinter, markdown out.
+    """``newscrawl eval PAIRS.jsonl``: evaluate the default fingerprinter (optionally with another
+    IDF table), markdown out.
 
     Raises PairFormatError (a ValueError naming file and line) for a malformed pairs file.
     """
     from newscrawl.simhash import get_fingerprinter
 
-    fp = get_fingerprinter(idf_file=idf_file, segmenter=segmenter)
+    fp = get_fingerprinter(idf_file=idf_file)
     return format_report(evaluate(read_pairs(path), fp))

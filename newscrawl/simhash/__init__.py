@@ -6,7 +6,7 @@ Public API (other layers code against it)::
     hamming(a, b) -> int
     simhash_from_features(pairs, bits=64) -> int
     Fingerprinter(config).fingerprint(text) / .analyze(text) / .version
-    get_fingerprinter(idf_file=None, segmenter=None) -> Fingerprinter   # cached per arguments
+    get_fingerprinter(idf_file=None) -> Fingerprinter   # cached per argument
     get_decision(idf_file=None) -> Decision   # fingerprint + text sketch, as the crawl decides
     Decision().analyze(text) -> Analysis(fingerprint, sketch, reason)
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 from newscrawl.simhash.core import feature_hash, hamming, simhash_from_features
 from newscrawl.simhash.decision import Analysis, Decision, get_decision
 from newscrawl.simhash.fingerprinter import (
-    DEFAULT_SEGMENTER,
     FingerprintConfig,
     Fingerprinter,
     FingerprintResult,
@@ -24,14 +23,11 @@ from newscrawl.simhash.fingerprinter import (
     get_fingerprinter,
 )
 from newscrawl.simhash.idf import IdfFormatError
-from newscrawl.simhash.segmenters import SEGMENTERS
 
 __all__ = [
     "Analysis",
     "Decision",
     "get_decision",
-    "DEFAULT_SEGMENTER",
-    "SEGMENTERS",
     "FingerprintConfig",
     "FingerprintResult",
     "Fingerprinter",

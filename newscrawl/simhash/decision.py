@@ -62,13 +62,11 @@ class Decision:
 
 
 @functools.lru_cache(maxsize=16)
-def _cached(idf_file: str | None, segmenter: str | None) -> Decision:
-    return Decision(get_fingerprinter(idf_file=idf_file, segmenter=segmenter))
+def _cached(idf_file: str | None) -> Decision:
+    return Decision(get_fingerprinter(idf_file=idf_file))
 
 
-def get_decision(
-    *, idf_file: str | os.PathLike[str] | None = None, segmenter: str | None = None
-) -> Decision:
-    """The default decision (optionally with another IDF file or segmenter), cached."""
+def get_decision(*, idf_file: str | os.PathLike[str] | None = None) -> Decision:
+    """The default decision (optionally with another IDF file), cached."""
     path = os.path.abspath(os.fspath(idf_file)) if idf_file is not None else None
-    return _cached(path, segmenter)
+    return _cached(path)

@@ -3,8 +3,8 @@
 Default configuration (chosen by measurement, see docs/design/fingerprint.md):
 
 1. Only the first ``max_chars`` (100,000) characters count, so any input costs bounded time/memory.
-2. NFKC + case folding; CJK runs are segmented (``rjieba`` by default, ``jieba`` is the reference),
-   other letter/digit runs are words; pure numbers, 1-character non-CJK tokens, punctuation and
+2. NFKC + case folding; CJK runs are segmented (``rjieba``, the Rust port of jieba), other
+   letter/digit runs are words; pure numbers, 1-character non-CJK tokens, punctuation and
    whitespace are dropped (see ``newscrawl.simhash.text``).
 3. Each distinct token is a feature, weighted ``(count * idf(token)) ** 3`` (cubed TF-IDF) with
    jieba's IDF table (median IDF for unknown words), in integers (IDF x 1000, rounded). The count
@@ -18,6 +18,10 @@ Default configuration (chosen by measurement, see docs/design/fingerprint.md):
 
 Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``
 (``"empty"`` when there is no token at all, e.g. whitespace or punctuation only).
+
+The weighting variants measured against this one (other term-frequency factors and powers, word
+shingles, a minimum CJK word length, other segmenters) are computed by
+``benchmarks/fingerprint_variants.py``, not here.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -36,41 +39,31 @@ from typing import Any
 
 from newscrawl.simhash import core
 from newscrawl.simhash.idf import load_idf
-from newscrawl.simhash.segmenters import SEGMENTERS, load_segmenter
+from newscrawl.simhash.segmenters import load_segmenter
 from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
 logger = logging.getLogger(__name__)
 
 ALGORITHM = "nc2"  # nc2: total weight shifted below 2**22 (nc1: 2**46)
-TF_MODES = ("log", "raw", "sqrt", "binary")
-DEFAULT_SEGMENTER = "rjieba"
 _TF_SCALE = 1000
-_SHINGLE_SEP = "\x1f"
+# The feature part of the version string: raw term frequency capped at max_tf, cubed TF-IDF, single
+# tokens ("t1"), every CJK word ("c1"): the weighting chosen by measurement.
+_FEATURES = "t1.raw{max_tf}p3.l{plateau}.s{max_share}.c1.x{max_chars}.m{min_tokens}"
 
 
 @dataclass(frozen=True)
 class FingerprintConfig:
-    segmenter: str = DEFAULT_SEGMENTER
-    hmm: bool = True
+    """The parameters of the weight ``(count * idf) ** 3`` (the power is fixed)."""
+
     idf_file: str | None = None
-    tf: str = "raw"  # term-frequency factor: raw = count, log = 1 + ln(count), sqrt, binary
     max_tf: int = 1000  # counts above this count as this
-    power: int = 3  # weight = (tf_factor * idf) ** power; 3 lets the salient words dominate
     plateau: int = 150  # tokens 0..P-1 count 1, token i >= P counts P/(i+1); 0 = no position weight
     max_share: int = 30  # percent: no feature weighs more than this share of the total; 0 = no cap
-    shingle: int = 1  # 1 = single tokens; k > 1 adds k-token shingles as extra features
-    min_cjk_len: int = 1  # CJK words shorter than this are dropped (1 keeps all)
     max_chars: int = 100_000  # only the first max_chars characters of a text count
     min_tokens: int = 10  # fewer tokens -> no fingerprint (reason "too_short")
 
     def __post_init__(self) -> None:
-        if self.segmenter not in SEGMENTERS:
-            raise ValueError(f"unknown segmenter {self.segmenter!r}; choose one of {SEGMENTERS}")
-        if self.tf not in TF_MODES:
-            raise ValueError(f"unknown tf mode {self.tf!r}; choose one of {TF_MODES}")
-        if self.power not in (1, 2, 3):
-            raise ValueError(f"power must be 1, 2 or 3, got {self.power!r}")
-        for name in ("max_tf", "shingle", "min_cjk_len", "max_chars", "min_tokens"):
+        for name in ("max_tf", "max_chars", "min_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -92,16 +85,6 @@ class FingerprintResult:
     features: int  # number of distinct features that voted
     tokens: int = 0  # number of tokens counted
     truncated: bool = False  # True when the text was longer than max_chars
-
-
-def _tf_factor(mode: str, tf: int) -> int:
-    if mode == "log":
-        return round(_TF_SCALE * (1.0 + math.log(tf)))
-    if mode == "raw":
-        return _TF_SCALE * tf
-    if mode == "sqrt":
-        return round(_TF_SCALE * math.sqrt(tf))
-    return _TF_SCALE
 
 
 def share_cap(weights: list[int], percent: int) -> int | None:
@@ -140,19 +123,18 @@ class Fingerprinter:
     def __init__(self, config: FingerprintConfig | None = None) -> None:
         self.config = config or FingerprintConfig()
         self._idf = load_idf(self.config.idf_file)
-        self._segmenter = load_segmenter(self.config.segmenter, self.config.hmm)
-        self._tf_table = [0] + [
-            _tf_factor(self.config.tf, tf) for tf in range(1, self.config.max_tf + 1)
-        ]
+        self._segmenter = load_segmenter()
         self._max_count = self.config.max_tf * _TF_SCALE
         self._decay_table: list[int] = []
         self._cache: dict[str, tuple[int, int]] = {}
         self._old_cache: dict[str, tuple[int, int]] = {}
-        self._raw_tf = self.config.tf == "raw"
         c = self.config
-        features = (
-            f"t{c.shingle}.{c.tf}{c.max_tf}p{c.power}.l{c.plateau}.s{c.max_share}"
-            f".c{c.min_cjk_len}.x{c.max_chars}.m{c.min_tokens}"
+        features = _FEATURES.format(
+            max_tf=c.max_tf,
+            plateau=c.plateau,
+            max_share=c.max_share,
+            max_chars=c.max_chars,
+            min_tokens=c.min_tokens,
         )
         self.version = (
             f"{ALGORITHM}/{self._segmenter.label}/{features}/blake2b64/idf-{self._idf.digest}"
@@ -171,7 +153,6 @@ class Fingerprinter:
     def _tokens(self, text: str) -> list[str]:
         """Kept tokens in text order (the order matters for the position weights)."""
         cut = self._segmenter.cut
-        min_cjk = self.config.min_cjk_len
         # All CJK runs go to the segmenter in one call (joined by spaces: the segmenters cut each
         # space-separated block on its own and give back one " " token per space). The words of
         # the gaps between the runs are put back at their spaces, so the order is the text's.
@@ -180,10 +161,8 @@ class Fingerprinter:
             return [w for ws in gap_words or () for w in ws]
         cut_tokens = cut(cjk)
         if gap_words is None:
-            if min_cjk > 1:
-                return [w for w in cut_tokens if len(w) >= min_cjk and w != " "]
             return list(filter(" ".__ne__, cut_tokens))
-        if min_cjk <= 1 and cut_tokens.count(" ") == len(gap_words) and "" not in cut_tokens:
+        if cut_tokens.count(" ") == len(gap_words) and "" not in cut_tokens:
             # Most gaps hold no kept word: drop the spaces in C, then put the words of the few
             # other gaps in place (the g-th space sits at index pos, so pos - g tokens precede
             # it once the spaces are gone), last gap first so earlier positions stay valid.
@@ -205,22 +184,18 @@ class Fingerprinter:
                 if gap < len(gap_words):
                     out.extend(gap_words[gap])
                 gap += 1
-            elif len(w) >= min_cjk:
+            elif w:
                 out.append(w)
         if gap != len(gap_words):  # a segmenter that does not keep spaces: slow, safe path
             out = []
             for is_cjk, run in split_runs(text):
                 if is_cjk:
-                    out.extend(w for w in cut(run) if len(w) >= min_cjk)
+                    out.extend(w for w in cut(run) if w)
                 else:
                     out.append(run)
         return out
 
     # -- features ------------------------------------------------------------------------------
-    def _entry(self, token: str) -> tuple[int, int]:
-        """(spread hash, idf) of one token, through the cache (see ``_fill_entries``)."""
-        return self._cache.get(token) or self._fill_entries([token], [None])[0]
-
     def _fill_entries(
         self, keys: list[str], entries: Sequence[tuple[int, int] | None]
     ) -> list[tuple[int, int]]:
@@ -289,29 +264,15 @@ class Fingerprinter:
             self._decay_table = table
         return table
 
-    def _tf(self, count: int) -> int:
-        """The term-frequency factor (x _TF_SCALE) of a count given in thousandths."""
-        c = min(count, self._max_count)
-        if c % _TF_SCALE == 0:
-            return self._tf_table[c // _TF_SCALE]
-        mode = self.config.tf
-        if mode == "raw":
-            return c
-        if mode == "log":
-            return max(0, round(_TF_SCALE * (1.0 + math.log(c / _TF_SCALE))))
-        if mode == "sqrt":
-            return round(_TF_SCALE * math.sqrt(c / _TF_SCALE))
-        return _TF_SCALE
-
     def _features(self, toks: list[str]) -> tuple[list[str], tuple[int, ...], list[int]]:
         """(features, their spread hashes, their integer weights), after the share cap, in
         matching order.
 
         Per-feature work runs in C where it can (``map`` over ``operator`` functions, one
         ``dict.get`` per token through ``map``); the arithmetic is the same integer arithmetic as
-        ``(idf * tf(count) // 1000) ** power``, so the weights (and fingerprints) are unchanged.
+        ``(idf * min(count, 1000 * max_tf) // 1000) ** 3`` (count in thousandths), token by token,
+        so the weights (and fingerprints) are the same.
         """
-        power = self.config.power
         p = self.config.plateau
         plain = not p or len(toks) <= p  # no position weights: plain counts, in units
         counts = Counter(toks) if plain else self._counts(toks)
@@ -320,28 +281,16 @@ class Fingerprinter:
         entries = self._fill_entries(keys, found) if None in found else found
         spreads, idfs = zip(*entries, strict=True)
         cvals = counts.values()
-        if plain and self._raw_tf and max(cvals) * _TF_SCALE <= self._max_count:
-            # (idf * (n * 1000) // 1000) ** power == (idf * n) ** power
-            ws = list(map(pow, map(mul, idfs, cvals), repeat(power)))
+        if plain and max(cvals) * _TF_SCALE <= self._max_count:
+            # (idf * (n * 1000) // 1000) ** 3 == (idf * n) ** 3
+            ws = list(map(pow, map(mul, idfs, cvals), repeat(3)))
         else:
             tfs: Iterable[int] = cvals
             if plain:
                 tfs = map(mul, cvals, repeat(_TF_SCALE))
-            if not self._raw_tf or max(cvals) * (_TF_SCALE if plain else 1) > self._max_count:
-                tfs = map(self._tf, tfs)
-            ws = list(
-                map(pow, map(floordiv, map(mul, idfs, tfs), repeat(_TF_SCALE)), repeat(power))
-            )
-        k = self.config.shingle
-        if k > 1 and len(toks) >= k:  # shingles: plain counts (no position weights)
-            grams = Counter(_SHINGLE_SEP.join(toks[i : i + k]) for i in range(len(toks) - k + 1))
-            gram_spreads = []
-            for gram, n in grams.items():
-                idf = sum(self._entry(t)[1] for t in gram.split(_SHINGLE_SEP)) // k
-                keys.append(gram)
-                gram_spreads.append(self._entry(gram)[0])
-                ws.append((idf * self._tf(n * _TF_SCALE) // _TF_SCALE) ** power)
-            spreads += tuple(gram_spreads)
+            if max(cvals) * (_TF_SCALE if plain else 1) > self._max_count:
+                tfs = map(min, tfs, repeat(self._max_count))
+            ws = list(map(pow, map(floordiv, map(mul, idfs, tfs), repeat(_TF_SCALE)), repeat(3)))
         cap = share_cap(ws, self.config.max_share)
         if cap is not None:
             ws = list(map(min, ws, repeat(cap)))
@@ -374,20 +323,14 @@ class Fingerprinter:
 
 
 @functools.lru_cache(maxsize=16)
-def _cached(idf_file: str | None, segmenter: str | None) -> Fingerprinter:
-    config = FingerprintConfig(
-        segmenter=segmenter or DEFAULT_SEGMENTER,
-        idf_file=idf_file,
-    )
-    return Fingerprinter(config)
+def _cached(idf_file: str | None) -> Fingerprinter:
+    return Fingerprinter(FingerprintConfig(idf_file=idf_file))
 
 
-def get_fingerprinter(
-    *, idf_file: str | os.PathLike[str] | None = None, segmenter: str | None = None
-) -> Fingerprinter:
-    """The default-configuration Fingerprinter (optionally other IDF file or segmenter), cached."""
+def get_fingerprinter(*, idf_file: str | os.PathLike[str] | None = None) -> Fingerprinter:
+    """The default-configuration Fingerprinter (optionally with another IDF file), cached."""
     path = os.path.abspath(os.fspath(idf_file)) if idf_file is not None else None
-    return _cached(path, segmenter)
+    return _cached(path)
 
 
 def fingerprint(text: str) -> int | None:

@@ -1,26 +1,20 @@
-"""Chinese word segmenters, selectable by name. Each takes one CJK-only run and returns its words.
+"""The Chinese word segmenter: ``rjieba`` (the Rust port of jieba, same dictionary, with its HMM
+for unknown words), which takes one CJK-only run and returns its words.
 
-* ``jieba`` (reference): ``jieba.Tokenizer.cut`` (accurate mode).
-* ``rjieba``: the Rust port of jieba (same dictionary), about 20x faster.
-* ``jieba_fast_dat``: optional, only when installed; ``initialize()`` is called before use.
-
-All workers of a cluster must use the same segmenter: its name and package version are part of the
-fingerprint version string, and the index refuses a worker whose version differs.
+All workers of a cluster must use the same segmenter version: it is part of the fingerprint version
+string, and the index refuses a worker whose version differs. (Other segmenters measured against it
+are in ``benchmarks/fingerprint_variants.py``.)
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
 logger = logging.getLogger(__name__)
-
-SEGMENTERS = ("jieba", "rjieba", "jieba_fast_dat")
-_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -78,41 +72,13 @@ def _version_beside(dist: str, module: ModuleType) -> str | None:
     return None
 
 
-def load_segmenter(name: str, hmm: bool = True) -> Segmenter:
-    """Build the named segmenter; ValueError for an unknown name, ImportError if not installed."""
-    if name == "jieba":
-        import jieba
+def load_segmenter() -> Segmenter:
+    """rjieba with its HMM (ImportError if it is not installed)."""
+    import rjieba
 
-        tok = jieba.dt
-        with _lock:
-            if not tok.initialized:
-                # jieba logs "Building prefix dict ..." on its own logger at DEBUG level.
-                tok.initialize()
+    rcut = rjieba.cut
 
-        def cut_jieba(run: str) -> list[str]:
-            return list(tok.cut(run, HMM=hmm))
+    def cut_rjieba(run: str) -> list[str]:
+        return rcut(run, True)
 
-        return Segmenter("jieba", _version("jieba", jieba), hmm, cut_jieba)
-    if name == "rjieba":
-        import rjieba
-
-        rcut = rjieba.cut
-
-        def cut_rjieba(run: str) -> list[str]:
-            return rcut(run, hmm)
-
-        return Segmenter("rjieba", _version("rjieba", rjieba), hmm, cut_rjieba)
-    if name == "jieba_fast_dat":
-        import jieba_fast_dat
-
-        with _lock:
-            jieba_fast_dat.initialize()
-        fcut = jieba_fast_dat.lcut
-
-        def cut_fast(run: str) -> list[str]:
-            return fcut(run, HMM=hmm)
-
-        return Segmenter(
-            "jieba_fast_dat", _version("jieba_fast_dat", jieba_fast_dat), hmm, cut_fast
-        )
-    raise ValueError(f"unknown segmenter {name!r}; choose one of {', '.join(SEGMENTERS)}")
+    return Segmenter("rjieba", _version("rjieba", rjieba), True, cut_rjieba)

@@ -9,8 +9,12 @@
 from __future__ import annotations
 
 import hashlib
+import sys
+from pathlib import Path
 
-from newscrawl.simhash.core import simhash_from_features
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from newscrawl.simhash.core import simhash_from_features  # noqa: E402
 
 
 class SeedsRecipe:
