@@ -105,9 +105,13 @@ def test_demo_interrupted_leaves_no_process(tmp_path: Path) -> None:
         for line in proc.stdout:
             if line.startswith("crawling:"):
                 break
-        deadline = time.monotonic() + 30
+        # interrupt the crawl in full flight: once its Redis is up, or after 2 s at the latest
+        # (a whole demo crawl takes 3 s or more, most of it starting up: a longer wait could
+        # see it finish first on a fast host, and there would be nothing left to interrupt)
+        deadline = time.monotonic() + 2
         while not embedded_servers(data, wait=0) and time.monotonic() < deadline:
-            time.sleep(0.05)  # the crawl's Redis is up: interrupt the crawl in full flight
+            time.sleep(0.05)
+        assert proc.poll() is None, "the demo finished before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
