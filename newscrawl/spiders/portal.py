@@ -430,6 +430,9 @@ class PortalSpider(scrapy.Spider):
         site could be fetched (see newscrawl/sitestats.py)."""
         if not self.sites:
             return
+        if reason == REASON_REDIS_UNAVAILABLE and self.crawler is not None \
+                and current_run(self.crawler) is None:
+            return  # Redis was unreachable at start: nothing was crawled, nothing to sum up
         figures, of_run = self.site_stats.run_figures(
             redis_ok=reason != REASON_REDIS_UNAVAILABLE)
         outcome = run_outcome(self.sites, figures)
