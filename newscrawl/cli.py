@@ -525,14 +525,16 @@ def _count_keys(client: Any, pattern: str) -> list[str]:
     return [k.decode() if isinstance(k, bytes) else k for k in client.scan_iter(pattern, 1000)]
 
 
-def _confirm(question: str) -> bool:
+def _confirm(summary: str) -> bool:
+    """Show what would be done (also without a terminal, before refusing), then ask."""
+    print(summary, file=sys.stderr)
     try:
         interactive = bool(sys.stdin and sys.stdin.isatty())
     except (OSError, ValueError):
         interactive = False
     if not interactive:
         raise CliError("not confirmed: standard input is not a terminal (pass --yes)")
-    print(question + " [y/N] ", end="", file=sys.stderr, flush=True)
+    print("Continue? [y/N] ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
@@ -552,11 +554,15 @@ def cmd_reset(args: argparse.Namespace) -> int:
         run_ttl = client.ttl(run_key)  # the marker is deleted when a run finishes
         in_flight = client.zcard(inflight_key)
         if (client.exists(run_key) or in_flight) and not args.force:
+            state = (f"({run_key} set" + (f", expires in {run_ttl} s" if run_ttl >= 0 else "")
+                     + f"; {in_flight} request(s) in flight)")
+            if in_flight:
+                raise CliError(f"a run of spider {spider!r} looks active {state}: stop its "
+                               "workers first, or pass --force if they are gone")
             raise CliError(
-                f"a run of spider {spider!r} looks active ({run_key} set"
-                + (f", expires in {run_ttl} s" if run_ttl >= 0 else "")
-                + f"; {in_flight} request(s) in flight): stop its workers first, or pass --force "
-                "if they are gone"
+                f"a run of spider {spider!r} is not finished {state}: a stopped run keeps its "
+                "marker so that the next crawl resumes it; --force resets it anyway (stop its "
+                "workers first if any still run)"
             )
         crawl_keys = _count_keys(client, crawl_pattern)
         index_keys: list[str] = []
@@ -592,7 +598,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
             else "the next crawl fetches every article page again; articles in the index and "
             "the article store are not stored again"
         )
-        if not args.yes and not _confirm(f"delete the {what}?\n{after}. Continue?"):
+        if not args.yes and not _confirm(f"would delete the {what}\n{after}."):
             print("nothing deleted", file=sys.stderr)
             return EXIT_ERROR
         deleted = 0
@@ -869,8 +875,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="newscrawl",
         description="Look at what newscrawl crawled: fingerprints, the near-duplicate index, "
         "recorded duplicates, the crawl's Redis; and a demo crawl.",
-        epilog="Exit codes: 0 ok, 1 error, 2 usage. `newscrawl COMMAND --help` for the options "
-        "of a command.",
+        epilog="Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (Ctrl-C). "
+        "`newscrawl COMMAND --help` for the options of a command.",
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"newscrawl {__version__}")

@@ -37,6 +37,9 @@ CONCURRENT_REQUESTS_PER_DOMAIN = 4
 DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
+# A request that failed every retry is logged once, as a WARNING by the spider's errback (with a
+# counted reason); Scrapy's own "Gave up retrying" line stays at INFO instead of a second ERROR.
+RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 
 # No listening sockets in a worker: Scrapy 2.19 enables both by default.
 TELNETCONSOLE_ENABLED = False

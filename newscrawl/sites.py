@@ -252,7 +252,8 @@ def _parse_sources(raw: Mapping[str, Any], where: str, start_urls: list[str]) ->
         value = raw["sitemap_urls"]
         if value == ROBOTS:
             value = [ROBOTS]
-        elif isinstance(value, str):
+        elif (not isinstance(value, list) or not value
+              or not all(isinstance(v, str) and v.strip() for v in value)):
             raise SitesError(f'{where}: key "sitemap_urls" must be a non-empty list of URLs'
                              f' or "{ROBOTS}"')
         sitemaps = _url_list(value, where, "sitemap_urls", allow=(ROBOTS,))

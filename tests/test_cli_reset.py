@@ -94,14 +94,23 @@ def test_reset_asks_and_refuses_during_a_run(
     monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))  # a pipe: no answer taken from it
     code, _, err = run(capsys, *url, "reset")
     assert code == 1 and "not confirmed: standard input is not a terminal (pass --yes)" in err
+    # what it would delete comes first, as on a terminal
+    assert err.index("would delete the crawl state of spider 'portal'") < err.index("not confirmed")
     monkeypatch.setattr("sys.stdin", Tty("n\n"))
     code, _, err = run(capsys, *url, "reset")
     assert code == 1 and "Continue? [y/N]" in err and "nothing deleted" in err
     assert r.exists("newscrawl:portal:requests")
     r.set("newscrawl:portal:run", "run-1", ex=600)  # a run in progress
     code, _, err = run(capsys, *url, "reset", "--yes")
-    assert code == 1 and "a run of spider 'portal' looks active" in err
+    assert code == 1 and "a run of spider 'portal' is not finished" in err
     assert "expires in" in err and r.exists("newscrawl:portal:requests")
+    # a stopped run (nothing in flight) keeps its marker for the next crawl: said, with --force
+    assert "a stopped run keeps its marker so that the next crawl resumes it" in err
+    assert "--force resets it anyway" in err
+    r.zadd("newscrawl:portal:inflight", {"{}": 1e12})  # a request in flight: a live worker
+    code, _, err = run(capsys, *url, "reset", "--yes")
+    assert code == 1 and "stop its workers first, or pass --force if they are gone" in err
+    r.delete("newscrawl:portal:inflight")
     monkeypatch.setattr("sys.stdin", Tty("y\n"))
     code, out, err = run(capsys, *url, "reset", "--force")
     assert code == 0, err
@@ -139,3 +148,10 @@ def test_crawl_after_reset_fetches_again_and_stores_nothing_twice(
     assert "interrupted run" not in second.log
     assert "is already stored (indexed and in the article store): not stored again" in second.log
     assert len(articles) > stored_first  # reprints were dropped as near-duplicates again
+
+
+def test_help_lists_every_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "0 ok, 1 error, 2 usage, 130 interrupted (Ctrl-C)" in " ".join(out.split())

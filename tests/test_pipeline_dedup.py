@@ -298,3 +298,21 @@ def test_pipeline_keeps_template_reports_and_drops_reprints(tmp_path: Path, work
         assert "/sk1-" in dedup.index.version
     finally:
         dedup.close()
+
+
+def test_expected_drops_are_logged_at_info() -> None:
+    # Scrapy logs a DropItem at WARNING unless it says otherwise; near-duplicates and articles
+    # already stored (every article again after `newscrawl reset`) are expected outcomes.
+    from scrapy import Spider
+
+    from newscrawl.logformatter import LogFormatter
+
+    spider = Spider.from_crawler(get_crawler(Spider), name="t")
+    drops = [
+        AlreadyStored("http://a.test/1 is already stored"),
+        NearDuplicate("near-duplicate", url="http://a.test/2", original_url="http://a.test/1",
+                      distance=2),
+    ]
+    for exc in drops:
+        result = LogFormatter().dropped({"url": "http://a.test/1"}, exc, None, spider)
+        assert result["level"] == logging.INFO, type(exc).__name__

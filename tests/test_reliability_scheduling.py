@@ -31,7 +31,7 @@ from crawlrun import (
     wait_for,
 )
 from mockportal import Layout
-from redisserver import RedisServer
+from redisserver import RedisServer, free_port
 
 from newscrawl.index import DuplicateLog
 
@@ -216,6 +216,18 @@ def test_redis_gone_for_good_exits_3_and_marks_nothing_done(
     slow_articles(portals, 0)
     run(tmp_path, sites, redis_server)
     assert_stored_once(portals, stored_urls(tmp_path))
+
+
+def test_redis_unreachable_at_start_closes_cleanly(tmp_path: Path, sites: Path) -> None:
+    # Nothing listens on the port: the claim of the run gives up after the retry window; the
+    # crawl closes with one CRITICAL line, exit code 3, and no traceback from Scrapy's close.
+    result = run_crawl(tmp_path, sites, "NEWSCRAWL_REDIS_RETRY_SECONDS=0.5",
+                       redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    assert result.returncode == 3, result.log[-4000:]
+    assert result.stats["finish_reason"] == "redis_unavailable"
+    assert "Traceback" not in result.log, result.log[-4000:]
+    assert result.log.count("CRITICAL:") == 1
+    assert " ERROR:" not in result.log, result.log[-4000:]
 
 
 def test_pickle_in_queue_runs_no_code(

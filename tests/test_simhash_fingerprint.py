@@ -54,10 +54,18 @@ def test_non_str_raises_type_error() -> None:
             get_fingerprinter().analyze(bad)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("text", ["", "   \n\t\u3000 ", "，。！？——……", "123 456 2024"])
+@pytest.mark.parametrize("text", ["", "   \n\t\u3000 "])
 def test_empty_reason(text: str) -> None:
     res = get_fingerprinter().analyze(text)
     assert res == FingerprintResult(None, "empty", 0, 0, False)
+    assert fingerprint(text) is None
+
+
+@pytest.mark.parametrize("text", ["，。！？——……", "123 456 2024", "12345", "x"])
+def test_no_token_is_too_short_not_empty(text: str) -> None:
+    # the text is not empty: it has too few tokens (none) for a fingerprint
+    res = get_fingerprinter().analyze(text)
+    assert res == FingerprintResult(None, "too_short", 0, 0, False)
     assert fingerprint(text) is None
 
 

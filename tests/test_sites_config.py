@@ -70,6 +70,9 @@ def test_shipped_sites_files_are_valid() -> None:
     sites = load_sites(REPO / "sites.toml")
     assert len(sites) >= 3
     assert all(s.start_urls and s.article_url.pattern for s in sites)
+    # A list walk is bounded by max_list_pages / stop_after_known; a depth bound would cut the
+    # walks through older list pages short and lose articles.
+    assert all(s.max_list_depth is None for s in sites)
     # The example file is all comments plus one example site.
     assert load_sites(REPO / "sites.example.toml")
 

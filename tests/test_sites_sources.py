@@ -73,15 +73,18 @@ def test_sitemap_or_feed_only_site() -> None:
     assert feed_only.sitemap_robots == ("http://f.example.com/robots.txt",)
 
 
+SITEMAP_SHAPE = 'key "sitemap_urls" must be a non-empty list of URLs or "robots"'
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
         (site_with(start_urls=None), ['"start_urls"', "missing", "sitemap_urls"]),
         ({"name": "x", "start_urls": ["http://x/"]}, ['"article_url"', "missing"]),
-        (site_with(sitemap_urls="http://x/sitemap.xml"), ['"sitemap_urls"', "robots"]),
-        (site_with(sitemap_urls=[]), ['"sitemap_urls"', "non-empty list"]),
+        (site_with(sitemap_urls="http://x/sitemap.xml"), [SITEMAP_SHAPE]),
+        (site_with(sitemap_urls=[]), [SITEMAP_SHAPE]),
         (site_with(sitemap_urls=["robot"]), ['"sitemap_urls"', "http(s) URL", "'robot'"]),
-        (site_with(sitemap_urls=[1]), ['"sitemap_urls"', "list of strings"]),
+        (site_with(sitemap_urls=[1]), [SITEMAP_SHAPE]),
         (site_with(feed_urls=["feed.xml"]), ['"feed_urls"', "http(s) URL"]),
         (site_with(feed_urls="http://x/rss"), ['"feed_urls"', "list of strings"]),
         (site_with(feed_urls=["http://[::1/rss"]), ['"feed_urls"', "http(s) URL"]),

@@ -25,6 +25,7 @@ from scrapy.exceptions import NotConfigured
 from newscrawl.crawler_redis import redis_for_crawler
 from newscrawl.keys import SIMHASH_PRUNED
 from newscrawl.pipelines.dedup import DedupConfig
+from newscrawl.scheduling.run import EXIT_REDIS_UNAVAILABLE, exit_code
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -153,6 +154,8 @@ class IndexPruneExtension:
     def spider_opened(self) -> None:
         from twisted.internet.threads import deferToThread
 
+        if exit_code(self.crawler) == EXIT_REDIS_UNAVAILABLE:
+            return  # the scheduler could not reach Redis: the crawl is closing already
         try:
             self.index  # noqa: B018 - the client is resolved here, on the reactor thread
         except Exception as exc:

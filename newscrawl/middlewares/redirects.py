@@ -2,8 +2,8 @@
 
 Without this, ``/a -> /b -> /a`` ends silently: the second request for ``/a`` is dropped by the
 dupefilter (or, without one, after ``REDIRECT_MAX_TIMES`` hops). Here a 3xx whose target was
-already visited in the same redirect chain raises :class:`IgnoreRequest` ("redirect loop"), so the
-spider's errback logs and counts it (``newscrawl/download/failed/redirect_loop``).
+already visited in the same redirect chain raises :class:`RedirectLoop` (an ``IgnoreRequest``),
+so the spider's errback logs and counts it (``newscrawl/download/failed/redirect_loop``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
 
 
+class RedirectLoop(IgnoreRequest):
+    """A 3xx pointing back into its own redirect chain (reason ``redirect_loop``)."""
+
+
 class RedirectLoopMiddleware:
     """Sits just closer to the downloader than Scrapy's RedirectMiddleware (600)."""
 
@@ -30,5 +34,5 @@ class RedirectLoopMiddleware:
         target = safe_url_string(urljoin(request.url, location.decode("latin-1")))
         chain = [*request.meta.get("redirect_urls", []), request.url]
         if target in chain:
-            raise IgnoreRequest(f"redirect loop: {' -> '.join([*chain, target])}")
+            raise RedirectLoop(f"redirect loop: {' -> '.join([*chain, target])}")
         return response

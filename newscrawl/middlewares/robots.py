@@ -7,32 +7,52 @@ the middleware treats as "no robots.txt: allowed": 8 of 10 simultaneous first re
 disallowed path were fetched. Here each waiter gets its own Deferred, fired with the parser once
 robots.txt is parsed (or None if it could not be fetched), so no request passes before robots.txt
 is known.
+
+Two more differences: a refused request raises :class:`RobotsForbidden` (an ``IgnoreRequest``,
+so the spider's errback can tell it apart by type), and a robots.txt that cannot be downloaded
+(host unreachable, timeout) is one WARNING line without a traceback instead of an ERROR: the
+host's pages are then fetched as if it had no robots.txt, and each page that fails is logged by
+the spider anyway.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
+from scrapy import Request
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as _ScrapyRobotsTxt
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
-    from scrapy.http import Request
     from scrapy.robotstxt import RobotParser
+
+logger = logging.getLogger(__name__)
+
+
+class RobotsForbidden(IgnoreRequest):
+    """The request is disallowed by its host's robots.txt (reason ``robots_forbidden``)."""
 
 
 class RobotsTxtMiddleware(_ScrapyRobotsTxt):
     """Drop-in replacement for Scrapy's middleware (same settings and stats)."""
 
-    async def robot_parser(self, request: Request) -> RobotParser | None:
-        from scrapy.utils.httpobj import urlparse_cached
+    def process_request_2(self, rp: RobotParser | None, request: Request) -> None:
+        try:
+            super().process_request_2(rp, request)
+        except IgnoreRequest as exc:
+            raise RobotsForbidden(str(exc)) from None
 
+    async def robot_parser(self, request: Request) -> RobotParser | None:
         netloc = urlparse_cached(request).netloc
         current = self._parsers.get(netloc, _MISSING)
         if current is _MISSING:
-            # The first request downloads robots.txt (the parent does it and stores the result).
-            return await super().robot_parser(request)
+            # The first request downloads robots.txt and stores the result.
+            return await self._download(request, netloc)
         if isinstance(current, Deferred):
             waiter: Deferred[RobotParser | None] = Deferred()
 
@@ -43,6 +63,33 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxt):
             current.addCallback(_relay)
             return await maybe_deferred_to_future(waiter)
         return current  # type: ignore[return-value]
+
+    async def _download(self, request: Request, netloc: str) -> RobotParser | None:
+        """The parent's first-request branch, logging a download failure at WARNING."""
+        url = urlparse_cached(request)
+        self._parsers[netloc] = Deferred()
+        robotsreq = Request(
+            f"{url.scheme}://{netloc}/robots.txt",
+            priority=self.DOWNLOAD_PRIORITY,
+            meta={"dont_obey_robotstxt": True},
+            callback=NO_CALLBACK,
+        )
+        try:
+            assert self.crawler.engine is not None
+            resp = await self.crawler.engine.download_async(robotsreq)
+            await self._parse_robots(resp, netloc, request)
+        except Exception as exc:
+            if not isinstance(exc, IgnoreRequest):
+                logger.warning(
+                    "Could not download %s (%s: %s): fetching %s as if it had no robots.txt",
+                    robotsreq.url, type(exc).__name__, exc, netloc,
+                )
+            self._robots_error(exc, netloc)
+        self._stats.inc_value("robotstxt/request_count")
+        parser = self._parsers[netloc]
+        if isinstance(parser, Deferred):
+            return await maybe_deferred_to_future(parser)
+        return parser
 
 
 _MISSING: object = object()

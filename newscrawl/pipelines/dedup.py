@@ -53,6 +53,11 @@ class AlreadyStored(DropItem):
     """The article was indexed and stored by a run that stopped before recording it as done
     (its own fingerprint is in the index and its record in the store): not stored again."""
 
+    def __init__(self, message: str) -> None:
+        # an expected outcome (every article again after `newscrawl reset`): INFO, like the
+        # line logged with it, not one WARNING per article
+        super().__init__(message, log_level="INFO")
+
 
 @dataclass(frozen=True)
 class DedupConfig:

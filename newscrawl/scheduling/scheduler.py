@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.core.scheduler import BaseScheduler
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest
+from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler, load_object
@@ -161,8 +161,13 @@ class Scheduler(BaseScheduler):
         try:
             self._open(spider)
         except RedisUnavailable as exc:
+            # Not raised: Scrapy would leave the scraper unopened and log tracebacks at close.
+            # Closing is asked for once every component is open (CloseSpider from spider_opened).
             self._set_fatal(exc, close=False)
-            raise
+            self.crawler.signals.connect(self._close_at_open, signal=signals.spider_opened)
+
+    def _close_at_open(self) -> None:
+        raise CloseSpider(REASON_REDIS_UNAVAILABLE)
 
     def _open(self, spider: Spider) -> None:
         self.spider = spider

@@ -16,8 +16,9 @@ Default configuration (chosen by measurement, see docs/design/fingerprint.md):
    docs/design/fingerprint.md).
 4. Feature hash: BLAKE2b-64 of the token's UTF-8 bytes; the weighted vote of ``core``.
 
-Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``
-(``"empty"`` when there is no token at all, e.g. whitespace or punctuation only).
+Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``,
+also with no token at all (punctuation or numbers only); ``"empty"`` only for a text that is
+empty or whitespace.
 
 The weighting variants measured against this one (other term-frequency factors and powers, word
 shingles, a minimum CJK word length, other segmenters) are computed by
@@ -301,9 +302,9 @@ class Fingerprinter:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         truncated = len(text) > self.config.max_chars
-        toks = self._tokens(text[: self.config.max_chars])
-        if not toks:
+        if not text or text.isspace():
             return FingerprintResult(None, "empty", 0, 0, truncated)
+        toks = self._tokens(text[: self.config.max_chars])
         if len(toks) < self.config.min_tokens:
             return FingerprintResult(None, "too_short", 0, len(toks), truncated)
         keys, spreads, ws = self._features(toks)

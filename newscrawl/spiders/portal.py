@@ -30,11 +30,26 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urlsplit
 
 import scrapy
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    ResponseDataLossError,
+    UnsupportedURLSchemeError,
+)
 from scrapy.http import Request, Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import ConnectError, ConnectionLost, DNSLookupError, TCPTimedOutError
+from twisted.internet.error import ConnectionRefusedError as TxConnectionRefusedError
+from twisted.internet.error import TimeoutError as TxTimeoutError
+from twisted.web._newclient import ResponseFailed
 
 from newscrawl.items import ArticleItem
+from newscrawl.middlewares.redirects import RedirectLoop
+from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.scheduling.dupefilter import ROOT_META
 from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
 from newscrawl.scheduling.run import (
@@ -94,28 +109,34 @@ class SpiderConfig:
         return cls(sites_path=Path(path) if path else default_sites_path())
 
 
+#: Download failure reasons by exception class, first match wins (Scrapy 2.19 wraps Twisted's
+#: errors in its own; both are listed for other download handlers). Documented in
+#: docs/design/architecture.md (``newscrawl/download/failed/<reason>``).
+_FAILURE_REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
+    ((RedirectLoop,), "redirect_loop"),
+    ((DownloadCancelledError,), "too_large"),  # what DOWNLOAD_MAXSIZE raises
+    ((DownloadTimeoutError, TxTimeoutError, TCPTimedOutError), "timeout"),
+    ((CannotResolveHostError, DNSLookupError), "dns"),
+    ((DownloadConnectionRefusedError, TxConnectionRefusedError), "connection_refused"),
+    ((ResponseDataLossError,), "data_loss"),
+    ((DownloadFailedError, ResponseFailed, ConnectionLost), "connection_lost"),
+    ((ConnectError,), "connect_error"),
+    ((UnsupportedURLSchemeError,), "unsupported_scheme"),
+    ((IgnoreRequest,), "ignored"),
+)
+
+
 def failure_reason(failure: Failure) -> str:
     """A short, stats-friendly name for why a request failed."""
     exc = failure.value
     if isinstance(exc, HttpError):
         return f"http_{exc.response.status}"
-    if isinstance(exc, IgnoreRequest):
-        message = str(exc)
-        if "robots.txt" in message:
-            return "robots_forbidden"
-        if "redirect" in message:
-            return "redirect_loop"
-        return "ignored"
-    name = type(exc).__name__
-    if name == "DownloadCancelledError" or "maxsize" in str(exc).lower():
-        return "too_large"
-    if "timeout" in name.lower():
-        return "timeout"
-    if "dns" in name.lower():
-        return "dns"
-    if "refused" in name.lower():
-        return "connection_refused"
-    return name.lower()
+    if isinstance(exc, RobotsForbidden):
+        return "robots_forbidden"
+    for classes, reason in _FAILURE_REASONS:
+        if isinstance(exc, classes):
+            return reason
+    return "other"
 
 
 def _pattern(site: Site) -> str:
@@ -419,8 +440,10 @@ class PortalSpider(scrapy.Spider):
         self._inc(f"newscrawl/download/failed/{reason}")
         if isinstance(site, str) and site in self.sites:
             self.site_stats.inc_many(site, {"failed": 1, f"failed/{kind}": 1})
-        logger.warning("Download of %s page %s failed: %s (%s)", kind, url, reason,
-                       failure.getErrorMessage())
+        detail = failure.getErrorMessage()
+        if reason == "other":
+            detail = f"{failure.type.__name__}: {detail}" if failure.type else detail
+        logger.warning("Download of %s page %s failed: %s (%s)", kind, url, reason, detail)
 
     # --- end of the run ----------------------------------------------------------------------
 
@@ -430,6 +453,9 @@ class PortalSpider(scrapy.Spider):
         site could be fetched (see newscrawl/sitestats.py)."""
         if not self.sites:
             return
+        if reason == REASON_REDIS_UNAVAILABLE and self.crawler is not None \
+                and current_run(self.crawler) is None:
+            return  # Redis was unreachable at start: nothing was crawled, nothing to sum up
         figures, of_run = self.site_stats.run_figures(
             redis_ok=reason != REASON_REDIS_UNAVAILABLE)
         outcome = run_outcome(self.sites, figures)
