@@ -10,10 +10,12 @@ Same data, same keys; 68 buckets read instead of 4. ``max_distance > 7`` is reje
 
 Layout per stored fingerprint (compact; see docs/design/index.md for measurements):
 
-* field = the fingerprint as 8 big-endian bytes in each of its four bucket hashes;
+* field = the fingerprint's six big-endian bytes outside the bucket's block (the key holds the
+  other two; ``field_of``) in each of its four bucket hashes;
 * block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once), or
   ``"<day>/<sketch><doc id>"`` with the text sketch (``newscrawl.simhash.sketch``, 38 bytes);
-* blocks 1-3 values = ``"<day>"`` (days since the Unix epoch, used for retention);
+  the day (days since the Unix epoch) is what retention and prune read;
+* blocks 1-3 values = ``""``;
 * with a sketch, the fingerprint is also a field of its two band buckets
   ``{prefix}:simhash:4:{band 0}`` and ``{prefix}:simhash:5:{band 1}`` (value: one check byte).
 
@@ -139,6 +141,13 @@ def blocks_of(fingerprint: int) -> tuple[int, int, int, int]:
     """The four 16-bit blocks, most significant first."""
     f = check_fingerprint(fingerprint)
     return ((f >> 48) & 0xFFFF, (f >> 32) & 0xFFFF, (f >> 16) & 0xFFFF, f & 0xFFFF)
+
+
+def field_of(fingerprint: int, block: int) -> bytes:
+    """The field of ``fingerprint`` in its bucket hash of ``block`` (0-3): its six bytes outside
+    that block (the bucket's key holds the other two), big-endian."""
+    raw = check_fingerprint(fingerprint).to_bytes(8, "big")
+    return raw[: 2 * block] + raw[2 * block + 2 :]
 
 
 def _text(value: bytes | str) -> str:
@@ -721,7 +730,7 @@ class SimhashIndex:
     def stored_day(self, fingerprint: int, doc_id: str) -> int | None:
         """The day (days since 1970-01-01, UTC) ``fingerprint`` was stored under ``doc_id``, or
         None if it is not stored under that doc id. One HGET of its block-0 record."""
-        raw = self.client.hget(self.bucket_keys(fingerprint)[0], fingerprint.to_bytes(8, "big"))
+        raw = self.client.hget(self.bucket_keys(fingerprint)[0], field_of(fingerprint, 0))
         if raw is None:
             return None
         record = parse_record(raw)

@@ -16,10 +16,11 @@
 --          containment, resemblance of a candidate found by its sketch alone; with a sketch
 --          KEYS[6-7] are its two minhash band buckets ({prefix}:simhash:4|5:{band key}).
 --
--- Bucket layout: field = 8-byte fingerprint in all four hashes; block-0 value "<day>:<doc id>"
--- (no sketch) or "<day>/<sketch><doc id>", blocks 1-3 value "<day>"; band buckets: field =
--- fingerprint, value = the sketch's 4-bit minhash value of that band's bin (a cheap check
--- before the record is read). Returns, for check_add/query, a flat array
+-- Bucket layout: in the hash of block b, field = the fingerprint's six bytes outside block b
+-- (the bucket's key holds the other two: rest(f, b)); block-0 value "<day>:<doc id>" (no sketch)
+-- or "<day>/<sketch><doc id>", blocks 1-3 value "" (a fingerprint's day is read from its block-0
+-- record); band buckets: field = the 8-byte fingerprint, value = the sketch's 4-bit minhash
+-- value of that band's bin (a cheap check before the record is read). Returns, for check_add/query, a flat array
 -- {distance, fingerprint hex, doc id, ...} sorted by distance (check_add: at most one match; an
 -- empty array means "no near-duplicate, fingerprint added"); add: 1 if new else 0; remove: 1/0.
 --
@@ -72,6 +73,16 @@ local function bucket_key(block, value)
   return string.format(bucket_format, block, value)
 end
 
+-- The field of 8-byte fingerprint f in the hash of block b (0-3): its other six bytes.
+local function rest(f, b)
+  if b == 0 then
+    return string.sub(f, 3)
+  elseif b == 3 then
+    return string.sub(f, 1, 6)
+  end
+  return string.sub(f, 1, 2 * b) .. string.sub(f, 2 * b + 3)
+end
+
 -- A block-0 record: day, doc id, sketch (nil when stored without one); nil when unreadable.
 local function parse_record(v)
   local day, sep = string.match(v, '^(%-?%d+)([:/])')
@@ -95,9 +106,9 @@ local function add_entry()
   else
     record = today .. ':' .. doc
   end
-  local created = redis.call('HSET', KEYS[2], fp, record)
+  local created = redis.call('HSET', KEYS[2], rest(fp, 0), record)
   for i = 3, 5 do
-    redis.call('HSET', KEYS[i], fp, today)
+    redis.call('HSET', KEYS[i], rest(fp, i - 2), '')
   end
   if qs then
     local b = string.byte(qs, SK_MIN)
@@ -114,7 +125,7 @@ local function delete_entry(f, record)
   local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
   -- the record's sketch names its band buckets
   if record == nil then
-    local v = redis.pcall('HGET', bucket_key(0, c1), f)
+    local v = redis.pcall('HGET', bucket_key(0, c1), rest(f, 0))
     if type(v) == 'string' then
       record = v
     end
@@ -129,10 +140,10 @@ local function delete_entry(f, record)
   end
   -- pcall: a foreign non-hash key under a bucket name must not abort the script between the
   -- deletions and the count update (Redis does not roll back what was done).
-  local removed = redis.pcall('HDEL', bucket_key(0, c1), f)
-  redis.pcall('HDEL', bucket_key(1, c2), f)
-  redis.pcall('HDEL', bucket_key(2, c3), f)
-  redis.pcall('HDEL', bucket_key(3, c4), f)
+  local removed = redis.pcall('HDEL', bucket_key(0, c1), rest(f, 0))
+  redis.pcall('HDEL', bucket_key(1, c2), rest(f, 1))
+  redis.pcall('HDEL', bucket_key(2, c3), rest(f, 2))
+  redis.pcall('HDEL', bucket_key(3, c4), rest(f, 3))
   if removed == 1 then
     redis.call('HINCRBY', meta, 'count', -1)
   end
@@ -144,7 +155,7 @@ if mode == 'add' then
 end
 
 if mode == 'remove' then
-  local v = redis.call('HGET', KEYS[2], fp)
+  local v = redis.call('HGET', KEYS[2], rest(fp, 0))
   if not v then
     return 0
   end
@@ -267,9 +278,9 @@ local function consider(i, f, limit)
   local a1, a2, a3, a4 = unpack('>HHHH', f)
   local v0
   if i == 1 then
-    v0 = redis.call('HGET', KEYS[2], f)
+    v0 = redis.call('HGET', KEYS[2], rest(f, 0))
   else
-    v0 = redis.call('HGET', bucket_key(0, a1), f)
+    v0 = redis.call('HGET', bucket_key(0, a1), rest(f, 0))
   end
   local day, docid, cs
   if v0 then
@@ -320,8 +331,17 @@ if maxd >= 4 then
   end
   for b = 0, 3 do
     local value = blocks[b + 1]
+    -- the query's bytes outside block b, in the order of a field of that block's hashes
+    local q1, q2, q3, q4, q5, q6 = sbyte(rest(fp, b), 1, 6)
+    local qh, ql = sbyte(fp, 2 * b + 1, 2 * b + 2)
     for k = -1, 15 do
       local entries
+      local bv = value
+      if k >= 0 then
+        bv = bxor(value, lshift(1, k))
+      end
+      -- bits that differ in block b itself, the same for every entry of this bucket
+      local d0 = pc[bxor(bit.rshift(bv, 8), qh)] + pc[bxor(band(bv, 255), ql)]
       if k < 0 then
         entries = redis.call('HKEYS', KEYS[b + 2])
       else
@@ -332,16 +352,20 @@ if maxd >= 4 then
           entries = {}
         end
       end
+      local mid = string.char(bit.rshift(bv, 8), band(bv, 255))
       for j = 1, #entries do
-        local f = entries[j]
-        if #f == 8 then
-          local c1, c2, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
-          local d = pc[bxor(c1, p1)] + pc[bxor(c2, p2)] + pc[bxor(c3, p3)] + pc[bxor(c4, p4)]
+        local e = entries[j]
+        if #e == 6 then
+          local c1, c2, c3, c4, c5, c6 = sbyte(e, 1, 6)
+          local d = d0 + pc[bxor(c1, q1)] + pc[bxor(c2, q2)] + pc[bxor(c3, q3)]
           if d <= maxd then
-            d = d + pc[bxor(c5, p5)] + pc[bxor(c6, p6)] + pc[bxor(c7, p7)] + pc[bxor(c8, p8)]
-            if d <= maxd and not seen[f] then
-              seen[f] = true
-              consider(0, f)
+            d = d + pc[bxor(c4, q4)] + pc[bxor(c5, q5)] + pc[bxor(c6, q6)]
+            if d <= maxd then
+              local f = string.sub(e, 1, 2 * b) .. mid .. string.sub(e, 2 * b + 1)
+              if not seen[f] then
+                seen[f] = true
+                consider(0, f)
+              end
             end
           end
         end
@@ -354,11 +378,15 @@ else
   -- may differ), and a fingerprint sharing an earlier block was handled in that bucket already.
   -- The buckets' fields are fetched alone (HKEYS), with or without retention: a value is read
   -- (HGET of the block-0 record) only for a candidate within maxd.
+  -- A field of block b's hash is the fingerprint without block b (six bytes); the whole
+  -- fingerprint is put together only for a candidate.
+  local fb0, fb1, fb2, fb3 = string.sub(fp, 1, 2), string.sub(fp, 3, 4), string.sub(fp, 5, 6),
+    string.sub(fp, 7, 8)
   local entries = redis.call('HKEYS', KEYS[2])
   for j = 1, #entries do
-    local f = entries[j]
-    if #f == 8 then
-      local _, _, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
+    local e = entries[j]
+    if #e == 6 then
+      local c3, c4, c5, c6, c7, c8 = sbyte(e, 1, 6)
       local d = 0
       if c3 ~= p3 then d = d + 1 end
       if c4 ~= p4 then d = d + 1 end
@@ -367,15 +395,15 @@ else
       if c7 ~= p7 then d = d + 1 end
       if c8 ~= p8 then d = d + 1 end
       if d <= maxd then
-        consider(1, f)
+        consider(1, fb0 .. e)
       end
     end
   end
   entries = redis.call('HKEYS', KEYS[3])
   for j = 1, #entries do
-    local f = entries[j]
-    if #f == 8 then
-      local c1, c2, _, _, c5, c6, c7, c8 = sbyte(f, 1, 8)
+    local e = entries[j]
+    if #e == 6 then
+      local c1, c2, c5, c6, c7, c8 = sbyte(e, 1, 6)
       if c1 ~= p1 or c2 ~= p2 then
         local d = 0
         if c1 ~= p1 then d = d + 1 end
@@ -385,16 +413,16 @@ else
         if c7 ~= p7 then d = d + 1 end
         if c8 ~= p8 then d = d + 1 end
         if d <= maxd then
-          consider(2, f)
+          consider(2, string.sub(e, 1, 2) .. fb1 .. string.sub(e, 3))
         end
       end
     end
   end
   entries = redis.call('HKEYS', KEYS[4])
   for j = 1, #entries do
-    local f = entries[j]
-    if #f == 8 then
-      local c1, c2, c3, c4, _, _, c7, c8 = sbyte(f, 1, 8)
+    local e = entries[j]
+    if #e == 6 then
+      local c1, c2, c3, c4, c7, c8 = sbyte(e, 1, 6)
       if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) then
         local d = 0
         if c1 ~= p1 then d = d + 1 end
@@ -404,16 +432,16 @@ else
         if c7 ~= p7 then d = d + 1 end
         if c8 ~= p8 then d = d + 1 end
         if d <= maxd then
-          consider(3, f)
+          consider(3, string.sub(e, 1, 4) .. fb2 .. string.sub(e, 5))
         end
       end
     end
   end
   entries = redis.call('HKEYS', KEYS[5])
   for j = 1, #entries do
-    local f = entries[j]
-    if #f == 8 then
-      local c1, c2, c3, c4, c5, c6 = sbyte(f, 1, 6)
+    local e = entries[j]
+    if #e == 6 then
+      local c1, c2, c3, c4, c5, c6 = sbyte(e, 1, 6)
       if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) and (c5 ~= p5 or c6 ~= p6) then
         local d = 0
         if c1 ~= p1 then d = d + 1 end
@@ -423,7 +451,7 @@ else
         if c5 ~= p5 then d = d + 1 end
         if c6 ~= p6 then d = d + 1 end
         if d <= maxd then
-          consider(4, f)
+          consider(4, e .. fb3)
         end
       end
     end

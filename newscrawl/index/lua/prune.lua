@@ -4,6 +4,8 @@
 -- KEYS[2..] block-0 bucket hashes ({prefix}:simhash:0:{value})
 -- ARGV[1] oldest day kept; ARGV[2] bucket key format, e.g. 'newscrawl:simhash:%d:%04x'
 -- Returns the number of fingerprints deleted. Keys that are not hashes are skipped.
+-- A field of a block-b bucket is the fingerprint without block b (six bytes): here the block-0
+-- value comes from the key's name (its last four hex digits).
 
 local min_day = tonumber(ARGV[1])
 local bucket_format = ARGV[2]
@@ -15,14 +17,19 @@ for k = 2, #KEYS do
   if type(entries) ~= 'table' or entries.err then
     entries = {}
   end
+  local block0 = tonumber(string.sub(KEYS[k], -4), 16)
+  if block0 == nil then
+    entries = {}
+  end
   for j = 1, #entries, 2 do
-    local f = entries[j]
+    local e = entries[j]
     local v = entries[j + 1]
     local day_text, sep = string.match(v, '^(%-?%d+)([:/])')
     local day = tonumber(day_text)
-    if string.len(f) == 8 and day ~= nil and day < min_day then
-      local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
-      redis.call('HDEL', KEYS[k], f)
+    if string.len(e) == 6 and day ~= nil and day < min_day then
+      local f = struct.pack('>H', block0) .. e
+      local _, c2, c3, c4 = struct.unpack('>HHHH', f)
+      redis.call('HDEL', KEYS[k], e)
       if sep == '/' and #v >= #day_text + 7 then
         -- "<day>/<sketch><doc id>": the sketch's bytes 3-6 are its two band bucket values
         local b0, b1 = struct.unpack('>HH', string.sub(v, #day_text + 4, #day_text + 7))
@@ -31,9 +38,9 @@ for k = 2, #KEYS do
       end
       -- pcall: a foreign non-hash key under a block 1-3 name must not abort the script after
       -- earlier deletions (Redis does not roll them back) and before the count is updated.
-      redis.pcall('HDEL', string.format(bucket_format, 1, c2), f)
-      redis.pcall('HDEL', string.format(bucket_format, 2, c3), f)
-      redis.pcall('HDEL', string.format(bucket_format, 3, c4), f)
+      redis.pcall('HDEL', string.format(bucket_format, 1, c2), string.sub(f, 1, 2) .. string.sub(f, 5))
+      redis.pcall('HDEL', string.format(bucket_format, 2, c3), string.sub(f, 1, 4) .. string.sub(f, 7))
+      redis.pcall('HDEL', string.format(bucket_format, 3, c4), string.sub(f, 1, 6))
       deleted = deleted + 1
     end
   end
