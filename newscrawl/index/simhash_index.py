@@ -16,8 +16,9 @@ Layout per stored fingerprint (compact; see docs/design/index.md for measurement
   ``"<day>/<sketch><doc id>"`` with the text sketch (``newscrawl.simhash.sketch``, 38 bytes);
   the day (days since the Unix epoch) is what retention and prune read;
 * blocks 1-3 values = ``""``;
-* with a sketch, the fingerprint is also a field of its two band buckets
-  ``{prefix}:simhash:4:{band 0}`` and ``{prefix}:simhash:5:{band 1}`` (value: one check byte).
+* with a sketch, the fingerprint (8 bytes) is also a field of its two band buckets, which are
+  block hashes: ``{prefix}:simhash:2:{band 0}`` and ``{prefix}:simhash:3:{band 1}`` (value: one
+  check byte; the field length tells a band entry from a block entry).
 
 With a sketch, a candidate stored with one is a match only if the sketches confirm it, and the
 band buckets add candidates at any distance (see ``check_and_add``; docs/design/near-duplicates.md).
@@ -80,8 +81,11 @@ BUCKET_DISTANCE = BLOCKS - 1
 #: bit, so max_distance 4-7 reads each block's bucket and its 16 one-bit neighbours (68
 #: buckets: about 17x the candidates, 7-10x fewer checks/s at 1M; docs/design/index.md).
 MAX_SUPPORTED_DISTANCE = 2 * BLOCKS - 1
-#: The "blocks" of the text sketch's band buckets ({prefix}:simhash:4:{value}, ...:5:...).
-BAND_BLOCKS = tuple(range(BLOCKS, BLOCKS + BANDS))
+#: The blocks whose hashes hold the text sketch's band entries ({prefix}:simhash:2:{band 0},
+#: {prefix}:simhash:3:{band 1}; 8-byte fields beside the blocks' 6-byte ones), as index.lua's
+#: BAND0_BLOCK, BAND1_BLOCK.
+BAND_BLOCKS = (2, 3)
+assert len(BAND_BLOCKS) == BANDS, "one block hash per band (index.lua)"
 SECONDS_PER_DAY = 86400
 
 _INCOMPATIBLE = "NEWSCRAWL_INCOMPATIBLE_INDEX "
@@ -676,7 +680,7 @@ class SimhashIndex:
         return bytes(sketch)
 
     def band_keys(self, sketch: bytes) -> list[str]:
-        """The band bucket keys of a text sketch (``{prefix}:simhash:4:{value}``, ...)."""
+        """The band bucket keys of a text sketch (``{prefix}:simhash:2:{value}``, ``...:3:...``)."""
         return [
             simhash_bucket(self.prefix, block, int.from_bytes(sketch[2 + 2 * k : 4 + 2 * k], "big"))
             for k, block in enumerate(BAND_BLOCKS)

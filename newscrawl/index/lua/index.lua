@@ -14,13 +14,16 @@
 -- ARGV[10] (optional) the text sketch (newscrawl/simhash/sketch.py, SKETCH_BYTES bytes), then
 --          ARGV[11-13] the confirmation thresholds in percent: text containment, number
 --          containment, resemblance of a candidate found by its sketch alone; with a sketch
---          KEYS[6-7] are its two minhash band buckets ({prefix}:simhash:4|5:{band key}).
+--          KEYS[6-7] are its two minhash band buckets ({prefix}:simhash:2:{band 0} and
+--          {prefix}:simhash:3:{band 1}: hashes shared with blocks 2 and 3).
 --
 -- Bucket layout: in the hash of block b, field = the fingerprint's six bytes outside block b
 -- (the bucket's key holds the other two: rest(f, b)); block-0 value "<day>:<doc id>" (no sketch)
 -- or "<day>/<sketch><doc id>", blocks 1-3 value "" (a fingerprint's day is read from its block-0
--- record); band buckets: field = the 8-byte fingerprint, value = the sketch's 4-bit minhash
--- value of that band's bin (a cheap check before the record is read). Returns, for check_add/query, a flat array
+-- record); band entries, in the hashes of blocks 2 and 3 keyed by the band's value: field = the
+-- 8-byte fingerprint (a block entry's field has six), value = the sketch's 4-bit minhash value of
+-- that band's bin (a cheap check before the record is read). Sharing the block hashes saves
+-- 131,072 keys; every scan tells the two kinds apart by field length. Returns, for check_add/query, a flat array
 -- {distance, fingerprint hex, doc id, ...} sorted by distance (check_add: at most one match; an
 -- empty array means "no near-duplicate, fingerprint added"); add: 1 if new else 0; remove: 1/0.
 --
@@ -42,6 +45,9 @@ local meta = KEYS[1]
 -- the text sketch (and its layout: shingle count, two band keys, number bits, minhash bins)
 local SKETCH_LEN = 38
 local SK_NUM, SK_NUM_END, SK_MIN, SK_MIN_END = 7, 22, 23, 38
+-- the band entries live in the hashes of blocks 2 and 3 (bucket_key(2, band 0), bucket_key(3,
+-- band 1)), told apart from those blocks' own entries by their 8-byte fields
+local BAND0_BLOCK, BAND1_BLOCK = 2, 3
 local qs = ARGV[10]
 if qs == '' then
   qs = nil
@@ -134,8 +140,8 @@ local function delete_entry(f, record)
     local _, _, sk = parse_record(record)
     if sk then
       local b0, b1 = struct.unpack('>HH', string.sub(sk, 3, 6))
-      redis.pcall('HDEL', bucket_key(4, b0), f)
-      redis.pcall('HDEL', bucket_key(5, b1), f)
+      redis.pcall('HDEL', bucket_key(BAND0_BLOCK, b0), f)
+      redis.pcall('HDEL', bucket_key(BAND1_BLOCK, b1), f)
     end
   end
   -- pcall: a foreign non-hash key under a bucket name must not abort the script between the

@@ -33,8 +33,9 @@ for k = 2, #KEYS do
       if sep == '/' and #v >= #day_text + 7 then
         -- "<day>/<sketch><doc id>": the sketch's bytes 3-6 are its two band bucket values
         local b0, b1 = struct.unpack('>HH', string.sub(v, #day_text + 4, #day_text + 7))
-        redis.pcall('HDEL', string.format(bucket_format, 4, b0), f)
-        redis.pcall('HDEL', string.format(bucket_format, 5, b1), f)
+        -- band entries: in the hashes of blocks 2 and 3 (index.lua's BAND0_BLOCK, BAND1_BLOCK)
+        redis.pcall('HDEL', string.format(bucket_format, 2, b0), f)
+        redis.pcall('HDEL', string.format(bucket_format, 3, b1), f)
       end
       -- pcall: a foreign non-hash key under a block 1-3 name must not abort the script after
       -- earlier deletions (Redis does not roll them back) and before the count is updated.
