@@ -13,12 +13,15 @@ Layout per stored fingerprint (compact; see docs/design/index.md for measurement
 * field = the fingerprint's six big-endian bytes outside the bucket's block (the key holds the
   other two; ``field_of``) in each of its four bucket hashes;
 * block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once), or
-  ``"<day>/<sketch><doc id>"`` with the text sketch (``newscrawl.simhash.sketch``, 38 bytes);
-  the day (days since the Unix epoch) is what retention and prune read;
+  with the text sketch (``newscrawl.simhash.sketch``, 38 bytes) ``<code><day><sketch><rest>``:
+  a code byte (1: the doc id as is, 2: it starts with ``https://``, 3: ``http://``, 4:
+  ``https://www.``, 5: ``http://www.``; ``rest`` leaves that prefix out), the day in 2
+  big-endian bytes (days 0-65535, to 2149), the sketch and the rest of the doc id
+  (``parse_record``); the day (days since the Unix epoch) is what retention and prune read;
 * blocks 1-3 values = ``""``;
 * with a sketch, the fingerprint (8 bytes) is also a field of its two band buckets, which are
   block hashes: ``{prefix}:simhash:2:{band 0}`` and ``{prefix}:simhash:3:{band 1}`` (value: one
-  check byte; the field length tells a band entry from a block entry).
+  4-bit check value in decimal; the field length tells a band entry from a block entry).
 
 With a sketch, a candidate stored with one is a match only if the sketches confirm it, and the
 band buckets add candidates at any distance (see ``check_and_add``; docs/design/near-duplicates.md).
@@ -867,24 +870,29 @@ class SimhashIndex:
         return 0 if value is None else int(value)
 
 
+#: Doc id prefixes a record with a sketch names by its first byte (index.lua's DOC_PREFIXES).
+DOC_PREFIXES = {1: b"", 2: b"https://", 3: b"http://", 4: b"https://www.", 5: b"http://www."}
+
+
 def parse_record(raw: bytes | str) -> tuple[int, str, bytes | None] | None:
     """(day, doc id, sketch or None) of a block-0 value ``"<day>:<doc id>"`` or
-    ``"<day>/<sketch><doc id>"``; None when unreadable (as index.lua's parse_record)."""
+    ``<code><2-byte day><sketch><doc id less the code's prefix>``; None when unreadable (as
+    index.lua's parse_record)."""
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
-    colon, slash = data.find(b":"), data.find(b"/")
-    cut = min(i for i in (colon, slash, len(data)) if i >= 0)
+    prefix = DOC_PREFIXES.get(data[0]) if data else None
+    if prefix is not None:
+        if len(data) < 3 + SKETCH_BYTES:
+            return None
+        day = int.from_bytes(data[1:3], "big")
+        return day, _text(prefix + data[3 + SKETCH_BYTES :]), data[3 : 3 + SKETCH_BYTES]
+    cut = data.find(b":")
+    if cut < 0:
+        return None
     try:
         day = int(data[:cut].decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         return None
-    if cut == len(data):
-        return None
-    if cut == colon:
-        return day, _text(data[cut + 1 :]), None
-    sketch = data[cut + 1 : cut + 1 + SKETCH_BYTES]
-    if len(sketch) < SKETCH_BYTES:
-        return None
-    return day, _text(data[cut + 1 + SKETCH_BYTES :]), sketch
+    return day, _text(data[cut + 1 :]), None
 
 
 def _glob_escape(text: str) -> str:

@@ -27,9 +27,9 @@ from newscrawl.simhash.sketch import (
 )
 
 #: The index layout the decision's records are stored in (newscrawl/index/lua/index.lua):
-#: ix3 = bucket fields without the bucket's block (six bytes), empty block 1-3 values, band entries
-#: in the hashes of blocks 2 and 3.
-INDEX_LAYOUT = "ix3"
+#: ix4 = bucket fields without the bucket's block (six bytes), empty block 1-3 values, band entries
+#: in the hashes of blocks 2 and 3, sketch records with a binary day and a code for the URL scheme.
+INDEX_LAYOUT = "ix4"
 #: The decision's own part of the version (sketch layout, index layout and thresholds): an index
 #: built by another decision is refused (fingerprints and sketches of different versions are not
 #: comparable, and an index of another layout is not readable).

@@ -19,10 +19,10 @@
 --
 -- Bucket layout: in the hash of block b, field = the fingerprint's six bytes outside block b
 -- (the bucket's key holds the other two: rest(f, b)); block-0 value "<day>:<doc id>" (no sketch)
--- or "<day>/<sketch><doc id>", blocks 1-3 value "" (a fingerprint's day is read from its block-0
+-- or <code><2-byte day><sketch><doc id less a URL prefix> (parse_record), blocks 1-3 value "" (a fingerprint's day is read from its block-0
 -- record); band entries, in the hashes of blocks 2 and 3 keyed by the band's value: field = the
 -- 8-byte fingerprint (a block entry's field has six), value = the sketch's 4-bit minhash value of
--- that band's bin (a cheap check before the record is read). Sharing the block hashes saves
+-- that band's bin in decimal (a cheap check before the record is read). Sharing the block hashes saves
 -- 131,072 keys; every scan tells the two kinds apart by field length. Returns, for check_add/query, a flat array
 -- {distance, fingerprint hex, doc id, ...} sorted by distance (check_add: at most one match; an
 -- empty array means "no near-duplicate, fingerprint added"); add: 1 if new else 0; remove: 1/0.
@@ -62,6 +62,10 @@ end
 if qs and (string.len(qs) ~= SKETCH_LEN or #KEYS < 7) then
   return redis.error_reply('NEWSCRAWL_BAD_SKETCH expected ' .. SKETCH_LEN .. ' bytes and 7 keys')
 end
+if qs and (today < 0 or today > 65535) and (mode == 'check_add' or mode == 'add') then
+  -- a record with a sketch keeps its day in two bytes (1970-01-01 to 2149-06-06)
+  return redis.error_reply('NEWSCRAWL_BAD_DAY ' .. today .. ' outside 0-65535')
+end
 
 if version ~= '' then
   local stored = redis.call('HGET', meta, 'version')
@@ -89,26 +93,52 @@ local function rest(f, b)
   return string.sub(f, 1, 2 * b) .. string.sub(f, 2 * b + 3)
 end
 
+-- Doc id prefixes a record with a sketch stores as its first byte (URLs are most doc ids).
+local DOC_PREFIXES = {[1] = '', [2] = 'https://', [3] = 'http://', [4] = 'https://www.',
+  [5] = 'http://www.'}
+
 -- A block-0 record: day, doc id, sketch (nil when stored without one); nil when unreadable.
+-- With a sketch: <code byte 1-5><day, 2 bytes big-endian><sketch><doc id without the prefix the
+-- code names>; without: "<day>:<doc id>".
 local function parse_record(v)
-  local day, sep = string.match(v, '^(%-?%d+)([:/])')
+  local code = string.byte(v, 1)
+  local prefix = code and DOC_PREFIXES[code]
+  if prefix then
+    if #v < 3 + SKETCH_LEN then
+      return nil
+    end
+    local day = struct.unpack('>H', string.sub(v, 2, 3))
+    return day, prefix .. string.sub(v, 4 + SKETCH_LEN), string.sub(v, 4, 3 + SKETCH_LEN)
+  end
+  local day = string.match(v, '^(%-?%d+):')
   if not day then
     return nil
   end
-  local start = #day + 2
-  if sep == ':' then
-    return day, string.sub(v, start), nil
+  return tonumber(day), string.sub(v, #day + 2), nil
+end
+
+-- The record of a sketch (see parse_record).
+local function sketch_record(day, sketch, docid)
+  local code = 1
+  if string.sub(docid, 1, 8) == 'https://' then
+    code = 2
+    if string.sub(docid, 9, 12) == 'www.' then
+      code = 4
+    end
+  elseif string.sub(docid, 1, 7) == 'http://' then
+    code = 3
+    if string.sub(docid, 8, 11) == 'www.' then
+      code = 5
+    end
   end
-  if #v < start + SKETCH_LEN - 1 then
-    return nil
-  end
-  return day, string.sub(v, start + SKETCH_LEN), string.sub(v, start, start + SKETCH_LEN - 1)
+  return string.char(code) .. struct.pack('>H', day) .. sketch ..
+    string.sub(docid, #DOC_PREFIXES[code] + 1)
 end
 
 local function add_entry()
   local record
   if qs then
-    record = today .. '/' .. qs .. doc
+    record = sketch_record(today, qs, doc)
   else
     record = today .. ':' .. doc
   end
@@ -118,8 +148,9 @@ local function add_entry()
   end
   if qs then
     local b = string.byte(qs, SK_MIN)
-    redis.call('HSET', KEYS[6], fp, string.char(bit.rshift(b, 4)))
-    redis.call('HSET', KEYS[7], fp, string.char(bit.band(b, 15)))
+    -- the check value in decimal: "0"-"12" take no byte of their own in a ziplist/listpack
+    redis.call('HSET', KEYS[6], fp, tostring(bit.rshift(b, 4)))
+    redis.call('HSET', KEYS[7], fp, tostring(bit.band(b, 15)))
   end
   if created == 1 and redis.call('HINCRBY', meta, 'count', 1) == 1 then
     redis.call('HSETNX', meta, 'created', now)
@@ -469,7 +500,7 @@ end
 -- record is read), at any Hamming distance; they are matches only if their sketches confirm it.
 if qs then
   local first = sbyte(qs, SK_MIN)
-  local checks = {string.char(bit.rshift(first, 4)), string.char(band(first, 15))}
+  local checks = {tostring(bit.rshift(first, 4)), tostring(band(first, 15))}
   for k = 6, 7 do
     local check = checks[k - 5]
     local entries = redis.call('HGETALL', KEYS[k])

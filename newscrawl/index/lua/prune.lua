@@ -24,15 +24,23 @@ for k = 2, #KEYS do
   for j = 1, #entries, 2 do
     local e = entries[j]
     local v = entries[j + 1]
-    local day_text, sep = string.match(v, '^(%-?%d+)([:/])')
-    local day = tonumber(day_text)
+    -- the record's day (index.lua's parse_record): with a sketch, <code byte 1-5><2-byte day>
+    -- <sketch>...; without, "<day>:<doc id>"
+    local code = string.byte(v, 1)
+    local sketched = code ~= nil and code >= 1 and code <= 5 and #v >= 9
+    local day
+    if sketched then
+      day = struct.unpack('>H', string.sub(v, 2, 3))
+    else
+      day = tonumber(string.match(v, '^(%-?%d+):'))
+    end
     if string.len(e) == 6 and day ~= nil and day < min_day then
       local f = struct.pack('>H', block0) .. e
       local _, c2, c3, c4 = struct.unpack('>HHHH', f)
       redis.call('HDEL', KEYS[k], e)
-      if sep == '/' and #v >= #day_text + 7 then
-        -- "<day>/<sketch><doc id>": the sketch's bytes 3-6 are its two band bucket values
-        local b0, b1 = struct.unpack('>HH', string.sub(v, #day_text + 4, #day_text + 7))
+      if sketched then
+        -- the sketch (from the record's byte 4) has its two band bucket values in bytes 3-6
+        local b0, b1 = struct.unpack('>HH', string.sub(v, 6, 9))
         -- band entries: in the hashes of blocks 2 and 3 (index.lua's BAND0_BLOCK, BAND1_BLOCK)
         redis.pcall('HDEL', string.format(bucket_format, 2, b0), f)
         redis.pcall('HDEL', string.format(bucket_format, 3, b1), f)
