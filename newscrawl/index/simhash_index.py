@@ -13,7 +13,7 @@ Layout per stored fingerprint (compact; see docs/design/index.md for measurement
 * field = the fingerprint's six big-endian bytes outside the bucket's block (the key holds the
   other two; ``field_of``) in each of its four bucket hashes;
 * block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once), or
-  with the text sketch (``newscrawl.simhash.sketch``, 38 bytes) ``<code><day><sketch><rest>``:
+  with the text sketch (``newscrawl.simhash.sketch``, 34 bytes) ``<code><day><sketch><rest>``:
   a code byte (1: the doc id as is, 2: it starts with ``https://``, 3: ``http://``, 4:
   ``https://www.``, 5: ``http://www.``; ``rest`` leaves that prefix out), the day in 2
   big-endian bytes (days 0-65535, to 2149), the sketch and the rest of the doc id

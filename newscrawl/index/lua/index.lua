@@ -43,8 +43,8 @@ local bucket_format = ARGV[8]
 local now = ARGV[9]
 local meta = KEYS[1]
 -- the text sketch (and its layout: shingle count, two band keys, number bits, minhash bins)
-local SKETCH_LEN = 38
-local SK_NUM, SK_NUM_END, SK_MIN, SK_MIN_END = 7, 22, 23, 38
+local SKETCH_LEN = 34
+local SK_NUM, SK_NUM_END, SK_MIN, SK_MIN_END = 7, 18, 19, 34
 -- the band entries live in the hashes of blocks 2 and 3 (bucket_key(2, band 0), bucket_key(3,
 -- band 1)), told apart from those blocks' own entries by their 8-byte fields
 local BAND0_BLOCK, BAND1_BLOCK = 2, 3
