@@ -240,6 +240,7 @@ SKETCHES = {
     "default": (32, 128, True, 2),
     "numbers without unit": (32, 128, False, 2),
     "numbers in 64 bits": (32, 64, True, 2),
+    "numbers in 96 bits": (32, 96, True, 2),
     "one band": (32, 128, True, 1),
     "16 bins": (16, 128, True, 2),
 }

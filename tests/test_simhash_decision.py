@@ -8,6 +8,7 @@ from __future__ import annotations
 import redis
 
 from newscrawl.index import SimhashIndex
+from newscrawl.index.simhash_index import field_of
 from newscrawl.simhash import get_decision
 from newscrawl.simhash.sketch import (
     SKETCH_BYTES,
@@ -159,7 +160,10 @@ def test_sketch_round_trip_and_rules() -> None:
 
 
 def _band_entries(r: redis.Redis) -> int:
-    return sum(r.hlen(k) for k in r.scan_iter(match="newscrawl:simhash:[45]:*"))
+    """Band entries: the 8-byte fields of the block 2 and 3 hashes (block entries have six)."""
+    return sum(
+        len(f) == 8 for k in r.scan_iter(match="newscrawl:simhash:[23]:*") for f in r.hkeys(k)
+    )
 
 
 def test_sketch_records_round_trip_remove_and_prune(r: redis.Redis) -> None:
@@ -183,3 +187,40 @@ def test_sketch_records_round_trip_remove_and_prune(r: redis.Redis) -> None:
     again = index.check_and_add(b.fingerprint, "u", b.sketch)  # type: ignore[arg-type]
     assert again is not None and again.doc_id == "u" and again.distance == 0
     assert index.count() == 1
+
+
+def test_sketch_record_is_compact_and_reads_back_every_doc_id(r: redis.Redis) -> None:
+    """A record with a sketch keeps its day in two bytes and a URL's scheme (and www.) as one
+    code byte; every doc id reads back whole (matches, stored_day, remove by doc id, prune)."""
+    now = [1_700_000_000.0]
+    day = int(now[0] // 86400)
+    index = SimhashIndex(r, version=get_decision().version, clock=lambda: now[0])
+    a = get_decision().analyze(ARTICLE_A)
+    assert a.fingerprint is not None and a.sketch is not None
+    doc_ids = {
+        "https://www.a.example/1": 4 + len("a.example/1"),
+        "http://www.b.example/2": 4 + len("b.example/2"),
+        "https://c.example/3": 4 + len("c.example/3"),
+        "http://d.example/4": 4 + len("d.example/4"),
+        "https:/e": 4 + len("https:/e"),
+        "42": 4 + len("42"),
+        "ftp://www.f/": 4 + len("ftp://www.f/"),
+    }
+    for doc_id, extra in doc_ids.items():
+        assert index.check_and_add(a.fingerprint, doc_id, a.sketch) is None
+        record = r.hget(index.bucket_keys(a.fingerprint)[0], field_of(a.fingerprint, 0))
+        assert record is not None and len(record) == len(a.sketch) - 1 + extra
+        assert int.from_bytes(record[1:3], "big") == day
+        assert index.stored_day(a.fingerprint, doc_id) == day
+        match = index.check_and_add(a.fingerprint ^ 1, "other", a.sketch)
+        assert match is not None and match.doc_id == doc_id
+        # band check values are small decimal numbers
+        assert {len(v) for k in r.scan_iter(match="newscrawl:simhash:[23]:*")
+                for f, v in r.hgetall(k).items() if len(f) == 8} <= {1, 2}
+        assert not index.remove(a.fingerprint, doc_id + "x")
+        assert index.remove(a.fingerprint, doc_id)
+        assert _band_entries(r) == 0 and index.count() == 0
+    index.add(a.fingerprint, "https://www.g.example/7", a.sketch)
+    now[0] += 40 * 86400
+    assert index.prune(30) == 1
+    assert _band_entries(r) == 0 and index.count() == 0

@@ -10,12 +10,18 @@ Same data, same keys; 68 buckets read instead of 4. ``max_distance > 7`` is reje
 
 Layout per stored fingerprint (compact; see docs/design/index.md for measurements):
 
-* field = the fingerprint as 8 big-endian bytes in each of its four bucket hashes;
+* field = the fingerprint's six big-endian bytes outside the bucket's block (the key holds the
+  other two; ``field_of``) in each of its four bucket hashes;
 * block-0 bucket value = ``"<day>:<doc id>"`` (the doc id, usually a URL, is stored once), or
-  ``"<day>/<sketch><doc id>"`` with the text sketch (``newscrawl.simhash.sketch``, 38 bytes);
-* blocks 1-3 values = ``"<day>"`` (days since the Unix epoch, used for retention);
-* with a sketch, the fingerprint is also a field of its two band buckets
-  ``{prefix}:simhash:4:{band 0}`` and ``{prefix}:simhash:5:{band 1}`` (value: one check byte).
+  with the text sketch (``newscrawl.simhash.sketch``, 34 bytes) ``<code><day><sketch><rest>``:
+  a code byte (1: the doc id as is, 2: it starts with ``https://``, 3: ``http://``, 4:
+  ``https://www.``, 5: ``http://www.``; ``rest`` leaves that prefix out), the day in 2
+  big-endian bytes (days 0-65535, to 2149), the sketch and the rest of the doc id
+  (``parse_record``); the day (days since the Unix epoch) is what retention and prune read;
+* blocks 1-3 values = ``""``;
+* with a sketch, the fingerprint (8 bytes) is also a field of its two band buckets, which are
+  block hashes: ``{prefix}:simhash:2:{band 0}`` and ``{prefix}:simhash:3:{band 1}`` (value: one
+  4-bit check value in decimal; the field length tells a band entry from a block entry).
 
 With a sketch, a candidate stored with one is a match only if the sketches confirm it, and the
 band buckets add candidates at any distance (see ``check_and_add``; docs/design/near-duplicates.md).
@@ -78,8 +84,11 @@ BUCKET_DISTANCE = BLOCKS - 1
 #: bit, so max_distance 4-7 reads each block's bucket and its 16 one-bit neighbours (68
 #: buckets: about 17x the candidates, 7-10x fewer checks/s at 1M; docs/design/index.md).
 MAX_SUPPORTED_DISTANCE = 2 * BLOCKS - 1
-#: The "blocks" of the text sketch's band buckets ({prefix}:simhash:4:{value}, ...:5:...).
-BAND_BLOCKS = tuple(range(BLOCKS, BLOCKS + BANDS))
+#: The blocks whose hashes hold the text sketch's band entries ({prefix}:simhash:2:{band 0},
+#: {prefix}:simhash:3:{band 1}; 8-byte fields beside the blocks' 6-byte ones), as index.lua's
+#: BAND0_BLOCK, BAND1_BLOCK.
+BAND_BLOCKS = (2, 3)
+assert len(BAND_BLOCKS) == BANDS, "one block hash per band (index.lua)"
 SECONDS_PER_DAY = 86400
 
 _INCOMPATIBLE = "NEWSCRAWL_INCOMPATIBLE_INDEX "
@@ -139,6 +148,13 @@ def blocks_of(fingerprint: int) -> tuple[int, int, int, int]:
     """The four 16-bit blocks, most significant first."""
     f = check_fingerprint(fingerprint)
     return ((f >> 48) & 0xFFFF, (f >> 32) & 0xFFFF, (f >> 16) & 0xFFFF, f & 0xFFFF)
+
+
+def field_of(fingerprint: int, block: int) -> bytes:
+    """The field of ``fingerprint`` in its bucket hash of ``block`` (0-3): its six bytes outside
+    that block (the bucket's key holds the other two), big-endian."""
+    raw = check_fingerprint(fingerprint).to_bytes(8, "big")
+    return raw[: 2 * block] + raw[2 * block + 2 :]
 
 
 def _text(value: bytes | str) -> str:
@@ -667,7 +683,7 @@ class SimhashIndex:
         return bytes(sketch)
 
     def band_keys(self, sketch: bytes) -> list[str]:
-        """The band bucket keys of a text sketch (``{prefix}:simhash:4:{value}``, ...)."""
+        """The band bucket keys of a text sketch (``{prefix}:simhash:2:{value}``, ``...:3:...``)."""
         return [
             simhash_bucket(self.prefix, block, int.from_bytes(sketch[2 + 2 * k : 4 + 2 * k], "big"))
             for k, block in enumerate(BAND_BLOCKS)
@@ -721,7 +737,7 @@ class SimhashIndex:
     def stored_day(self, fingerprint: int, doc_id: str) -> int | None:
         """The day (days since 1970-01-01, UTC) ``fingerprint`` was stored under ``doc_id``, or
         None if it is not stored under that doc id. One HGET of its block-0 record."""
-        raw = self.client.hget(self.bucket_keys(fingerprint)[0], fingerprint.to_bytes(8, "big"))
+        raw = self.client.hget(self.bucket_keys(fingerprint)[0], field_of(fingerprint, 0))
         if raw is None:
             return None
         record = parse_record(raw)
@@ -854,24 +870,29 @@ class SimhashIndex:
         return 0 if value is None else int(value)
 
 
+#: Doc id prefixes a record with a sketch names by its first byte (index.lua's DOC_PREFIXES).
+DOC_PREFIXES = {1: b"", 2: b"https://", 3: b"http://", 4: b"https://www.", 5: b"http://www."}
+
+
 def parse_record(raw: bytes | str) -> tuple[int, str, bytes | None] | None:
     """(day, doc id, sketch or None) of a block-0 value ``"<day>:<doc id>"`` or
-    ``"<day>/<sketch><doc id>"``; None when unreadable (as index.lua's parse_record)."""
+    ``<code><2-byte day><sketch><doc id less the code's prefix>``; None when unreadable (as
+    index.lua's parse_record)."""
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
-    colon, slash = data.find(b":"), data.find(b"/")
-    cut = min(i for i in (colon, slash, len(data)) if i >= 0)
+    prefix = DOC_PREFIXES.get(data[0]) if data else None
+    if prefix is not None:
+        if len(data) < 3 + SKETCH_BYTES:
+            return None
+        day = int.from_bytes(data[1:3], "big")
+        return day, _text(prefix + data[3 + SKETCH_BYTES :]), data[3 : 3 + SKETCH_BYTES]
+    cut = data.find(b":")
+    if cut < 0:
+        return None
     try:
         day = int(data[:cut].decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         return None
-    if cut == len(data):
-        return None
-    if cut == colon:
-        return day, _text(data[cut + 1 :]), None
-    sketch = data[cut + 1 : cut + 1 + SKETCH_BYTES]
-    if len(sketch) < SKETCH_BYTES:
-        return None
-    return day, _text(data[cut + 1 + SKETCH_BYTES :]), sketch
+    return day, _text(data[cut + 1 :]), None
 
 
 def _glob_escape(text: str) -> str:

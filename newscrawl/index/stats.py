@@ -23,7 +23,8 @@ def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[st
     """Fingerprints stored, duplicates recorded, bucket-size distribution, Redis memory.
 
     Scans every bucket key (SCAN + pipelined HLEN / OBJECT ENCODING): a few seconds per million
-    fingerprints.
+    fingerprints. The sizes of block 2 and 3 hashes include the text sketches' band entries
+    stored in them (what the listpack limit counts).
     """
     meta_key = SIMHASH_META.format(prefix=prefix)
     raw_meta = client.hgetall(meta_key)

@@ -14,12 +14,16 @@
 -- ARGV[10] (optional) the text sketch (newscrawl/simhash/sketch.py, SKETCH_BYTES bytes), then
 --          ARGV[11-13] the confirmation thresholds in percent: text containment, number
 --          containment, resemblance of a candidate found by its sketch alone; with a sketch
---          KEYS[6-7] are its two minhash band buckets ({prefix}:simhash:4|5:{band key}).
+--          KEYS[6-7] are its two minhash band buckets ({prefix}:simhash:2:{band 0} and
+--          {prefix}:simhash:3:{band 1}: hashes shared with blocks 2 and 3).
 --
--- Bucket layout: field = 8-byte fingerprint in all four hashes; block-0 value "<day>:<doc id>"
--- (no sketch) or "<day>/<sketch><doc id>", blocks 1-3 value "<day>"; band buckets: field =
--- fingerprint, value = the sketch's 4-bit minhash value of that band's bin (a cheap check
--- before the record is read). Returns, for check_add/query, a flat array
+-- Bucket layout: in the hash of block b, field = the fingerprint's six bytes outside block b
+-- (the bucket's key holds the other two: rest(f, b)); block-0 value "<day>:<doc id>" (no sketch)
+-- or <code><2-byte day><sketch><doc id less a URL prefix> (parse_record), blocks 1-3 value "" (a fingerprint's day is read from its block-0
+-- record); band entries, in the hashes of blocks 2 and 3 keyed by the band's value: field = the
+-- 8-byte fingerprint (a block entry's field has six), value = the sketch's 4-bit minhash value of
+-- that band's bin in decimal (a cheap check before the record is read). Sharing the block hashes saves
+-- 131,072 keys; every scan tells the two kinds apart by field length. Returns, for check_add/query, a flat array
 -- {distance, fingerprint hex, doc id, ...} sorted by distance (check_add: at most one match; an
 -- empty array means "no near-duplicate, fingerprint added"); add: 1 if new else 0; remove: 1/0.
 --
@@ -39,8 +43,11 @@ local bucket_format = ARGV[8]
 local now = ARGV[9]
 local meta = KEYS[1]
 -- the text sketch (and its layout: shingle count, two band keys, number bits, minhash bins)
-local SKETCH_LEN = 38
-local SK_NUM, SK_NUM_END, SK_MIN, SK_MIN_END = 7, 22, 23, 38
+local SKETCH_LEN = 34
+local SK_NUM, SK_NUM_END, SK_MIN, SK_MIN_END = 7, 18, 19, 34
+-- the band entries live in the hashes of blocks 2 and 3 (bucket_key(2, band 0), bucket_key(3,
+-- band 1)), told apart from those blocks' own entries by their 8-byte fields
+local BAND0_BLOCK, BAND1_BLOCK = 2, 3
 local qs = ARGV[10]
 if qs == '' then
   qs = nil
@@ -54,6 +61,10 @@ if string.len(fp) ~= 8 then
 end
 if qs and (string.len(qs) ~= SKETCH_LEN or #KEYS < 7) then
   return redis.error_reply('NEWSCRAWL_BAD_SKETCH expected ' .. SKETCH_LEN .. ' bytes and 7 keys')
+end
+if qs and (today < 0 or today > 65535) and (mode == 'check_add' or mode == 'add') then
+  -- a record with a sketch keeps its day in two bytes (1970-01-01 to 2149-06-06)
+  return redis.error_reply('NEWSCRAWL_BAD_DAY ' .. today .. ' outside 0-65535')
 end
 
 if version ~= '' then
@@ -72,37 +83,74 @@ local function bucket_key(block, value)
   return string.format(bucket_format, block, value)
 end
 
+-- The field of 8-byte fingerprint f in the hash of block b (0-3): its other six bytes.
+local function rest(f, b)
+  if b == 0 then
+    return string.sub(f, 3)
+  elseif b == 3 then
+    return string.sub(f, 1, 6)
+  end
+  return string.sub(f, 1, 2 * b) .. string.sub(f, 2 * b + 3)
+end
+
+-- Doc id prefixes a record with a sketch stores as its first byte (URLs are most doc ids).
+local DOC_PREFIXES = {[1] = '', [2] = 'https://', [3] = 'http://', [4] = 'https://www.',
+  [5] = 'http://www.'}
+
 -- A block-0 record: day, doc id, sketch (nil when stored without one); nil when unreadable.
+-- With a sketch: <code byte 1-5><day, 2 bytes big-endian><sketch><doc id without the prefix the
+-- code names>; without: "<day>:<doc id>".
 local function parse_record(v)
-  local day, sep = string.match(v, '^(%-?%d+)([:/])')
+  local code = string.byte(v, 1)
+  local prefix = code and DOC_PREFIXES[code]
+  if prefix then
+    if #v < 3 + SKETCH_LEN then
+      return nil
+    end
+    local day = struct.unpack('>H', string.sub(v, 2, 3))
+    return day, prefix .. string.sub(v, 4 + SKETCH_LEN), string.sub(v, 4, 3 + SKETCH_LEN)
+  end
+  local day = string.match(v, '^(%-?%d+):')
   if not day then
     return nil
   end
-  local start = #day + 2
-  if sep == ':' then
-    return day, string.sub(v, start), nil
+  return tonumber(day), string.sub(v, #day + 2), nil
+end
+
+-- The record of a sketch (see parse_record).
+local function sketch_record(day, sketch, docid)
+  local code = 1
+  if string.sub(docid, 1, 8) == 'https://' then
+    code = 2
+    if string.sub(docid, 9, 12) == 'www.' then
+      code = 4
+    end
+  elseif string.sub(docid, 1, 7) == 'http://' then
+    code = 3
+    if string.sub(docid, 8, 11) == 'www.' then
+      code = 5
+    end
   end
-  if #v < start + SKETCH_LEN - 1 then
-    return nil
-  end
-  return day, string.sub(v, start + SKETCH_LEN), string.sub(v, start, start + SKETCH_LEN - 1)
+  return string.char(code) .. struct.pack('>H', day) .. sketch ..
+    string.sub(docid, #DOC_PREFIXES[code] + 1)
 end
 
 local function add_entry()
   local record
   if qs then
-    record = today .. '/' .. qs .. doc
+    record = sketch_record(today, qs, doc)
   else
     record = today .. ':' .. doc
   end
-  local created = redis.call('HSET', KEYS[2], fp, record)
+  local created = redis.call('HSET', KEYS[2], rest(fp, 0), record)
   for i = 3, 5 do
-    redis.call('HSET', KEYS[i], fp, today)
+    redis.call('HSET', KEYS[i], rest(fp, i - 2), '')
   end
   if qs then
     local b = string.byte(qs, SK_MIN)
-    redis.call('HSET', KEYS[6], fp, string.char(bit.rshift(b, 4)))
-    redis.call('HSET', KEYS[7], fp, string.char(bit.band(b, 15)))
+    -- the check value in decimal: "0"-"12" take no byte of their own in a ziplist/listpack
+    redis.call('HSET', KEYS[6], fp, tostring(bit.rshift(b, 4)))
+    redis.call('HSET', KEYS[7], fp, tostring(bit.band(b, 15)))
   end
   if created == 1 and redis.call('HINCRBY', meta, 'count', 1) == 1 then
     redis.call('HSETNX', meta, 'created', now)
@@ -114,7 +162,7 @@ local function delete_entry(f, record)
   local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
   -- the record's sketch names its band buckets
   if record == nil then
-    local v = redis.pcall('HGET', bucket_key(0, c1), f)
+    local v = redis.pcall('HGET', bucket_key(0, c1), rest(f, 0))
     if type(v) == 'string' then
       record = v
     end
@@ -123,16 +171,16 @@ local function delete_entry(f, record)
     local _, _, sk = parse_record(record)
     if sk then
       local b0, b1 = struct.unpack('>HH', string.sub(sk, 3, 6))
-      redis.pcall('HDEL', bucket_key(4, b0), f)
-      redis.pcall('HDEL', bucket_key(5, b1), f)
+      redis.pcall('HDEL', bucket_key(BAND0_BLOCK, b0), f)
+      redis.pcall('HDEL', bucket_key(BAND1_BLOCK, b1), f)
     end
   end
   -- pcall: a foreign non-hash key under a bucket name must not abort the script between the
   -- deletions and the count update (Redis does not roll back what was done).
-  local removed = redis.pcall('HDEL', bucket_key(0, c1), f)
-  redis.pcall('HDEL', bucket_key(1, c2), f)
-  redis.pcall('HDEL', bucket_key(2, c3), f)
-  redis.pcall('HDEL', bucket_key(3, c4), f)
+  local removed = redis.pcall('HDEL', bucket_key(0, c1), rest(f, 0))
+  redis.pcall('HDEL', bucket_key(1, c2), rest(f, 1))
+  redis.pcall('HDEL', bucket_key(2, c3), rest(f, 2))
+  redis.pcall('HDEL', bucket_key(3, c4), rest(f, 3))
   if removed == 1 then
     redis.call('HINCRBY', meta, 'count', -1)
   end
@@ -144,7 +192,7 @@ if mode == 'add' then
 end
 
 if mode == 'remove' then
-  local v = redis.call('HGET', KEYS[2], fp)
+  local v = redis.call('HGET', KEYS[2], rest(fp, 0))
   if not v then
     return 0
   end
@@ -267,9 +315,9 @@ local function consider(i, f, limit)
   local a1, a2, a3, a4 = unpack('>HHHH', f)
   local v0
   if i == 1 then
-    v0 = redis.call('HGET', KEYS[2], f)
+    v0 = redis.call('HGET', KEYS[2], rest(f, 0))
   else
-    v0 = redis.call('HGET', bucket_key(0, a1), f)
+    v0 = redis.call('HGET', bucket_key(0, a1), rest(f, 0))
   end
   local day, docid, cs
   if v0 then
@@ -320,8 +368,17 @@ if maxd >= 4 then
   end
   for b = 0, 3 do
     local value = blocks[b + 1]
+    -- the query's bytes outside block b, in the order of a field of that block's hashes
+    local q1, q2, q3, q4, q5, q6 = sbyte(rest(fp, b), 1, 6)
+    local qh, ql = sbyte(fp, 2 * b + 1, 2 * b + 2)
     for k = -1, 15 do
       local entries
+      local bv = value
+      if k >= 0 then
+        bv = bxor(value, lshift(1, k))
+      end
+      -- bits that differ in block b itself, the same for every entry of this bucket
+      local d0 = pc[bxor(bit.rshift(bv, 8), qh)] + pc[bxor(band(bv, 255), ql)]
       if k < 0 then
         entries = redis.call('HKEYS', KEYS[b + 2])
       else
@@ -332,16 +389,20 @@ if maxd >= 4 then
           entries = {}
         end
       end
+      local mid = string.char(bit.rshift(bv, 8), band(bv, 255))
       for j = 1, #entries do
-        local f = entries[j]
-        if #f == 8 then
-          local c1, c2, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
-          local d = pc[bxor(c1, p1)] + pc[bxor(c2, p2)] + pc[bxor(c3, p3)] + pc[bxor(c4, p4)]
+        local e = entries[j]
+        if #e == 6 then
+          local c1, c2, c3, c4, c5, c6 = sbyte(e, 1, 6)
+          local d = d0 + pc[bxor(c1, q1)] + pc[bxor(c2, q2)] + pc[bxor(c3, q3)]
           if d <= maxd then
-            d = d + pc[bxor(c5, p5)] + pc[bxor(c6, p6)] + pc[bxor(c7, p7)] + pc[bxor(c8, p8)]
-            if d <= maxd and not seen[f] then
-              seen[f] = true
-              consider(0, f)
+            d = d + pc[bxor(c4, q4)] + pc[bxor(c5, q5)] + pc[bxor(c6, q6)]
+            if d <= maxd then
+              local f = string.sub(e, 1, 2 * b) .. mid .. string.sub(e, 2 * b + 1)
+              if not seen[f] then
+                seen[f] = true
+                consider(0, f)
+              end
             end
           end
         end
@@ -354,11 +415,15 @@ else
   -- may differ), and a fingerprint sharing an earlier block was handled in that bucket already.
   -- The buckets' fields are fetched alone (HKEYS), with or without retention: a value is read
   -- (HGET of the block-0 record) only for a candidate within maxd.
+  -- A field of block b's hash is the fingerprint without block b (six bytes); the whole
+  -- fingerprint is put together only for a candidate.
+  local fb0, fb1, fb2, fb3 = string.sub(fp, 1, 2), string.sub(fp, 3, 4), string.sub(fp, 5, 6),
+    string.sub(fp, 7, 8)
   local entries = redis.call('HKEYS', KEYS[2])
   for j = 1, #entries do
-    local f = entries[j]
-    if #f == 8 then
-      local _, _, c3, c4, c5, c6, c7, c8 = sbyte(f, 1, 8)
+    local e = entries[j]
+    if #e == 6 then
+      local c3, c4, c5, c6, c7, c8 = sbyte(e, 1, 6)
       local d = 0
       if c3 ~= p3 then d = d + 1 end
       if c4 ~= p4 then d = d + 1 end
@@ -367,15 +432,15 @@ else
       if c7 ~= p7 then d = d + 1 end
       if c8 ~= p8 then d = d + 1 end
       if d <= maxd then
-        consider(1, f)
+        consider(1, fb0 .. e)
       end
     end
   end
   entries = redis.call('HKEYS', KEYS[3])
   for j = 1, #entries do
-    local f = entries[j]
-    if #f == 8 then
-      local c1, c2, _, _, c5, c6, c7, c8 = sbyte(f, 1, 8)
+    local e = entries[j]
+    if #e == 6 then
+      local c1, c2, c5, c6, c7, c8 = sbyte(e, 1, 6)
       if c1 ~= p1 or c2 ~= p2 then
         local d = 0
         if c1 ~= p1 then d = d + 1 end
@@ -385,16 +450,16 @@ else
         if c7 ~= p7 then d = d + 1 end
         if c8 ~= p8 then d = d + 1 end
         if d <= maxd then
-          consider(2, f)
+          consider(2, string.sub(e, 1, 2) .. fb1 .. string.sub(e, 3))
         end
       end
     end
   end
   entries = redis.call('HKEYS', KEYS[4])
   for j = 1, #entries do
-    local f = entries[j]
-    if #f == 8 then
-      local c1, c2, c3, c4, _, _, c7, c8 = sbyte(f, 1, 8)
+    local e = entries[j]
+    if #e == 6 then
+      local c1, c2, c3, c4, c7, c8 = sbyte(e, 1, 6)
       if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) then
         local d = 0
         if c1 ~= p1 then d = d + 1 end
@@ -404,16 +469,16 @@ else
         if c7 ~= p7 then d = d + 1 end
         if c8 ~= p8 then d = d + 1 end
         if d <= maxd then
-          consider(3, f)
+          consider(3, string.sub(e, 1, 4) .. fb2 .. string.sub(e, 5))
         end
       end
     end
   end
   entries = redis.call('HKEYS', KEYS[5])
   for j = 1, #entries do
-    local f = entries[j]
-    if #f == 8 then
-      local c1, c2, c3, c4, c5, c6 = sbyte(f, 1, 6)
+    local e = entries[j]
+    if #e == 6 then
+      local c1, c2, c3, c4, c5, c6 = sbyte(e, 1, 6)
       if (c1 ~= p1 or c2 ~= p2) and (c3 ~= p3 or c4 ~= p4) and (c5 ~= p5 or c6 ~= p6) then
         local d = 0
         if c1 ~= p1 then d = d + 1 end
@@ -423,7 +488,7 @@ else
         if c5 ~= p5 then d = d + 1 end
         if c6 ~= p6 then d = d + 1 end
         if d <= maxd then
-          consider(4, f)
+          consider(4, e .. fb3)
         end
       end
     end
@@ -435,7 +500,7 @@ end
 -- record is read), at any Hamming distance; they are matches only if their sketches confirm it.
 if qs then
   local first = sbyte(qs, SK_MIN)
-  local checks = {string.char(bit.rshift(first, 4)), string.char(band(first, 15))}
+  local checks = {tostring(bit.rshift(first, 4)), tostring(band(first, 15))}
   for k = 6, 7 do
     local check = checks[k - 5]
     local entries = redis.call('HGETALL', KEYS[k])
