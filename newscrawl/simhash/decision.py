@@ -26,14 +26,10 @@ from newscrawl.simhash.sketch import (
     sketch,
 )
 
-#: The index layout the decision's records are stored in (newscrawl/index/lua/index.lua):
-#: ix4 = bucket fields without the bucket's block (six bytes), empty block 1-3 values, band entries
-#: in the hashes of blocks 2 and 3, sketch records with a binary day and a code for the URL scheme.
-INDEX_LAYOUT = "ix4"
-#: The decision's own part of the version (sketch layout, index layout and thresholds): an index
-#: built by another decision is refused (fingerprints and sketches of different versions are not
-#: comparable, and an index of another layout is not readable).
-SKETCH_VERSION = f"sk1-g{SHINGLE}b{BINS}x{BIN_BITS}n{NUMBER_BITS}u-l{BANDS}-{INDEX_LAYOUT}"
+#: The decision's own part of the version (sketch layout and thresholds): an index built by another
+#: decision is refused (fingerprints and sketches of different versions are not comparable). The
+#: index adds its storage layout to every version it records (``SimhashIndex``, INDEX_LAYOUT).
+SKETCH_VERSION = f"sk1-g{SHINGLE}b{BINS}x{BIN_BITS}n{NUMBER_BITS}u-l{BANDS}"
 
 
 @dataclass(frozen=True)
