@@ -14,10 +14,12 @@ RUN groupadd --system --gid 10001 newscrawl \
 
 WORKDIR /app
 
-# Dependencies and package first (cached layer), then the crawl configuration.
-COPY pyproject.toml README.md ./
+# Dependencies and package first (cached layer), then the crawl configuration. constraints.txt
+# pins every runtime dependency to the version the test suite passed with, so an image built
+# later gets the same Scrapy, Twisted, redis-py... (refresh: CONTRIBUTING.md).
+COPY pyproject.toml README.md constraints.txt ./
 COPY newscrawl ./newscrawl
-RUN pip install --no-compile . \
+RUN pip install --no-compile -c constraints.txt . \
     && rm -rf /root/.cache
 
 # jieba's IDF table, parsed once at build time into newscrawl's cache (read-only for the worker):
@@ -27,7 +29,10 @@ RUN python -c "from newscrawl.simhash.idf import load_idf; load_idf()" \
     && test -n "$(ls /opt/newscrawl-cache/idf-*.bin)" \
     && chmod -R a+rX /opt/newscrawl-cache
 
-COPY scrapy.cfg sites.toml ./
+# No sites file in the image: docker-compose.yml mounts the host's ./sites.toml read-only at
+# /app/sites.toml (edit it, no rebuild). Without one the crawl stops at once: "no such file:
+# /app/sites.toml (the sites file)", exit 1.
+COPY scrapy.cfg ./
 
 RUN mkdir -p /data && chown newscrawl:newscrawl /data
 ENV NEWSCRAWL_DATA_DIR=/data

@@ -1,6 +1,7 @@
 """Dependency audit for CI: pip-audit over the installed environment, with an honest verdict.
 
     python deploy/audit.py                    # what .ci/audit runs (inside the project venv)
+    python deploy/audit.py --requirements constraints.txt  # the pinned versions the image installs
     python deploy/audit.py --from-json r.json # classify a saved `pip-audit -f json` report
 
 Verdicts (one line starting with ``audit:``) and exit codes:
@@ -107,13 +108,23 @@ def classify(report: dict[str, Any] | None, ignore: AbstractSet[str] = frozenset
     return Verdict("ok", audited, skipped)
 
 
-def run_pip_audit(service: str, timeout: float) -> tuple[dict[str, Any] | None, str]:
-    """Run pip-audit on the current interpreter's environment; (report or None, error text)."""
+def audited_set(requirements: Path | None) -> list[str]:
+    """pip-audit's arguments naming what it audits: the installed environment, or a file of exact
+    pins (constraints.txt) read as is, without installing or resolving anything."""
+    if requirements is None:
+        return ["--local"]
+    return ["--requirement", str(requirements), "--no-deps", "--disable-pip"]
+
+
+def run_pip_audit(
+    service: str, timeout: float, requirements: Path | None = None
+) -> tuple[dict[str, Any] | None, str]:
+    """Run pip-audit on the current environment or *requirements*; (report or None, error)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         cmd = [
             sys.executable, "-m", "pip_audit",
-            "--local",
+            *audited_set(requirements),
             "--vulnerability-service", service,
             "--format", "json",
             "--output", str(out),
@@ -192,6 +203,11 @@ def main(argv: list[str] | None = None) -> int:
         help="fail when no service could be asked (default: warn)",
     )
     parser.add_argument("--timeout", type=float, default=300.0, help="per service, seconds")
+    parser.add_argument(
+        "--requirements",
+        type=Path,
+        help="audit this file of exact pins (constraints.txt) instead of the installed packages",
+    )
     args = parser.parse_args(argv)
     ignore = read_ignore_file(args.ignore_file)
 
@@ -203,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     errors: list[str] = []
     verdict = Verdict("unreachable")
     for service in SERVICES:
-        report, error = run_pip_audit(service, args.timeout)
+        report, error = run_pip_audit(service, args.timeout, args.requirements)
         if report is None and not is_network_error(error):
             # pip-audit itself is broken (bad option, crash): that must never pass quietly.
             print(f"audit: ERROR: pip-audit --vulnerability-service {service} failed: {error}")

@@ -151,3 +151,21 @@ def test_ci_audit_script_runs_this_module() -> None:
     script = (ROOT / ".ci" / "audit").read_text(encoding="utf-8")
     assert "python deploy/audit.py" in script
     assert "set -euo pipefail" in script
+
+
+def test_requirements_option_audits_exactly_the_pinned_versions() -> None:
+    # `--requirements constraints.txt` audits the versions the Docker image installs, read from
+    # the file without installing or resolving anything (pip-audit's dry run counts them).
+    pytest.importorskip("pip_audit")
+    constraints = ROOT / "constraints.txt"
+    pins = [
+        line for line in constraints.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]  # fmt: skip
+    cmd = [sys.executable, "-m", "pip_audit", *audit.audited_set(constraints)]
+    cmd += ["--dry-run", "--progress-spinner", "off"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-2000:]
+    assert f"would have audited {len(pins)} packages" in out, out[-2000:]
+    assert audit.audited_set(None) == ["--local"]  # what .ci/audit runs by default

@@ -6,8 +6,11 @@ Each test names one deployment requirement and fails if the file stops meeting i
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -121,6 +124,24 @@ def redis_conf_directives(redis_svc: dict[str, Any]) -> dict[str, str]:
         key, _, value = line.partition(" ")
         directives[key.lower()] = value.strip().strip('"')
     return directives
+
+
+def test_compose_header_points_to_the_operations_doc() -> None:
+    header = []
+    for line in COMPOSE.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        header.append(line)
+    links = re.findall(r"(docs/[\w/.-]+\.md)(?:#([\w-]+))?", "\n".join(header))
+    assert ("docs/operations.md", "docker-compose-cluster") in links, header
+    for doc, anchor in links:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        slugs = {
+            re.sub(r"[^\w\- ]", "", m.lower()).strip().replace(" ", "-")
+            for m in re.findall(r"^#+ (.+)$", text, flags=re.M)
+        }
+        assert not anchor or anchor in slugs, (doc, anchor)
+    assert any("sites.toml" in line and "read-only" in line for line in header), header
 
 
 # --- redis -------------------------------------------------------------------------------------
@@ -341,19 +362,130 @@ def test_dockerfile_runs_as_a_non_root_user() -> None:
     assert any(op == "RUN" and "useradd" in args and user in args for op, args in ops)
 
 
-def test_dockerfile_installs_the_project_and_its_crawl_config() -> None:
-    ops = dockerfile_instructions()
-    assert any(op == "RUN" and re.search(r"pip install\b.*\s\.(\s|$)", args) for op, args in ops)
+def dockerfile_copied() -> list[str]:
+    """Every source path of the Dockerfile's COPY instructions, in order."""
     copied: list[str] = []
-    for op, args in ops:
+    for op, args in dockerfile_instructions():
         if op == "COPY":
             tokens = [t for t in shlex.split(args) if not t.startswith("--")]
             copied.extend(tokens[:-1])
-    for needed in ("pyproject.toml", "newscrawl", "scrapy.cfg", "sites.toml"):
+    return copied
+
+
+def dockerfile_workdir() -> str:
+    return [args for op, args in dockerfile_instructions() if op == "WORKDIR"][-1]
+
+
+def test_dockerfile_installs_the_project_and_its_crawl_config() -> None:
+    ops = dockerfile_instructions()
+    assert any(op == "RUN" and re.search(r"pip install\b.*\s\.(\s|$)", args) for op, args in ops)
+    copied = dockerfile_copied()
+    for needed in ("pyproject.toml", "newscrawl", "scrapy.cfg", "constraints.txt"):
         assert needed in copied, needed
     for source in copied:
         assert (ROOT / source).exists(), f"COPY {source}: not in the repository"
         assert not ignored_by_docker(source), f"COPY {source}: excluded by .dockerignore"
+
+
+def test_dockerfile_installs_with_the_constraints_file() -> None:
+    ops = dockerfile_instructions()
+    installs = [
+        i for i, (op, args) in enumerate(ops)
+        if op == "RUN" and re.search(r"pip install\b.*\s\.(\s|$)", args)
+    ]  # fmt: skip
+    assert installs
+    for i in installs:
+        command = ops[i][1].split("&&")[0]
+        tokens = shlex.split(command)
+        pairs = list(zip(tokens, tokens[1:], strict=False))
+        assert ("-c", "constraints.txt") in pairs or ("--constraint", "constraints.txt") in pairs, (
+            command
+        )
+        copied_before = [
+            src
+            for op, args in ops[:i]
+            if op == "COPY"
+            for src in [t for t in shlex.split(args) if not t.startswith("--")][:-1]
+        ]
+        assert "constraints.txt" in copied_before, "constraints.txt copied after pip install"
+
+
+def test_image_ships_no_sites_file() -> None:
+    # The portals come from the host (compose mounts ./sites.toml); an image built from this
+    # repository must not crawl the shipped portals on its own.
+    for source in dockerfile_copied():
+        assert source not in (".", "./", "*"), f"COPY {source}: copies the whole context"
+        path = ROOT / source
+        found = [path] if path.is_file() else sorted(path.rglob("sites*.toml"))
+        for candidate in found:
+            assert not candidate.name.startswith("sites"), f"COPY {source}: ships {candidate}"
+    # and the build context cannot carry one either
+    for name in ("sites.toml", "sites.example.toml"):
+        assert ignored_by_docker(name), name
+
+
+def test_crawler_mounts_the_hosts_sites_file_read_only(crawler_svc: dict[str, Any]) -> None:
+    target = dockerfile_workdir().rstrip("/") + "/sites.toml"
+    [mount] = [
+        vol
+        for vol in crawler_svc["volumes"]
+        if (vol["target"] if isinstance(vol, dict) else vol.split(":")[1]) == target
+    ]
+    if isinstance(mount, dict):
+        assert mount["type"] == "bind"
+        source, read_only = mount["source"], mount.get("read_only") is True
+        # a missing host file must be an error, not an empty directory made in its place
+        assert mount.get("bind", {}).get("create_host_path") is False
+    else:
+        source, _, mode = mount.split(":")
+        read_only = mode == "ro"
+    assert read_only, mount
+    assert (ROOT / source).is_file(), source
+
+
+def test_mounted_sites_file_is_where_the_crawl_looks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The image's working dir holds scrapy.cfg; the crawl (`scrapy crawl portal`, run there)
+    # reads the sites file from the mount target.
+    from newscrawl.sites import default_sites_path
+
+    app = image_app_dir(tmp_path)
+    (app / "sites.toml").write_text("", encoding="utf-8")
+    monkeypatch.chdir(app)
+    assert default_sites_path().resolve() == (app / "sites.toml").resolve()
+
+
+def image_app_dir(tmp_path: Path) -> Path:
+    """The files the Dockerfile copies into its WORKDIR (the package is on PYTHONPATH)."""
+    app = tmp_path / "app"
+    app.mkdir()
+    for source in dockerfile_copied():
+        if (ROOT / source).is_file():
+            (app / Path(source).name).write_bytes((ROOT / source).read_bytes())
+    assert (app / "scrapy.cfg").is_file()
+    return app
+
+
+def test_container_without_a_sites_file_stops_with_the_sites_file_message(
+    tmp_path: Path,
+) -> None:
+    # `docker run newscrawl` with no mount: the image's files, `scrapy crawl portal` in their
+    # directory, no sites file. It must say so and exit 1 before touching Redis or the network.
+    app = image_app_dir(tmp_path)
+    assert not (app / "sites.toml").exists(), "the image carries a sites file"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCRAPY_", "REDIS_URL"))}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["NEWSCRAWL_DATA_DIR"] = str(tmp_path / "data")
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "portal"],
+        cwd=app, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 1, log[-3000:]
+    assert f"no such file: {app / 'sites.toml'} (the sites file)" in log, log[-3000:]
+    assert "Spider opened" not in log and "Traceback" not in log
+    assert not (tmp_path / "data").exists()  # stopped before the embedded Redis started
 
 
 def test_dockerfile_default_command_is_the_crawl() -> None:
