@@ -217,3 +217,46 @@ def test_items_with_other_field_names_are_stored_and_found(tmp_path: Path) -> No
     store = ArticleStore(tmp_path, url_field="link")
     assert store.contains("https://example.com/b", [path.stem])
     assert not ArticleStore(tmp_path).contains("https://example.com/b", [path.stem])
+
+
+def test_dataclass_items_with_other_field_names_go_through_both_pipelines(tmp_path: Path) -> None:
+    import asyncio
+    from dataclasses import dataclass
+
+    from newscrawl.crawler_redis import redis_for_crawler
+    from newscrawl.pipelines import AlreadyStored, NearDuplicate, NearDuplicatePipeline
+
+    @dataclass
+    class Story:
+        link: str | None
+        body: str
+
+    crawler = get_crawler(scrapy.Spider, settings_dict={
+        "ADDONS": ADDON, "NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
+        "NEWSCRAWL_FINGERPRINT_WORKERS": 0,
+        "NEWSCRAWL_URL_FIELD": "link", "NEWSCRAWL_TEXT_FIELD": "body"})
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    store = StorePipeline.from_crawler(crawler)
+
+    def both(story: Story) -> Any:
+        return store.process_item(asyncio.run(dedup.process_item(story)))
+
+    original = Article.generate("dataclass-1")
+    try:
+        kept = both(Story("http://a/1", original.text))
+        with pytest.raises(NearDuplicate):
+            both(Story("http://b/1", original.reprint("乙网").text))
+        with pytest.raises(AlreadyStored):  # found in the store by its "link" field
+            both(Story("http://a/1", original.text))
+        with pytest.raises(scrapy.exceptions.DropItem, match="no 'link' field"):
+            both(Story(None, original.text))
+    finally:
+        store.close()
+        dedup.fingerprints.close()
+        redis_for_crawler(crawler).connection_pool.disconnect()
+    assert kept == Story("http://a/1", original.text)  # no simhash field to set
+    stats = crawler.stats.get_stats()
+    assert stats["newscrawl/dedup/no_url"] == 1
+    assert stats["newscrawl/dedup/near_duplicate"] == 1
+    records = list(iter_articles(tmp_path / "data" / "articles"))
+    assert records == [{"link": "http://a/1", "body": original.text}]
