@@ -8,20 +8,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from itemadapter import ItemAdapter
 from scrapy.logformatter import LogFormatter as ScrapyLogFormatter
 
 if TYPE_CHECKING:
     from scrapy import Spider
+    from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.logformatter import LogFormatterResult
     from twisted.python.failure import Failure
 
 
 class LogFormatter(ScrapyLogFormatter):
+    def __init__(self, url_field: str = "url") -> None:
+        self.url_field = url_field
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> LogFormatter:
+        return cls(crawler.settings.get("NEWSCRAWL_URL_FIELD") or "url")
+
     def dropped(self, item: Any, exception: BaseException, response: Response | Failure | None,
                 spider: Spider) -> LogFormatterResult:
         result = super().dropped(item, exception, response, spider)
-        url = item.get("url") if hasattr(item, "get") else None
+        url = ItemAdapter(item).get(self.url_field) if ItemAdapter.is_item(item) else None
         result["msg"] = "Dropped %(url)s: %(exception)s"
         result["args"] = {"url": url or "an item", "exception": exception}
         return result

@@ -1,7 +1,10 @@
 """Scrapy settings for newscrawl.
 
-Every ``NEWSCRAWL_*`` setting is documented in docs/settings.md. Settings that belong to
-scrapy-redis (``REDIS_URL``, ``SCHEDULER_PERSIST``) keep their names.
+newscrawl's scheduler, middlewares, pipelines, extension and the defaults of every
+``NEWSCRAWL_*`` setting come from its Scrapy add-on (``newscrawl/addon.py``, docs/addon.md);
+this module holds what is particular to the newscrawl project. A setting given here wins over the
+add-on's default. Every ``NEWSCRAWL_*`` setting is documented in docs/settings.md. Settings that
+belong to scrapy-redis (``REDIS_URL``, ``SCHEDULER_PERSIST``) keep their names.
 """
 
 from __future__ import annotations
@@ -9,24 +12,15 @@ from __future__ import annotations
 BOT_NAME = "newscrawl"
 # INFO: what a run did (per-site summary, warnings); DEBUG only when asked for (-s LOG_LEVEL=DEBUG).
 LOG_LEVEL = "INFO"
-# A dropped item on one line (URL and reason), not followed by the whole article.
-LOG_FORMATTER = "newscrawl.logformatter.LogFormatter"
 SPIDER_MODULES = ["newscrawl.spiders"]
 NEWSPIDER_MODULE = "newscrawl.spiders"
 
-# --- scheduling through Redis (scrapy-redis base classes, owned subclasses) ----------------------
-SCHEDULER = "newscrawl.scheduling.scheduler.Scheduler"
-DUPEFILTER_CLASS = "newscrawl.scheduling.dupefilter.RedisDupeFilter"
-SCHEDULER_QUEUE_CLASS = "newscrawl.scheduling.queue.LeasedPriorityQueue"
-SCHEDULER_PERSIST = True
-# `scrapy crawl` exits non-zero when Redis stayed away (newscrawl/scheduling/commands/crawl.py).
+# Reliable Redis scheduling, robots.txt and redirect-loop middlewares, near-duplicate and storage
+# pipelines, daily index prune, one-line dropped-item log, NEWSCRAWL_* defaults.
+ADDONS = {"newscrawl.addon.Newscrawl": 0}
+# `scrapy crawl` exits non-zero when Redis stayed away or no source page could be fetched
+# (newscrawl/scheduling/commands/crawl.py). Scrapy loads commands before add-ons: set here.
 COMMANDS_MODULE = "newscrawl.scheduling.commands"
-NEWSCRAWL_LEASE_SECONDS = 120  # in-flight lease; expired leases (dead workers) are requeued
-NEWSCRAWL_MAX_ATTEMPTS = 3  # failed downloads of an article before giving up on it
-NEWSCRAWL_REDIS_RETRY_SECONDS = 60  # retry Redis this long, then stop with exit code 3
-NEWSCRAWL_URL_RETENTION_DAYS = 365  # done-URL records older than this are pruned
-NEWSCRAWL_RUN_TTL = 900  # run marker TTL (refreshed while the run's first worker lives)
-NEWSCRAWL_IDLE_EXIT_SECONDS = 10  # exit 0 after the queue is empty and nothing in flight this long
 
 # --- politeness -------------------------------------------------------------------------------
 USER_AGENT = "newscrawl/0.1 (+https://github.com/newscrawl/newscrawl)"
@@ -45,25 +39,4 @@ RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
-# --- portal crawl: sites, robots.txt, pipelines, storage (docs/design/architecture.md) -------
 # NEWSCRAWL_SITES = "sites.toml"  # default: sites.toml in the working dir / next to scrapy.cfg
-DOWNLOADER_MIDDLEWARES = {
-    # robots.txt also for the first concurrent requests to a host (newscrawl/middlewares/robots.py)
-    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "newscrawl.middlewares.robots.RobotsTxtMiddleware": 100,
-    # a redirect loop becomes a counted failure instead of a silently filtered request
-    "newscrawl.middlewares.redirects.RedirectLoopMiddleware": 610,
-}
-ITEM_PIPELINES = {
-    "newscrawl.pipelines.dedup.NearDuplicatePipeline": 300,
-    "newscrawl.pipelines.store.StorePipeline": 800,
-}
-NEWSCRAWL_DEDUP_ENABLED = True
-NEWSCRAWL_MAX_DISTANCE = 3
-NEWSCRAWL_IDF_FILE = None
-NEWSCRAWL_FINGERPRINT_RETENTION_DAYS = 365  # 0 or None: fingerprints are compared forever
-NEWSCRAWL_FINGERPRINT_WORKERS = 1  # fingerprint in N worker processes (0: in the crawl process)
-# expired fingerprints are pruned from the index once a day, by the worker that claims the day
-EXTENSIONS = {"newscrawl.extensions.index_prune.IndexPruneExtension": 500}
-NEWSCRAWL_STORE = True
-NEWSCRAWL_STORE_DIR = None  # default: <NEWSCRAWL_DATA_DIR>/articles

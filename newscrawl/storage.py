@@ -17,18 +17,26 @@ from typing import Any
 
 #: day files whose URLs contains() keeps in memory
 KNOWN_DAYS = 4
-# the start of a record as ArticleStore writes it: {"url": "<JSON string>", ...
-_URL_FIRST = re.compile(rb'^\{"url": ("(?:[^"\\]|\\.)*")')
 
 
-def _url_of(line: bytes) -> str | None:
-    match = _URL_FIRST.match(line)
+def _url_first(field: str) -> re.Pattern[bytes]:
+    """The start of a record as ArticleStore writes it: ``{"<field>": "<JSON string>", ...``"""
+    name = re.escape(json.dumps(field, ensure_ascii=False).encode())
+    return re.compile(rb'^\{' + name + rb': ("(?:[^"\\]|\\.)*")')
+
+
+_URL_FIRST = _url_first("url")
+
+
+def _url_of(line: bytes, field: str = "url",
+            url_first: re.Pattern[bytes] = _URL_FIRST) -> str | None:
+    match = url_first.match(line)
     try:
         if match:
             value = json.loads(match.group(1))
         else:  # written by something else: parse it all
             record = json.loads(line)
-            value = record.get("url") if isinstance(record, dict) else None
+            value = record.get(field) if isinstance(record, dict) else None
     except ValueError:
         return None
     return value if isinstance(value, str) else None
@@ -39,11 +47,15 @@ def day_of(timestamp: float) -> str:
 
 
 class ArticleStore:
-    """Append-only daily JSON Lines files under ``directory``."""
+    """Append-only daily JSON Lines files under ``directory``; a record's URL is its
+    ``url_field`` (written first, so :meth:`contains` reads only the start of each line)."""
 
-    def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = False) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = False,
+                 url_field: str = "url") -> None:
         self.directory = Path(directory)
         self.fsync = fsync
+        self.url_field = url_field
+        self._url_first = _URL_FIRST if url_field == "url" else _url_first(url_field)
         self._fd: int | None = None
         self._day: str | None = None
         # day -> (bytes read, URLs recorded): see contains()
@@ -97,7 +109,7 @@ class ArticleStore:
                 if not line.endswith(b"\n"):
                     break  # a record still being written (or torn): read it again next time
                 offset += len(line)
-                url = _url_of(line)
+                url = _url_of(line, self.url_field, self._url_first)
                 if url is not None:
                     urls.add(url)
         self._known[day] = (offset, urls)  # most recently used last

@@ -6,6 +6,12 @@ sees the item, so an article is stored only once its fingerprint is in the index
 (a candidate within Hamming distance ``NEWSCRAWL_MAX_DISTANCE`` or in the sketch's band buckets,
 confirmed by the sketches) is dropped with :class:`NearDuplicate` and recorded in the duplicate log
 (url, original url, distance, both fingerprints, time, site, title).
+
+Any item works (a dict, a :class:`scrapy.Item`, a dataclass...: through ``itemadapter``): the URL
+and the text are read from the fields named by ``NEWSCRAWL_URL_FIELD`` and ``NEWSCRAWL_TEXT_FIELD``
+(``url``, ``text``); ``site`` and ``title`` are recorded when the item has them; the fingerprint
+is set in its ``simhash`` field when the item can take one. An item without a URL is dropped and
+counted (``newscrawl/dedup/no_url``).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.crawler_redis import RedisConfig, redis_for_crawler
@@ -68,6 +75,8 @@ class DedupConfig:
     prefix: str
     workers: int
     redis_retry_seconds: float
+    url_field: str = "url"
+    text_field: str = "text"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DedupConfig:
@@ -83,11 +92,19 @@ class DedupConfig:
             prefix=RedisConfig.from_settings(settings).prefix,
             workers=max(0, settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS", 1)),
             redis_retry_seconds=settings.getfloat("NEWSCRAWL_REDIS_RETRY_SECONDS", 60.0),
+            url_field=settings.get("NEWSCRAWL_URL_FIELD") or "url",
+            text_field=settings.get("NEWSCRAWL_TEXT_FIELD") or "text",
         )
 
 
 def hex64(value: int) -> str:
     return f"{value:016x}"
+
+
+def _set_simhash(adapter: ItemAdapter, value: str | None) -> None:
+    """The fingerprint in the item's ``simhash`` field, unless its class declares no such field."""
+    with contextlib.suppress(KeyError):
+        adapter["simhash"] = value
 
 
 Result = tuple[int | None, bytes | None]  # (fingerprint, sketch): what the index needs
@@ -322,7 +339,9 @@ class NearDuplicatePipeline:
         from newscrawl.pipelines.store import StoreConfig
 
         store = StoreConfig.from_settings(crawler.settings)
-        self.store = ArticleStore(store.directory) if store.enabled else None
+        self.store = (
+            ArticleStore(store.directory, url_field=store.url_field) if store.enabled else None
+        )
         logger.info(
             "Near-duplicate check on: Hamming distance <= %d, confirmed by text sketches, "
             "decision version %s, %s",
@@ -368,15 +387,20 @@ class NearDuplicatePipeline:
         return self.store.contains(url, days)
 
     async def process_item(self, item: Any) -> Any:
-        url = item["url"]
-        text = item.get("text") or ""
+        adapter = ItemAdapter(item)
+        url = adapter.get(self.config.url_field)
+        if not isinstance(url, str) or not url:
+            self._inc("no_url")
+            raise DropItem(f"not checked: the item has no {self.config.url_field!r} field "
+                           "with a URL")
+        text = adapter.get(self.config.text_field) or ""
         fp, sketch = await self.fingerprints.fingerprint(text)
         if fp is None:
             self._inc("no_text")
-            item["simhash"] = None
+            _set_simhash(adapter, None)
             logger.debug("No fingerprint for %s: stored without near-duplicate check", url)
             return item
-        item["simhash"] = hex64(fp)
+        _set_simhash(adapter, hex64(fp))
         self._inc("checked")
         # Retried while Redis is briefly away; safe to repeat (a retried add finds its own URL).
         match = call_with_retry(self.index.check_and_add, fp, url, sketch,
@@ -402,8 +426,9 @@ class NearDuplicatePipeline:
             logger.info("%s is already in the index (re-processed after an interruption)", url)
             return item
         self._inc("near_duplicate")
-        if item.get("site"):
-            self.site_stats.inc(str(item["site"]), "near_duplicate")
+        site = adapter.get("site")
+        if site:
+            self.site_stats.inc(str(site), "near_duplicate")
         recorded = call_with_retry(
             self.log.record,
             url,
@@ -412,8 +437,8 @@ class NearDuplicatePipeline:
             fp,
             match.fingerprint,
             seen_at=time.time(),
-            site=item.get("site"),
-            title=item.get("title"),
+            site=site,
+            title=adapter.get("title"),
             retry_seconds=self.config.redis_retry_seconds,
             outage=self.outage,
             what="duplicate log",

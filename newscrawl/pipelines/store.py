@@ -1,4 +1,10 @@
-"""Storage pipeline: unique articles as daily JSON Lines files (see :mod:`newscrawl.storage`)."""
+"""Storage pipeline: unique articles as daily JSON Lines files (see :mod:`newscrawl.storage`).
+
+Any item works (a dict, a :class:`scrapy.Item`, a dataclass...: through ``itemadapter``): its
+record is the URL field (``NEWSCRAWL_URL_FIELD``) first, then every field of the item (an
+``Item`` class: every declared field, None when unset). An item without a URL is dropped and
+counted (``newscrawl/store/no_url``).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy.exceptions import NotConfigured
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.crawler_redis import RedisConfig
-from newscrawl.items import ARTICLE_FIELDS
 from newscrawl.sitestats import SiteStats
 from newscrawl.storage import ArticleStore
 
@@ -27,6 +33,7 @@ class StoreConfig:
     enabled: bool
     directory: Path
     fsync: bool
+    url_field: str = "url"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> StoreConfig:
@@ -37,6 +44,7 @@ class StoreConfig:
             enabled=settings.getbool("NEWSCRAWL_STORE", True),
             directory=Path(directory).expanduser(),
             fsync=settings.getbool("NEWSCRAWL_STORE_FSYNC", False),
+            url_field=settings.get("NEWSCRAWL_URL_FIELD") or "url",
         )
 
 
@@ -45,7 +53,8 @@ class StorePipeline:
         self.config = config
         self.stats: StatsCollector | None = crawler.stats
         self.site_stats = SiteStats.of(crawler)
-        self.store = ArticleStore(config.directory, fsync=config.fsync)
+        self.store = ArticleStore(config.directory, fsync=config.fsync,
+                                  url_field=config.url_field)
         logger.info("Storing articles as daily JSON Lines under %s", config.directory)
 
     @classmethod
@@ -60,7 +69,16 @@ class StorePipeline:
         return pipe
 
     def process_item(self, item: Any) -> Any:
-        record = {key: item.get(key) for key in ARTICLE_FIELDS}
+        adapter = ItemAdapter(item)
+        url_field = self.config.url_field
+        url = adapter.get(url_field)
+        if not isinstance(url, str) or not url:
+            if self.stats is not None:
+                self.stats.inc_value("newscrawl/store/no_url")
+            raise DropItem(f"not stored: the item has no {url_field!r} field with a URL")
+        record: dict[str, Any] = {url_field: url}
+        record.update((name, adapter.get(name)) for name in adapter.field_names()
+                      if name != url_field)
         self.store.write(record)
         if self.stats is not None:
             self.stats.inc_value("newscrawl/store/stored")

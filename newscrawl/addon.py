@@ -1,0 +1,80 @@
+"""newscrawl as a Scrapy add-on: ``ADDONS = {"newscrawl.addon.Newscrawl": 0}``.
+
+One line in a Scrapy project's settings turns on newscrawl's reliable Redis scheduling (leased
+queue, done/pending records, run marker, idle exit), its robots.txt and redirect-loop downloader
+middlewares, the near-duplicate and storage pipelines, the daily index prune, the one-line log of
+a dropped item, and the defaults of every ``NEWSCRAWL_*`` setting they read (docs/addon.md).
+
+Everything is set at the ``"addon"`` settings priority, below the project's own settings, the
+spider's ``custom_settings`` and ``-s`` on the command line: a setting given there wins. A
+component is added to its priority dictionary (``ITEM_PIPELINES``, ...) only when the dictionary
+does not name it already, so ``{"newscrawl.pipelines.store.StorePipeline": None}`` switches it off.
+
+Scrapy loads commands before add-ons: ``scrapy crawl`` exits with newscrawl's codes (3: Redis
+stayed away, 4: no source page fetched) only with ``COMMANDS_MODULE =
+"newscrawl.scheduling.commands"`` in the project's settings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.misc import load_object
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+#: Settings priority of everything the add-on sets (Scrapy's ``SETTINGS_PRIORITIES["addon"]``).
+PRIORITY = "addon"
+
+#: Settings set when nothing of higher priority set them.
+SETTINGS: dict[str, Any] = {
+    # scheduling through Redis (scrapy-redis base classes, owned subclasses)
+    "SCHEDULER": "newscrawl.scheduling.scheduler.Scheduler",
+    "DUPEFILTER_CLASS": "newscrawl.scheduling.dupefilter.RedisDupeFilter",
+    "SCHEDULER_QUEUE_CLASS": "newscrawl.scheduling.queue.LeasedPriorityQueue",
+    "SCHEDULER_PERSIST": True,
+    "NEWSCRAWL_LEASE_SECONDS": 120,  # in-flight lease; expired leases (dead workers) are requeued
+    "NEWSCRAWL_MAX_ATTEMPTS": 3,  # failed downloads of an article before giving up on it
+    "NEWSCRAWL_REDIS_RETRY_SECONDS": 60,  # retry Redis this long, then stop (exit code 3)
+    "NEWSCRAWL_URL_RETENTION_DAYS": 365,  # done-URL records older than this are pruned
+    "NEWSCRAWL_RUN_TTL": 900,  # run marker TTL (refreshed while the run's first worker lives)
+    "NEWSCRAWL_IDLE_EXIT_SECONDS": 10,  # exit after the queue is empty and nothing in flight
+    # a dropped item on one line (URL and reason), not followed by the whole article
+    "LOG_FORMATTER": "newscrawl.logformatter.LogFormatter",
+    # near-duplicate check and storage
+    "NEWSCRAWL_URL_FIELD": "url",  # the item field with the article's URL
+    "NEWSCRAWL_TEXT_FIELD": "text",  # the item field with the article's text
+    "NEWSCRAWL_DEDUP_ENABLED": True,
+    "NEWSCRAWL_MAX_DISTANCE": 3,
+    "NEWSCRAWL_IDF_FILE": None,
+    "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": 365,  # 0 or None: compared forever
+    "NEWSCRAWL_FINGERPRINT_WORKERS": 1,  # fingerprint in N worker processes (0: in-process)
+    "NEWSCRAWL_STORE": True,
+    "NEWSCRAWL_STORE_DIR": None,  # default: <NEWSCRAWL_DATA_DIR>/articles
+}
+
+#: (priority dictionary setting, component, order); None switches a component off.
+COMPONENTS: tuple[tuple[str, str, int | None], ...] = (
+    # robots.txt also for the first concurrent requests to a host (newscrawl/middlewares/robots.py)
+    ("DOWNLOADER_MIDDLEWARES", "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware", None),
+    ("DOWNLOADER_MIDDLEWARES", "newscrawl.middlewares.robots.RobotsTxtMiddleware", 100),
+    # a redirect loop becomes a counted failure instead of a silently filtered request
+    ("DOWNLOADER_MIDDLEWARES", "newscrawl.middlewares.redirects.RedirectLoopMiddleware", 610),
+    # an article is stored only once its fingerprint is in the index
+    ("ITEM_PIPELINES", "newscrawl.pipelines.dedup.NearDuplicatePipeline", 300),
+    ("ITEM_PIPELINES", "newscrawl.pipelines.store.StorePipeline", 800),
+    # expired fingerprints are pruned from the index once a day, by the worker that claims the day
+    ("EXTENSIONS", "newscrawl.extensions.index_prune.IndexPruneExtension", 500),
+)
+
+
+class Newscrawl:
+    """The Scrapy add-on (see the module docstring)."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        for name, value in SETTINGS.items():
+            settings.set(name, value, priority=PRIORITY)
+        for name, path, order in COMPONENTS:
+            # kept as the project set it when named there (by path or class), even as None
+            settings.setdefault_in_component_priority_dict(name, load_object(path), order)
