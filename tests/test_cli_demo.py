@@ -97,9 +97,12 @@ def test_demo_interrupted_leaves_no_process(tmp_path: Path) -> None:
     data = tmp_path / "d"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("REDIS_URL", None)
+    # SIGINT at its default in the demo even when this test runs in a background job (which
+    # starts with SIGINT ignored, and Python then installs no KeyboardInterrupt handler)
     proc = subprocess.Popen([sys.executable, "-m", "newscrawl.cli", "demo", "--data-dir",
                              str(data)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout is not None
         for line in proc.stdout:

@@ -121,6 +121,15 @@ def test_test_and_dev_tools_are_left_out(pins: dict[str, Version]) -> None:
         assert tool not in pins, tool
 
 
+# constraints.txt is generated on the image's Python (3.11, a current patch release); before 3.11.3
+# redis and aiohttp also require async-timeout (environment markers), so the closure differs there
+_OLD_PATCH = pytest.mark.skipif(
+    sys.version_info < (3, 11, 3),
+    reason="constraints.txt is generated for Python >= 3.11.3 (markers add async-timeout below)",
+)
+
+
+@_OLD_PATCH
 def test_pins_are_closed_under_the_installed_metadata(pins: dict[str, Version]) -> None:
     # Transitive: what each pinned package requires (here, markers evaluated) is pinned too,
     # inside its range. Checked for the packages installed at their pinned version.
@@ -149,6 +158,7 @@ def test_pins_are_closed_under_the_installed_metadata(pins: dict[str, Version]) 
         pytest.skip("none of the pinned versions is installed here")
 
 
+@_OLD_PATCH
 def test_file_is_the_generators_output_where_those_versions_are_installed(
     pins: dict[str, Version],
 ) -> None:
