@@ -849,7 +849,8 @@ class SimhashIndex:
         """Delete fingerprints older than ``retention_days`` (default: the index's setting).
 
         Scans the block-0 buckets with SCAN; each batch of buckets is pruned atomically by one
-        Lua script. Returns the number of fingerprints deleted.
+        Lua script. Returns the number of fingerprints deleted (a fingerprint several docs
+        share loses its expired records and goes with its last one).
         """
         days = self.retention_days if retention_days is None else retention_days
         if days is None:

@@ -19,8 +19,9 @@
 --
 -- Bucket layout: in the hash of block b, field = the fingerprint's six bytes outside block b
 -- (the bucket's key holds the other two: rest(f, b)); block-0 value "<day>:<doc id>" (no sketch)
--- or <code><2-byte day><sketch><doc id less a URL prefix> (parse_record), blocks 1-3 value "" (a fingerprint's day is read from its block-0
--- record); band entries, in the hashes of blocks 2 and 3 keyed by the band's value: field = the
+-- or <code><2-byte day><sketch><doc id less a URL prefix> (parse_record); several docs with the
+-- same fingerprint: "\0" then (<2-byte length><record>)* (split_records); blocks 1-3 value ""
+-- (a fingerprint's day is read from its block-0 record); band entries, in the hashes of blocks 2 and 3 keyed by the band's value: field = the
 -- 8-byte fingerprint (a block entry's field has six), value = the sketch's 4-bit minhash value of
 -- that band's bin in decimal (a cheap check before the record is read). Sharing the block hashes saves
 -- 131,072 keys; every scan tells the two kinds apart by field length. Returns, for check_add/query, a flat array
