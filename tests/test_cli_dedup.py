@@ -90,6 +90,29 @@ def test_dedup_decides_in_input_order_and_records(
     assert index.count() == 3
 
 
+def test_dedup_twice_finds_every_document_of_a_shared_fingerprint(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    """Daily reports with one simhash (days 11 and 13, 12 and 14) are all kept, each under its own
+    record: a second run over the same file finds every one of them in the index."""
+    reports = [_report(11, "6.4512", True, 35), _report(12, "6.4498", False, 14),
+               _report(13, "6.4561", True, 63), _report(14, "6.4533", False, 28)]
+    fps = [get_decision().analyze(t).fingerprint for t in reports]
+    assert fps[0] == fps[2] and fps[1] == fps[3]
+    docs = _write(tmp_path / "docs.jsonl", [
+        {"url": f"https://fx.example/{n}", "text": t} for n, t in enumerate(reports)
+    ])
+    code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(docs))
+    assert code == 0, err
+    assert [o["duplicate_of"] for o in out] == [None] * 4
+    assert [o.get("reason") for o in out] == [None] * 4
+    code, again, err = _run(capsys, *url_args, "dedup", "--jsonl", str(docs))
+    assert code == 0, err
+    assert [o["reason"] for o in again] == ["already_indexed"] * 4
+    assert [o["duplicate_of"] for o in again] == [None] * 4
+    assert SimhashIndex(r, version=get_decision().version).count() == 2
+
+
 def test_dedup_batches_see_earlier_documents_of_the_same_batch(
     capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
 ) -> None:

@@ -353,6 +353,29 @@ def test_stored_day(r: redis.Redis) -> None:
     assert idx.stored_day(0xABCE, "https://example.com/a:b") is None
 
 
+def test_docs_sharing_a_fingerprint_without_sketches(r: redis.Redis) -> None:
+    """add() of another doc with the same fingerprint keeps the first doc's record (a rebuild
+    loads every stored doc); each reads back, remove by doc id takes only its own, prune drops
+    only expired records."""
+    clock = Clock()
+    idx = SimhashIndex(r, retention_days=30, clock=clock)
+    fp = 2**63 + 0x1234
+    idx.add(fp, "a")
+    clock.now += 20 * DAY
+    idx.add_many([(fp, "b:1"), (fp, "c")])
+    idx.add(fp, "c")  # the same doc again: one record
+    assert idx.count() == 1
+    assert [idx.stored_day(fp, d) for d in ("a", "b:1", "c", "x")] == [20000, 20020, 20020, None]
+    assert idx.query(fp) == [Match("a", fp, 0)]  # the first record: one match per fingerprint
+    assert idx.remove(fp, "c") and not idx.remove(fp, "c")
+    clock.now += 15 * DAY
+    assert idx.prune() == 0
+    assert idx.stored_day(fp, "a") is None and idx.stored_day(fp, "b:1") == 20020
+    assert idx.query(fp) == [Match("b:1", fp, 0)]
+    assert idx.remove(fp, "b:1") and idx.count() == 0
+    assert r.keys("newscrawl:simhash:[0-3]:*") == []
+
+
 def test_remove(r: redis.Redis) -> None:
     idx = SimhashIndex(r)
     idx.add(2**63 + 5, "a")

@@ -224,3 +224,68 @@ def test_sketch_record_is_compact_and_reads_back_every_doc_id(r: redis.Redis) ->
     now[0] += 40 * 86400
     assert index.prune(30) == 1
     assert _band_entries(r) == 0 and index.count() == 0
+
+
+def test_distinct_texts_with_one_fingerprint_each_keep_their_record(r: redis.Redis) -> None:
+    """Daily template reports share one simhash (digits carry no weight) and their sketches
+    tell them apart: each is stored under that fingerprint, and a reprint of ANY of them (not
+    just the last stored) is found as its duplicate; remove and prune take one record out."""
+    now = [1_700_000_000.0]
+    day = int(now[0] // 86400)
+    index = SimhashIndex(r, version=get_decision().version, clock=lambda: now[0])
+    texts = [_fx(11, True, "6.4512", 35), _fx(12, False, "6.4498", 14),
+             _fx(13, True, "6.4561", 63)]
+    found = [get_decision().analyze(t) for t in texts]
+    fp = found[0].fingerprint
+    assert fp is not None and all(a.fingerprint == fp for a in found)
+    docs = [f"https://fx.example/{n}" for n in range(3)]
+    for doc, a in zip(docs, found, strict=True):
+        assert index.check_and_add(fp, doc, a.sketch) is None
+    assert index.count() == 1  # one fingerprint, three records
+    assert [index.stored_day(fp, doc) for doc in docs] == [day] * 3
+    reprints = [get_decision().analyze(f"来源：新华社\n{t}\n（责任编辑：王明）") for t in texts]
+    for doc, a in zip(docs, reprints, strict=True):
+        assert a.fingerprint is not None and a.sketch is not None
+        match = index.check_and_add(a.fingerprint, "https://copy.example/", a.sketch)
+        assert match is not None and match.doc_id == doc
+        assert [m.doc_id for m in index.query(fp, a.sketch)] == [doc]
+    # the same doc checked again finds its own record (a retry), adds nothing
+    assert index.check_and_add(fp, docs[0], found[0].sketch).doc_id == docs[0]  # type: ignore[union-attr]
+    assert not index.remove(fp, "https://copy.example/")
+    assert index.remove(fp, docs[1])
+    assert index.stored_day(fp, docs[1]) is None
+    assert [index.stored_day(fp, doc) for doc in (docs[0], docs[2])] == [day, day]
+    assert index.check_and_add(fp, "https://copy.example/0", reprints[0].sketch).doc_id == docs[0]  # type: ignore[union-attr]
+    assert index.remove(fp, docs[0]) and index.remove(fp, docs[2])
+    assert index.count() == 0 and _band_entries(r) == 0
+    # prune drops the expired record only; the fingerprint goes with its last record
+    index.add(fp, docs[0], found[0].sketch)
+    now[0] += 20 * 86400
+    index.add(fp, docs[1], found[1].sketch)
+    now[0] += 15 * 86400
+    assert index.prune(30) == 0
+    assert index.stored_day(fp, docs[0]) is None and index.stored_day(fp, docs[1]) == day + 20
+    assert index.check_and_add(fp, "https://copy.example/1", reprints[1].sketch).doc_id == docs[1]  # type: ignore[union-attr]
+    assert index.check_and_add(fp, "https://copy.example/0", reprints[0].sketch) is None
+    now[0] += 40 * 86400
+    assert index.prune(30) == 1
+    assert index.count() == 0 and _band_entries(r) == 0
+
+
+def test_retention_drops_one_expired_record_of_a_shared_fingerprint(r: redis.Redis) -> None:
+    now = [1_700_000_000.0]
+    index = SimhashIndex(r, version=get_decision().version, retention_days=30,
+                         clock=lambda: now[0])
+    a, b, c = (get_decision().analyze(_fx(d, True, f"6.45{d}", d)) for d in (11, 12, 13))
+    fp = a.fingerprint
+    assert fp is not None and b.fingerprint == fp == c.fingerprint
+    assert index.check_and_add(fp, "a", a.sketch) is None
+    now[0] += 20 * 86400
+    assert index.check_and_add(fp, "b", b.sketch) is None
+    now[0] += 15 * 86400  # "a" expired
+    assert index.check_and_add(fp, "c", c.sketch) is None
+    assert index.stored_day(fp, "a") is None  # dropped by the check that read it
+    assert index.stored_day(fp, "b") is not None and index.stored_day(fp, "c") is not None
+    # check_many: the same decisions, each record found by its own reprint
+    found = index.check_many([(fp, "x", b.sketch), (fp, "y", c.sketch)], add=False)
+    assert [m.doc_id if m else None for m in found] == ["b", "c"]

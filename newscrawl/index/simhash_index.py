@@ -18,6 +18,8 @@ Layout per stored fingerprint (compact; see docs/design/index.md for measurement
   ``https://www.``, 5: ``http://www.``; ``rest`` leaves that prefix out), the day in 2
   big-endian bytes (days 0-65535, to 2149), the sketch and the rest of the doc id
   (``parse_record``); the day (days since the Unix epoch) is what retention and prune read;
+  several docs stored with the same fingerprint (texts their sketches tell apart) each keep a
+  record in that one value: ``\\0`` then ``(<2-byte length><record>)*`` (``split_records``);
 * blocks 1-3 values = ``""``;
 * with a sketch, the fingerprint (8 bytes) is also a field of its two band buckets, which are
   block hashes: ``{prefix}:simhash:2:{band 0}`` and ``{prefix}:simhash:3:{band 1}`` (value: one
@@ -307,9 +309,10 @@ _HELD_LOCK = threading.Lock()
 
 #: The storage layout of the index's records (newscrawl/index/lua/index.lua): bucket fields without
 #: the bucket's own block (six bytes), empty block 1-3 values, band entries in the hashes of blocks
-#: 2 and 3, sketch records with a binary day and a code for the URL scheme. It is part of every
+#: 2 and 3, sketch records with a binary day and a code for the URL scheme, several records of
+#: docs sharing one fingerprint in its block-0 value. It is part of every
 #: version the index records, so an index written in another layout is refused, not misread.
-INDEX_LAYOUT = "ix4"
+INDEX_LAYOUT = "ix5"
 
 
 def layout_version(version: str | None) -> str | None:
@@ -737,26 +740,30 @@ class SimhashIndex:
         return self._matches(self._run("query", fingerprint, "", sketch))
 
     def add(self, fingerprint: int, doc_id: str, sketch: bytes | None = None) -> None:
-        """Store a fingerprint unconditionally (an existing equal fingerprint gets this doc id)."""
+        """Store a fingerprint unconditionally (a record of this doc id replaces this doc's earlier
+        one; other docs stored with the same fingerprint keep theirs)."""
         self._check_doc_id(doc_id)
         self._maybe_tune()
         self._run("add", fingerprint, doc_id, sketch)
 
     def remove(self, fingerprint: int, doc_id: str | None = None) -> bool:
-        """Delete a stored fingerprint (only if it belongs to ``doc_id`` when given). True if it
-        was deleted by this call (False when a call sent again after a lost reply finds it gone)."""
+        """Delete a stored fingerprint, or with ``doc_id`` only that doc's record of it (the
+        fingerprint stays while another doc's record is left). True if it was deleted by this call
+        (False when a call sent again after a lost reply finds it gone)."""
         return bool(self._run("remove", fingerprint, doc_id or ""))
 
     def stored_day(self, fingerprint: int, doc_id: str) -> int | None:
         """The day (days since 1970-01-01, UTC) ``fingerprint`` was stored under ``doc_id``, or
-        None if it is not stored under that doc id. One HGET of its block-0 record."""
+        None if it is not stored under that doc id. One HGET of its block-0 value (the doc's
+        record among those of every doc stored with that fingerprint)."""
         raw = self.client.hget(self.bucket_keys(fingerprint)[0], field_of(fingerprint, 0))
         if raw is None:
             return None
-        record = parse_record(raw)
-        if record is None or record[1] != doc_id:
-            return None
-        return record[0]
+        for part in split_records(raw):
+            record = parse_record(part)
+            if record is not None and record[1] == doc_id:
+                return record[0]
+        return None
 
     def add_many(
         self,
@@ -842,7 +849,8 @@ class SimhashIndex:
         """Delete fingerprints older than ``retention_days`` (default: the index's setting).
 
         Scans the block-0 buckets with SCAN; each batch of buckets is pruned atomically by one
-        Lua script. Returns the number of fingerprints deleted.
+        Lua script. Returns the number of fingerprints deleted (a fingerprint several docs
+        share loses its expired records and goes with its last one).
         """
         days = self.retention_days if retention_days is None else retention_days
         if days is None:
@@ -885,6 +893,22 @@ class SimhashIndex:
 
 #: Doc id prefixes a record with a sketch names by its first byte (index.lua's DOC_PREFIXES).
 DOC_PREFIXES = {1: b"", 2: b"https://", 3: b"http://", 4: b"https://www.", 5: b"http://www."}
+
+
+def split_records(raw: bytes | str) -> list[bytes]:
+    """The records of a block-0 value (index.lua's split_records): the value itself, or, when
+    several docs are stored with the same fingerprint, ``b"\\0"`` then
+    ``(<2-byte big-endian length><record>)*`` (no record starts with byte 0)."""
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
+    if not data or data[0] != 0:
+        return [data]
+    out: list[bytes] = []
+    pos = 1
+    while pos + 2 <= len(data):
+        n = int.from_bytes(data[pos : pos + 2], "big")
+        out.append(data[pos + 2 : pos + 2 + n])
+        pos += 2 + n
+    return out
 
 
 def parse_record(raw: bytes | str) -> tuple[int, str, bytes | None] | None:

@@ -24,7 +24,9 @@ def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[st
 
     Scans every bucket key (SCAN + pipelined HLEN / OBJECT ENCODING): a few seconds per million
     fingerprints. The sizes of block 2 and 3 hashes include the text sketches' band entries
-    stored in them (what the listpack limit counts).
+    stored in them (what the listpack limit counts). ``fingerprints`` counts distinct
+    fingerprints: docs stored with the same one (texts their sketches tell apart) share its
+    block-0 value, one record each, and count once.
     """
     meta_key = SIMHASH_META.format(prefix=prefix)
     raw_meta = client.hgetall(meta_key)

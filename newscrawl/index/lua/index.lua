@@ -19,8 +19,9 @@
 --
 -- Bucket layout: in the hash of block b, field = the fingerprint's six bytes outside block b
 -- (the bucket's key holds the other two: rest(f, b)); block-0 value "<day>:<doc id>" (no sketch)
--- or <code><2-byte day><sketch><doc id less a URL prefix> (parse_record), blocks 1-3 value "" (a fingerprint's day is read from its block-0
--- record); band entries, in the hashes of blocks 2 and 3 keyed by the band's value: field = the
+-- or <code><2-byte day><sketch><doc id less a URL prefix> (parse_record); several docs with the
+-- same fingerprint: "\0" then (<2-byte length><record>)* (split_records); blocks 1-3 value ""
+-- (a fingerprint's day is read from its block-0 record); band entries, in the hashes of blocks 2 and 3 keyed by the band's value: field = the
 -- 8-byte fingerprint (a block entry's field has six), value = the sketch's 4-bit minhash value of
 -- that band's bin in decimal (a cheap check before the record is read). Sharing the block hashes saves
 -- 131,072 keys; every scan tells the two kinds apart by field length. Returns, for check_add/query, a flat array
@@ -135,6 +136,58 @@ local function sketch_record(day, sketch, docid)
     string.sub(docid, #DOC_PREFIXES[code] + 1)
 end
 
+-- A block-0 value holds one record, or several (one per distinct doc stored with this exact
+-- fingerprint: texts with the same simhash that their sketches tell apart): then
+-- "\0" .. (<2-byte big-endian length><record>)*. No record starts with byte 0 (code 1-5, a digit
+-- or '-'), so a single record keeps its own bytes.
+local function split_records(v)
+  if string.byte(v, 1) ~= 0 then
+    return {v}
+  end
+  local out = {}
+  local pos = 2
+  while pos + 1 <= #v do
+    local n = struct.unpack('>H', string.sub(v, pos, pos + 1))
+    out[#out + 1] = string.sub(v, pos + 2, pos + 1 + n)
+    pos = pos + 2 + n
+  end
+  return out
+end
+
+local function join_records(records)
+  if #records == 1 then
+    return records[1]
+  end
+  local parts = {'\0'}
+  for _, r in ipairs(records) do
+    parts[#parts + 1] = struct.pack('>H', #r) .. r
+  end
+  return table.concat(parts)
+end
+
+-- The band bucket values and check values of a record's sketch (nil without one).
+local function bands_of(record)
+  local _, _, sk = parse_record(record)
+  if not sk then
+    return nil
+  end
+  local b0, b1 = struct.unpack('>HH', string.sub(sk, 3, 6))
+  local c = string.byte(sk, SK_MIN)
+  return b0, b1, tostring(bit.rshift(c, 4)), tostring(bit.band(c, 15))
+end
+
+-- Set the band entry of f in hash key to check value c; '*' when records of f with the same band
+-- value disagree on it (any check passes).
+local function set_band(key, f, c, shared)
+  if shared then
+    local old = redis.call('HGET', key, f)
+    if old and old ~= c then
+      c = '*'
+    end
+  end
+  redis.call('HSET', key, f, c)
+end
+
 local function add_entry()
   local record
   if qs then
@@ -142,15 +195,29 @@ local function add_entry()
   else
     record = today .. ':' .. doc
   end
-  local created = redis.call('HSET', KEYS[2], rest(fp, 0), record)
+  local field = rest(fp, 0)
+  local old = redis.call('HGET', KEYS[2], field)
+  local records = {}
+  if old then
+    -- another doc stored with this exact fingerprint stays (its record is kept); a record of
+    -- the same doc id is replaced
+    for _, r in ipairs(split_records(old)) do
+      local _, d = parse_record(r)
+      if d ~= doc then
+        records[#records + 1] = r
+      end
+    end
+  end
+  records[#records + 1] = record
+  local created = redis.call('HSET', KEYS[2], field, join_records(records))
   for i = 3, 5 do
     redis.call('HSET', KEYS[i], rest(fp, i - 2), '')
   end
   if qs then
     local b = string.byte(qs, SK_MIN)
     -- the check value in decimal: "0"-"12" take no byte of their own in a ziplist/listpack
-    redis.call('HSET', KEYS[6], fp, tostring(bit.rshift(b, 4)))
-    redis.call('HSET', KEYS[7], fp, tostring(bit.band(b, 15)))
+    set_band(KEYS[6], fp, tostring(bit.rshift(b, 4)), #records > 1)
+    set_band(KEYS[7], fp, tostring(bit.band(b, 15)), #records > 1)
   end
   if created == 1 and redis.call('HINCRBY', meta, 'count', 1) == 1 then
     redis.call('HSETNX', meta, 'created', now)
@@ -160,7 +227,7 @@ end
 
 local function delete_entry(f, record)
   local c1, c2, c3, c4 = struct.unpack('>HHHH', f)
-  -- the record's sketch names its band buckets
+  -- the records' sketches name their band buckets
   if record == nil then
     local v = redis.pcall('HGET', bucket_key(0, c1), rest(f, 0))
     if type(v) == 'string' then
@@ -168,11 +235,12 @@ local function delete_entry(f, record)
     end
   end
   if record then
-    local _, _, sk = parse_record(record)
-    if sk then
-      local b0, b1 = struct.unpack('>HH', string.sub(sk, 3, 6))
-      redis.pcall('HDEL', bucket_key(BAND0_BLOCK, b0), f)
-      redis.pcall('HDEL', bucket_key(BAND1_BLOCK, b1), f)
+    for _, r in ipairs(split_records(record)) do
+      local b0, b1 = bands_of(r)
+      if b0 then
+        redis.pcall('HDEL', bucket_key(BAND0_BLOCK, b0), f)
+        redis.pcall('HDEL', bucket_key(BAND1_BLOCK, b1), f)
+      end
     end
   end
   -- pcall: a foreign non-hash key under a bucket name must not abort the script between the
@@ -187,6 +255,41 @@ local function delete_entry(f, record)
   return removed
 end
 
+-- Keep only the records `keep` of fingerprint f (whose records were `all`): delete the
+-- fingerprint when none is left, else store the rest and drop the band entries no kept record
+-- uses (a kept record's entry is set again, its check value may have been shared).
+local function keep_records(f, all, keep)
+  if #keep == 0 then
+    return delete_entry(f, join_records(all))
+  end
+  if #keep == #all then
+    return 0
+  end
+  local c1 = struct.unpack('>H', f)
+  redis.call('HSET', bucket_key(0, c1), rest(f, 0), join_records(keep))
+  local used0, used1 = {}, {}
+  for _, r in ipairs(keep) do
+    local b0, b1, k0, k1 = bands_of(r)
+    if b0 then
+      used0[b0], used1[b1] = true, true
+      redis.pcall('HSET', bucket_key(BAND0_BLOCK, b0), f, k0)
+      redis.pcall('HSET', bucket_key(BAND1_BLOCK, b1), f, k1)
+    end
+  end
+  for _, r in ipairs(all) do
+    local b0, b1 = bands_of(r)
+    if b0 then
+      if not used0[b0] then
+        redis.pcall('HDEL', bucket_key(BAND0_BLOCK, b0), f)
+      end
+      if not used1[b1] then
+        redis.pcall('HDEL', bucket_key(BAND1_BLOCK, b1), f)
+      end
+    end
+  end
+  return 0
+end
+
 if mode == 'add' then
   return add_entry()
 end
@@ -196,13 +299,26 @@ if mode == 'remove' then
   if not v then
     return 0
   end
-  if doc ~= '' then
-    local _, stored_doc = parse_record(v)
-    if stored_doc ~= doc then
-      return 0
+  if doc == '' then
+    return delete_entry(fp, v)
+  end
+  -- only this doc's record; the fingerprint goes when no other doc's record is left
+  local all = split_records(v)
+  local keep = {}
+  for _, r in ipairs(all) do
+    local _, d = parse_record(r)
+    if d ~= doc then
+      keep[#keep + 1] = r
     end
   end
-  return delete_entry(fp, v)
+  if #keep == #all then
+    return 0
+  end
+  if #keep == 0 then
+    return delete_entry(fp, v)
+  end
+  keep_records(fp, all, keep)
+  return 1
 end
 
 local writing = (mode == 'check_add')
@@ -319,36 +435,46 @@ local function consider(i, f, limit)
   else
     v0 = redis.call('HGET', bucket_key(0, a1), rest(f, 0))
   end
-  local day, docid, cs
-  if v0 then
-    day, docid, cs = parse_record(v0)
-  end
-  if docid == nil then
-    -- orphan (its block-0 record is gone or unreadable): clean it up
+  if not v0 then
+    -- orphan (its block-0 record is gone): clean it up
     if writing then
-      delete_entry(f, v0 or false)
+      delete_entry(f, false)
       if i == 6 or i == 7 then
         redis.call('HDEL', KEYS[i], f)
       end
     end
     return
   end
-  if retention and tonumber(day) < min_day then
-    -- expired: no longer compared
-    if writing then
-      delete_entry(f, v0)
+  -- each record (one per doc stored with this fingerprint); the match is the first one that
+  -- confirms the query. Unreadable and (with retention) expired records are dropped by check_add.
+  local all = split_records(v0)
+  local keep = {}
+  local found
+  for _, r in ipairs(all) do
+    local day, docid, cs = parse_record(r)
+    if docid ~= nil and not (retention and tonumber(day) < min_day) then
+      keep[#keep + 1] = r
+      if not found then
+        if qs and cs then
+          -- both texts have a sketch: a match only if the sketches confirm it
+          if confirm(cs, dist > maxd) then
+            found = docid
+          end
+        elseif dist <= maxd then
+          found = docid
+        end
+      end
     end
-    return
   end
-  if qs and cs then
-    -- both texts have a sketch: the candidate is a match only if the sketches confirm it
-    if not confirm(cs, dist > maxd) then
-      return
+  if writing and #keep < #all then
+    keep_records(f, all, keep)
+    if #keep == 0 and (i == 6 or i == 7) then
+      redis.call('HDEL', KEYS[i], f)
     end
-  elseif dist > maxd then
-    return
   end
-  matches[#matches + 1] = {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), docid}
+  if found then
+    matches[#matches + 1] = {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), found}
+  end
 end
 
 -- max distance 4-7 (multi-probe): the four buckets cannot find these (distance 4 can put one
@@ -506,7 +632,8 @@ if qs then
     local entries = redis.call('HGETALL', KEYS[k])
     for j = 1, #entries, 2 do
       local f = entries[j]
-      if entries[j + 1] == check and #f == 8 and not seen_any[f] then
+      local c = entries[j + 1]
+      if (c == check or c == '*') and #f == 8 and not seen_any[f] then
         consider(k, f, 64)
       end
     end
