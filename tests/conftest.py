@@ -8,6 +8,8 @@ make it answer 503 for a while. Other sizes: parametrize indirectly, the dict go
 :func:`~tests.mockportal.build_portals`::
 
     @pytest.mark.parametrize("portals", [{"n_articles": 6}], indirect=True)
+
+``portal`` is one empty server on 127.0.0.1 for tests that write their own pages.
 """
 
 from __future__ import annotations
@@ -55,6 +57,16 @@ def portals(request: pytest.FixtureRequest) -> Iterator[Layout]:
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.fixture
+def portal() -> Iterator[MockPortal]:
+    """One empty mock portal on 127.0.0.1 that the test fills (``portal.set``)."""
+    server = MockPortal("127.0.0.1").start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

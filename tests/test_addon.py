@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,15 +87,6 @@ def crawl(project: Path, start: str) -> subprocess.CompletedProcess[str]:
            "-s", "NEWSCRAWL_IDLE_EXIT_SECONDS=0.5"]
     return subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True,
                           timeout=180)
-
-
-@pytest.fixture
-def portal() -> Iterator[MockPortal]:
-    server = MockPortal("127.0.0.1").start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_another_project_gets_scheduling_dedup_and_storage_from_one_line(

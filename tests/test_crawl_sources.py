@@ -30,15 +30,6 @@ SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_MAXSIZE=200000",
 ARTICLE_URL = "'/news/\\d{4}/\\d+\\.html$'"
 
 
-@pytest.fixture
-def portal() -> Iterator[MockPortal]:
-    p = MockPortal("127.0.0.1").start()
-    try:
-        yield p
-    finally:
-        p.stop()
-
-
 def ok(result: CrawlResult) -> CrawlResult:
     assert result.returncode == 0, result.log[-4000:]
     assert "Spider closed (finished)" in result.log

@@ -9,25 +9,14 @@ tracking parameters is stored under the canonical URL; ``<link rel="canonical">`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from crawlrun import CrawlResult, run_crawl, stored_urls
 from mockportal import Article, MockPortal, Page, html_page, list_html
 
 from newscrawl.storage import iter_articles
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
-
-
-@pytest.fixture
-def portal() -> Iterator[MockPortal]:
-    p = MockPortal("127.0.0.1").start()
-    try:
-        yield p
-    finally:
-        p.stop()
 
 
 def ok(result: CrawlResult) -> CrawlResult:
