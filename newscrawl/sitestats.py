@@ -14,12 +14,15 @@ Every per-site counter goes through :func:`site_stat` / :class:`SiteStats`::
 Scrapy's stats are per worker. Once the scheduler knows the run (:meth:`SiteStats.start_run`),
 every increment also goes to the run's Redis hash ``{prefix}:{spider}:runstats:{run}`` (field
 ``<name>/<path>``, kept a day after its last update), so the end-of-run summary and the exit
-decision (:func:`run_outcome`) are the run's, whichever worker ends last.
+decision (:func:`run_outcome`) are the run's, whichever worker ends last. The increments are
+added up in the worker and sent in one round trip at most every :data:`FLUSH_SECONDS` and when
+the worker reads the run's figures at its end, not one round trip per page or item.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,6 +40,8 @@ SOURCE_KINDS = ("start", "list", "sitemap", "feed")
 PAGE_KINDS = (*SOURCE_KINDS, "article")
 #: Seconds the run's hash is kept after its last update (at least; see start_run).
 MIN_RUN_STATS_TTL = 86400
+#: Seconds a worker adds up its increments before it sends them to the run's hash.
+FLUSH_SECONDS = 1.0
 
 _ATTR = "_newscrawl_site_stats"
 
@@ -56,6 +61,8 @@ class SiteStats:
         self.run_key: str | None = None
         self.ttl = MIN_RUN_STATS_TTL
         self._redis_failed = False
+        self._pending: dict[str, int] = {}  # "<site>/<path>" -> count not yet in the run's hash
+        self._flushed_at = time.monotonic()
 
     @classmethod
     def of(cls, crawler: Crawler) -> SiteStats:
@@ -84,8 +91,8 @@ class SiteStats:
         self.inc_many(site, {"/".join(path): count})
 
     def inc_many(self, site: str, counts: Mapping[str, int]) -> None:
-        """Add ``counts`` (path -> n, e.g. ``{"links/seen": 8}``) for ``site``: one Redis round
-        trip. A Redis error loses the run's copy of these figures (logged once), never the crawl."""
+        """Add ``counts`` (path -> n, e.g. ``{"links/seen": 8}``) for ``site``: at once to this
+        worker's stats, and to the run's hash with the next :meth:`flush`."""
         counts = {path: n for path, n in counts.items() if n}
         if not counts:
             return
@@ -94,18 +101,29 @@ class SiteStats:
                 self.stats.inc_value(f"{PREFIX}/{site}/{path}", n)
         if self.server is None or self.run_key is None or self._redis_failed:
             return
+        for path, n in counts.items():
+            name = f"{site}/{path}"
+            self._pending[name] = self._pending.get(name, 0) + n
+        if time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send the increments added up since the last flush to the run's hash: one Redis round
+        trip. A Redis error loses the run's copy of the figures (logged once), never the crawl."""
+        self._flushed_at = time.monotonic()
+        pending, self._pending = self._pending, {}
+        if not pending or self.server is None or self.run_key is None or self._redis_failed:
+            return
         try:
             pipe = self.server.pipeline(transaction=False)
-            for path, n in counts.items():
-                pipe.hincrby(self.run_key, f"{site}/{path}", n)
+            for name, n in pending.items():
+                pipe.hincrby(self.run_key, name, n)
             pipe.expire(self.run_key, self.ttl)
             pipe.execute()
         except Exception as exc:  # redis errors of any kind: the figures are not worth a crash
-            if not self._redis_failed:
-                self._redis_failed = True
-                logger.warning("Cannot count the run's per-site figures in Redis (%s): the"
-                               " summary shows this worker's figures", exc)
             self._redis_failed = True
+            logger.warning("Cannot count the run's per-site figures in Redis (%s): the"
+                           " summary shows this worker's figures", exc)
 
     def local_figures(self) -> dict[str, dict[str, int]]:
         """This worker's figures: site -> path -> count."""
@@ -122,6 +140,8 @@ class SiteStats:
         """(site -> path -> count, whether these are the run's): the run's hash, or this
         worker's figures when there is no run or Redis cannot be read (``redis_ok`` False: do
         not even try)."""
+        if redis_ok:
+            self.flush()
         if not redis_ok or self.server is None or self.run_key is None or self._redis_failed:
             return self.local_figures(), False
         try:

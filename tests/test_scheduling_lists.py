@@ -7,6 +7,7 @@ from typing import Any
 from scrapy import Request
 from scrapy.utils.request import RequestFingerprinter
 
+from newscrawl import sitestats
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lists import ADMITTED, ALREADY_ADMITTED, OVER_CAP, ListWalks
 from newscrawl.sitestats import SiteStats, run_outcome, site_stat
@@ -71,6 +72,10 @@ def test_site_stats_count_per_worker_and_per_run(r: Any) -> None:
     SiteStats.of(two).inc("b", "failed/start")  # type: ignore[arg-type]
     assert one.stats.values == {"newscrawl/sites/a/pages/start": 1,
                                 "newscrawl/sites/a/links/seen": 8}
+    # a worker's increments reach the run's hash in batches: worker one's when it flushes,
+    # worker two's when it reads the run's figures
+    assert r.hgetall("t:portal:runstats:run1") == {}
+    SiteStats.of(one).flush()  # type: ignore[arg-type]
     figures, of_run = SiteStats.of(two).run_figures()  # type: ignore[arg-type]
     assert of_run
     assert figures == {"a": {"pages/start": 1, "links/seen": 8, "pages/article": 3},
@@ -83,3 +88,18 @@ def test_site_stats_count_per_worker_and_per_run(r: Any) -> None:
                                " article 3; article links seen 8, new 0; stored 0")
     assert (b.sources_fetched, b.sources_failed) == (0, 1)
     assert run_outcome(["b"], figures).no_sources
+
+
+def test_site_stats_send_their_increments_once_a_second(r: Any, monkeypatch: Any) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr(sitestats.time, "monotonic", lambda: clock[0])
+    crawler = _Crawler()
+    stats = SiteStats.of(crawler)  # type: ignore[arg-type]
+    stats.start_run(r, "t:portal:runstats:run2", ttl=10)
+    for _ in range(5):
+        stats.inc("a", "pages", "article")
+    assert r.hgetall("t:portal:runstats:run2") == {}  # added up in the worker
+    clock[0] += sitestats.FLUSH_SECONDS
+    stats.inc("a", "stored")
+    assert r.hgetall("t:portal:runstats:run2") == {b"a/pages/article": b"5", b"a/stored": b"1"}
+    assert crawler.stats.values["newscrawl/sites/a/pages/article"] == 5  # the worker's at once

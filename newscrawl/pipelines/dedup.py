@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import multiprocessing
 import signal
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 STATS = "newscrawl/dedup/"
 
@@ -334,6 +338,10 @@ class NearDuplicatePipeline:
         )
         self.log = DuplicateLog(client, prefix=config.prefix)
         self.outage = outage_for(client)  # shared with the scheduler (same client)
+        # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
+        # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
+        # one thread, so items are checked one at a time, in the order they arrive.
+        self._redis_thread = ThreadPoolExecutor(1, thread_name_prefix="newscrawl-index")
         # where StorePipeline writes (None when storage is off): a re-processed article is
         # looked up there, so an interrupted run's articles are not stored twice
         from newscrawl.pipelines.store import StoreConfig
@@ -365,22 +373,32 @@ class NearDuplicatePipeline:
         """Stop the fingerprint workers and give back the index's Redis connection (the crawl's
         embedded Redis is stopped after this, when the engine stops)."""
         self.fingerprints.close()
+        self._redis_thread.shutdown(wait=True)
         self.index.close()
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(STATS + key)
 
-    def _already_stored(self, url: str, fp: int) -> bool:
+    async def _redis(self, fn: Callable[..., T], *args: Any, what: str, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` with the crawl's Redis retry, in the index thread when an
+        asyncio loop runs (see ``__init__``), else here."""
+        call = functools.partial(call_with_retry, fn, *args,
+                                 retry_seconds=self.config.redis_retry_seconds,
+                                 outage=self.outage, what=what, **kwargs)
+        loop = _running_loop()
+        if loop is None:
+            return call()
+        return await loop.run_in_executor(self._redis_thread, call)
+
+    async def _already_stored(self, url: str, fp: int) -> bool:
         """Whether the store holds ``url``'s record, looked up in the files of the day its
         fingerprint was indexed and the day after (it is stored right after being indexed, so
         the UTC day can only have turned in between)."""
         if self.store is None:
             return False
-        day = call_with_retry(self.index.stored_day, fp, url,
-                              retry_seconds=self.config.redis_retry_seconds,
-                              outage=self.outage,
-                              what="index day of a re-processed article")
+        day = await self._redis(self.index.stored_day, fp, url,
+                                what="index day of a re-processed article")
         if day is None:
             return False
         days = [day_of((day + n) * 86400) for n in (0, 1)]
@@ -403,10 +421,8 @@ class NearDuplicatePipeline:
         _set_simhash(adapter, hex64(fp))
         self._inc("checked")
         # Retried while Redis is briefly away; safe to repeat (a retried add finds its own URL).
-        match = call_with_retry(self.index.check_and_add, fp, url, sketch,
-                                retry_seconds=self.config.redis_retry_seconds,
-                                outage=self.outage,
-                                what="near-duplicate check")
+        match = await self._redis(self.index.check_and_add, fp, url, sketch,
+                                  what="near-duplicate check")
         if match is None:
             self._inc("unique")
             return item
@@ -417,7 +433,7 @@ class NearDuplicatePipeline:
             # it is stored once; else store it now rather than lose it.
             # (the index holds the fingerprint of the text stored then: the page may have
             # changed a little since, so look up the matched fingerprint, not this one)
-            if self._already_stored(url, match.fingerprint):
+            if await self._already_stored(url, match.fingerprint):
                 self._inc("already_stored")
                 logger.info("%s is already stored (indexed and in the article store): not "
                             "stored again", url)
@@ -429,7 +445,7 @@ class NearDuplicatePipeline:
         site = adapter.get("site")
         if site:
             self.site_stats.inc(str(site), "near_duplicate")
-        recorded = call_with_retry(
+        recorded = await self._redis(
             self.log.record,
             url,
             match.doc_id,
@@ -439,8 +455,6 @@ class NearDuplicatePipeline:
             seen_at=time.time(),
             site=site,
             title=adapter.get("title"),
-            retry_seconds=self.config.redis_retry_seconds,
-            outage=self.outage,
             what="duplicate log",
         )
         if not recorded:
