@@ -19,6 +19,7 @@ less sensitive to other tenants than wall-clock throughput.
 
     python benchmarks/bench_crawl.py                     # 2,000 pages, 4 rounds (8-12 min)
     python benchmarks/bench_crawl.py --rounds 3 --only redis
+    python benchmarks/bench_crawl.py --latency-ms 200    # a remote portal: latency-bound
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ class Run:
 class TimedPortal(MockPortal):
     """Records when article pages were requested."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", latency: float = 0.0) -> None:
         super().__init__(host)
+        self.latency = latency  # seconds each page waits before it is served (a remote portal)
         self.article_times: list[float] = []
         self._tlock = threading.Lock()
         handler: Any = self.server.RequestHandlerClass  # a handler class with do_GET
@@ -81,6 +83,8 @@ class TimedPortal(MockPortal):
         portal = self
 
         def do_get(h: object) -> None:
+            if portal.latency:
+                time.sleep(portal.latency)
             if "/a/" in h.path:  # type: ignore[attr-defined]
                 with portal._tlock:
                     portal.article_times.append(time.perf_counter())
@@ -156,9 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=4,
                         help="each round runs every configuration once (default 4)")
     parser.add_argument("--only", action="append", help="run only configs containing this text")
+    parser.add_argument("--latency-ms", type=float, default=0.0,
+                        help="the portal answers each page after this many ms, as a remote portal"
+                             " does (default 0: loopback, the crawl is CPU-bound)")
     args = parser.parse_args(argv)
 
-    portal = TimedPortal()
+    portal = TimedPortal(latency=args.latency_ms / 1000)
     portal.start()
     t0 = time.perf_counter()
     n = build(portal, args.articles)
@@ -187,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(sites_dir, ignore_errors=True)
     minutes = (time.perf_counter() - started) / 60
 
-    print(f"\n{args.articles} article pages, {args.rounds} round(s) in {minutes:.1f} min, "
+    print(f"\n{args.articles} article pages, {args.latency_ms:g} ms portal latency, "
+          f"{args.rounds} round(s) in {minutes:.1f} min, "
           f"{os.cpu_count()} CPUs; median over rounds [min, max]\n")
     print("| configuration | pages/s | CPU ms/page | max RSS MiB (crawl process) |")
     print("|---|---:|---:|---:|")
