@@ -16,7 +16,8 @@ every increment also goes to the run's Redis hash ``{prefix}:{spider}:runstats:{
 ``<name>/<path>``, kept a day after its last update), so the end-of-run summary and the exit
 decision (:func:`run_outcome`) are the run's, whichever worker ends last. The increments are
 added up in the worker and sent in one round trip at most every :data:`FLUSH_SECONDS` and when
-the worker reads the run's figures at its end, not one round trip per page or item.
+the worker reads the run's figures at its end, not one round trip per article page or item (a
+fetched start/list/sitemap/feed page is sent at once: the exit decision depends on it).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ PREFIX = "newscrawl/sites"
 #: Kinds of pages a site's articles are found on (a run that fetched none of them did nothing).
 SOURCE_KINDS = ("start", "list", "sitemap", "feed")
 PAGE_KINDS = (*SOURCE_KINDS, "article")
+_SOURCE_PAGES = frozenset(f"pages/{kind}" for kind in SOURCE_KINDS)
 #: Seconds the run's hash is kept after its last update (at least; see start_run).
 MIN_RUN_STATS_TTL = 86400
 #: Seconds a worker adds up its increments before it sends them to the run's hash.
@@ -104,7 +106,10 @@ class SiteStats:
         for path, n in counts.items():
             name = f"{site}/{path}"
             self._pending[name] = self._pending.get(name, 0) + n
-        if time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
+        # A fetched source page is sent at once: whether a run fetched any is its exit decision
+        # (a worker that dies holding it would leave the run's next worker to exit with 4).
+        if any(path in _SOURCE_PAGES for path in counts) \
+                or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
             self.flush()
 
     def flush(self) -> None:

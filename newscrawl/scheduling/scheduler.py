@@ -501,6 +501,10 @@ class Scheduler(BaseScheduler):
     def _on_idle(self, spider: Spider) -> None:
         if self._fatal is not None or self.queue is None:
             return
+        if self.site_stats is not None:
+            # this worker's figures are in the run's hash before any worker can end the run
+            # (it ends after idle_exit_seconds with nothing in flight anywhere)
+            self.site_stats.flush()
         try:
             busy = bool(self._leases) or len(self.queue) > 0 or self.queue.inflight_count() > 0
         except RedisUnavailable as exc:
