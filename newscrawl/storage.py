@@ -95,6 +95,12 @@ class ArticleStore:
         """
         return any(url in self._urls_of(day) for day in days)
 
+    def already_stored(self, url: str, indexed_day: int) -> bool:
+        """Whether ``url``'s record is stored, given the day its fingerprint was indexed (days
+        since 1970-01-01, UTC): looked up in the files of that day and the day after (an
+        article is stored right after being indexed, so the UTC day can only have turned)."""
+        return self.contains(url, [day_of((indexed_day + n) * 86400) for n in (0, 1)])
+
     def _urls_of(self, day: str) -> set[str]:
         offset, urls = self._known.pop(day, (0, set()))
         try:

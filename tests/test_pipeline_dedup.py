@@ -163,7 +163,7 @@ def test_worker_killed_falls_back_in_process(tmp_path: Path,
         return [first, *await asyncio.gather(*in_flight), *later]
 
     try:
-        with caplog.at_level(logging.ERROR, logger="newscrawl.pipelines.dedup"):
+        with caplog.at_level(logging.ERROR, logger="newscrawl.simhash.pool"):
             results = asyncio.run(crawl())
         assert [r["simhash"] for r in results] == expected
         assert dedup.fingerprints.processes == 0
@@ -192,70 +192,6 @@ def test_worker_error_raised_for_its_item(tmp_path: Path) -> None:
         redis_for_crawler(crawler).connection_pool.disconnect()
 
 
-def test_long_text_same_fingerprint_through_the_worker() -> None:
-    """A text past max_chars (sent to the worker cut to max_chars) gets the fingerprint the
-    function gives the whole text, answered by the worker."""
-    from newscrawl.pipelines.dedup import Fingerprints
-
-    body = "".join(Article.generate(f"long{i}").text for i in range(120))
-    text = body * (1 + 250_000 // len(body))
-    fps = Fingerprints(None, 1)
-    try:
-        assert len(text) > fps.max_chars
-        got = asyncio.run(fps.fingerprint(text))[0]
-        assert fps.processes == 1  # answered by the worker, not the in-process fallback
-        assert got == fingerprint(text) == fingerprint(text[: fps.max_chars])
-        assert got != fingerprint(text[100_000 - 5_000 :])
-    finally:
-        fps.close()
-
-
-def test_worker_dead_at_start_leaves_fingerprints_in_process(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A worker killed before it answers (OOM killer, a crash) is logged, not a crash of the
-    crawl: the fingerprints are computed in the crawl process."""
-    import multiprocessing.context
-
-    from newscrawl.pipelines.dedup import Fingerprints
-
-    start = multiprocessing.context.SpawnProcess.start
-
-    def start_then_die(self: multiprocessing.context.SpawnProcess) -> None:
-        start(self)
-        assert self.pid is not None
-        os.kill(self.pid, signal.SIGKILL)
-
-    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_die)
-    text = Article.generate("dead").text
-    with caplog.at_level(logging.ERROR, logger="newscrawl.pipelines.dedup"):
-        fps = Fingerprints(None, 1)
-    try:
-        assert fps.processes == 0
-        assert "fingerprint worker did not start" in caplog.text
-        assert asyncio.run(fps.fingerprint(text))[0] == fingerprint(text)
-    finally:
-        fps.close()
-
-
-def test_items_waiting_when_the_worker_is_closed_go_in_process() -> None:
-    from newscrawl.pipelines.dedup import Fingerprints
-
-    texts = [Article.generate(f"close{i}").text for i in range(4)]
-    fps = Fingerprints(None, 1)
-
-    async def run() -> list[int | None]:
-        tasks = [asyncio.ensure_future(fps.fingerprint(t)) for t in texts]
-        await asyncio.sleep(0)  # all four sent to the worker, no reply read yet
-        fps.close()
-        return list(await asyncio.wait_for(asyncio.gather(*tasks), 30))
-
-    try:
-        assert [fp for fp, _ in asyncio.run(run())] == [fingerprint(t) for t in texts]
-    finally:
-        fps.close()
-
-
 def test_store_contains_only_complete_records_of_that_url(tmp_path: Path) -> None:
     from newscrawl.storage import ArticleStore
 
@@ -272,6 +208,10 @@ def test_store_contains_only_complete_records_of_that_url(tmp_path: Path) -> Non
     assert not store.contains("http://a/2", ["2024-10-04"])  # in the text, not the url
     assert not store.contains("http://a/3", ["2024-10-04"])
     assert not store.contains("http://a/4", ["2024-10-04"])  # never completely written
+    # asked with the day its fingerprint was indexed: stored that day or the day after
+    assert store.already_stored("http://a/1", 20000) and store.already_stored("http://a/1", 19999)
+    assert not store.already_stored("http://a/1", 19998)
+    assert not store.already_stored("http://a/1", 20001)
 
 
 @pytest.mark.parametrize("workers", [0, 1])

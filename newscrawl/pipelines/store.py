@@ -57,6 +57,15 @@ class StorePipeline:
                                   url_field=config.url_field)
         logger.info("Storing articles as daily JSON Lines under %s", config.directory)
 
+    @staticmethod
+    def article_store(crawler: Crawler) -> ArticleStore | None:
+        """Where this crawler's articles are stored (None when storage is off), for the
+        near-duplicate pipeline to ask whether an article is already stored."""
+        config = StoreConfig.from_settings(crawler.settings)
+        if not config.enabled:
+            return None
+        return ArticleStore(config.directory, url_field=config.url_field)
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
         config = StoreConfig.from_settings(crawler.settings)

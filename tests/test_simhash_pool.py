@@ -1,0 +1,72 @@
+"""The fingerprint worker pool (``newscrawl.simhash.pool``): worker processes on pipes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+
+import pytest
+from mockportal import Article
+
+from newscrawl.simhash import fingerprint
+from newscrawl.simhash.pool import FingerprintPool
+
+
+def test_long_text_same_fingerprint_through_the_worker() -> None:
+    """A text past max_chars (sent to the worker cut to max_chars) gets the fingerprint the
+    function gives the whole text, answered by the worker."""
+    body = "".join(Article.generate(f"long{i}").text for i in range(120))
+    text = body * (1 + 250_000 // len(body))
+    fps = FingerprintPool(None, 1)
+    try:
+        assert len(text) > fps.max_chars
+        got = asyncio.run(fps.fingerprint(text))[0]
+        assert fps.processes == 1  # answered by the worker, not the in-process fallback
+        assert got == fingerprint(text) == fingerprint(text[: fps.max_chars])
+        assert got != fingerprint(text[100_000 - 5_000 :])
+    finally:
+        fps.close()
+
+
+def test_worker_dead_at_start_leaves_fingerprints_in_process(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker killed before it answers (OOM killer, a crash) is logged, not a crash of the
+    crawl: the fingerprints are computed in the crawl process."""
+    import multiprocessing.context
+
+    start = multiprocessing.context.SpawnProcess.start
+
+    def start_then_die(self: multiprocessing.context.SpawnProcess) -> None:
+        start(self)
+        assert self.pid is not None
+        os.kill(self.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_die)
+    text = Article.generate("dead").text
+    with caplog.at_level(logging.ERROR, logger="newscrawl.simhash.pool"):
+        fps = FingerprintPool(None, 1)
+    try:
+        assert fps.processes == 0
+        assert "fingerprint worker did not start" in caplog.text
+        assert asyncio.run(fps.fingerprint(text))[0] == fingerprint(text)
+    finally:
+        fps.close()
+
+
+def test_items_waiting_when_the_worker_is_closed_go_in_process() -> None:
+    texts = [Article.generate(f"close{i}").text for i in range(4)]
+    fps = FingerprintPool(None, 1)
+
+    async def run() -> list[int | None]:
+        tasks = [asyncio.ensure_future(fps.fingerprint(t)) for t in texts]
+        await asyncio.sleep(0)  # all four sent to the worker, no reply read yet
+        fps.close()
+        return list(await asyncio.wait_for(asyncio.gather(*tasks), 30))
+
+    try:
+        assert [fp for fp, _ in asyncio.run(run())] == [fingerprint(t) for t in texts]
+    finally:
+        fps.close()
