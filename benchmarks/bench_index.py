@@ -44,7 +44,7 @@ from newscrawl.index import (  # noqa: E402
     ensure_compact_encoding,
     index_stats,
 )
-from newscrawl.redis_conn import close_embedded, open_embedded  # noqa: E402
+from newscrawl.redis import close_embedded, open_embedded  # noqa: E402
 from newscrawl.simhash.sketch import SKETCH_BYTES  # noqa: E402
 
 DOMAINS = [

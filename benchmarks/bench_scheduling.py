@@ -31,6 +31,9 @@ from redisserver import RedisServer  # noqa: E402
 from scrapy import Request, Spider  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
+from newscrawl import defaults  # noqa: E402
+from newscrawl.redis import RetryPolicy  # noqa: E402
+from newscrawl.redis.keys import Keys  # noqa: E402
 from newscrawl.scheduling import queue as q  # noqa: E402
 from newscrawl.scheduling.dupefilter import RedisDupeFilter, today  # noqa: E402
 
@@ -89,12 +92,15 @@ def bench_ops(client: redis.Redis, n: int) -> list[tuple[str, float]]:
     base = (time.perf_counter() - t0) / n
 
     crawler = get_crawler(BenchSpider)
-    df = RedisDupeFilter(client, prefix="nc", spider_name="bench",
-                         fingerprinter=crawler.request_fingerprinter)
+    retry = RetryPolicy(defaults.REDIS_RETRY_SECONDS)
+    df = RedisDupeFilter(client, keys=Keys("nc", "bench"), retry=retry,
+                         fingerprinter=crawler.request_fingerprinter,
+                         retention_days=defaults.URL_RETENTION_DAYS, run_ttl=defaults.RUN_TTL)
     queue = q.LeasedPriorityQueue(
         client, spider, "nc:bench:requests", inflight_key="nc:bench:inflight",
         seq_key="nc:bench:seq", deadletter_key="nc:bench:dead", pending_key=df.pending_key,
-        failures_key=df.failures_key)
+        failures_key=df.failures_key, lease_seconds=defaults.LEASE_SECONDS, retry=retry,
+        deadletter_max=defaults.DEADLETTER_MAX)
     t0 = time.perf_counter()
     for r in requests:
         fp = df.fingerprint8(r)

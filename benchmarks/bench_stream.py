@@ -86,7 +86,7 @@ def run_python(
 ) -> tuple[list[dict[str, Any]], float]:
     """(one output row per stream doc, seconds spent on the stream)."""
     from newscrawl.index import SimhashIndex
-    from newscrawl.redis_conn import close_embedded, open_embedded
+    from newscrawl.redis import close_embedded, open_embedded
     from newscrawl.simhash import get_fingerprinter
 
     fp = get_fingerprinter()

@@ -114,10 +114,11 @@ class StoreToRedis:
     """Stores an item by RPUSHing its URL to ``schedtest:stored`` in the crawl's Redis."""
 
     def __init__(self, crawler: Any) -> None:
-        from newscrawl.crawler_redis import redis_for_crawler
+        from newscrawl.context import CrawlContext
 
-        self.redis = redis_for_crawler(crawler)
-        self.retry_seconds = crawler.settings.getfloat("NEWSCRAWL_REDIS_RETRY_SECONDS", 60)
+        context = CrawlContext.of(crawler)
+        self.redis = context.redis
+        self.retry = context.retry
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> StoreToRedis:
@@ -131,12 +132,9 @@ class StoreToRedis:
     """
 
     def process_item(self, item: Any) -> Any:
-        from newscrawl.scheduling.retry import call_with_retry
-
         token = os.urandom(8).hex()
         store = self.redis.register_script(self.STORE_LUA)
-        call_with_retry(store, keys=[STORED_KEY, STORED_KEY + ":tokens"], args=[item["url"], token],
-                        retry_seconds=self.retry_seconds)
+        self.retry.call(store, keys=[STORED_KEY, STORED_KEY + ":tokens"], args=[item["url"], token])
         return item
 
 

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import load_object
 
+from newscrawl import defaults
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
@@ -33,25 +35,10 @@ SETTINGS: dict[str, Any] = {
     "SCHEDULER": "newscrawl.scheduling.scheduler.Scheduler",
     "DUPEFILTER_CLASS": "newscrawl.scheduling.dupefilter.RedisDupeFilter",
     "SCHEDULER_QUEUE_CLASS": "newscrawl.scheduling.queue.LeasedPriorityQueue",
-    "SCHEDULER_PERSIST": True,
-    "NEWSCRAWL_LEASE_SECONDS": 120,  # in-flight lease; expired leases (dead workers) are requeued
-    "NEWSCRAWL_MAX_ATTEMPTS": 3,  # failed downloads of an article before giving up on it
-    "NEWSCRAWL_REDIS_RETRY_SECONDS": 60,  # retry Redis this long, then stop (exit code 3)
-    "NEWSCRAWL_URL_RETENTION_DAYS": 365,  # done-URL records older than this are pruned
-    "NEWSCRAWL_RUN_TTL": 900,  # run marker TTL (refreshed while the run's first worker lives)
-    "NEWSCRAWL_IDLE_EXIT_SECONDS": 10,  # exit after the queue is empty and nothing in flight
     # a dropped item on one line (URL and reason), not followed by the whole article
     "LOG_FORMATTER": "newscrawl.logformatter.LogFormatter",
-    # near-duplicate check and storage
-    "NEWSCRAWL_URL_FIELD": "url",  # the item field with the article's URL
-    "NEWSCRAWL_TEXT_FIELD": "text",  # the item field with the article's text
-    "NEWSCRAWL_DEDUP_ENABLED": True,
-    "NEWSCRAWL_MAX_DISTANCE": 3,
-    "NEWSCRAWL_IDF_FILE": None,
-    "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": 365,  # 0 or None: compared forever
-    "NEWSCRAWL_FINGERPRINT_WORKERS": 1,  # fingerprint in N worker processes (0: in-process)
-    "NEWSCRAWL_STORE": True,
-    "NEWSCRAWL_STORE_DIR": None,  # default: <NEWSCRAWL_DATA_DIR>/articles
+    # every NEWSCRAWL_* default (and SCHEDULER_PERSIST), commented there
+    **defaults.SETTINGS,
 }
 
 #: (priority dictionary setting, component, order); None switches a component off.

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
+from newscrawl import defaults
+
 logger = logging.getLogger(__name__)
 
 EXIT_OK = 0
@@ -150,7 +152,7 @@ def _redis(args: argparse.Namespace) -> Iterator[Any]:
     """The Redis of the crawl: ``--redis-url`` / ``$REDIS_URL`` or the embedded server."""
     import redis
 
-    from newscrawl.redis_conn import (
+    from newscrawl.redis import (
         close_embedded,
         get_client,
         redact_url,
@@ -507,7 +509,7 @@ def _check_redis_cli_args(argv: list[str]) -> None:
 def cmd_redis_cli(args: argparse.Namespace) -> int:
     import subprocess
 
-    from newscrawl.redis_conn import resolve_redis_url
+    from newscrawl.redis import resolve_redis_url
 
     extra = [a for a in args.args if a != "--"]
     _check_redis_cli_args(extra)
@@ -541,7 +543,7 @@ def _confirm(summary: str) -> bool:
 def cmd_reset(args: argparse.Namespace) -> int:
     """Delete a spider's crawl state (and with ``--index`` the near-duplicate index and the
     duplicate records); the stored article files stay."""
-    from newscrawl import keys
+    from newscrawl.redis import keys
 
     spider = args.spider
     if not spider or ":" in spider or "*" in spider or spider in ("simhash", "duplicates"):
@@ -724,7 +726,7 @@ def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-distance",
         type=_distance,
-        default=3,
+        default=defaults.MAX_DISTANCE,
         help="Hamming distance (0-7; 4-7 read 68 buckets instead of 4, 7-10x slower)",
     )
     p.add_argument(
@@ -900,7 +902,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hasattr(args, name):
             setattr(args, name, default)
     if not hasattr(args, "prefix") or not args.prefix:
-        from newscrawl.redis_conn import resolve_prefix
+        from newscrawl.redis import resolve_prefix
 
         args.prefix = resolve_prefix()
     logging.basicConfig(

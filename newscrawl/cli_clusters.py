@@ -118,7 +118,7 @@ def fill_titles(clusters: list[Cluster], store_dir: Path) -> None:
 
 def cmd_clusters(args: argparse.Namespace) -> int:
     from newscrawl import cli
-    from newscrawl.redis_conn import resolve_data_dir
+    from newscrawl.redis import resolve_data_dir
 
     with cli._redis(args) as client:
         log = DuplicateLog(client, prefix=args.prefix)

@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any
 
+from newscrawl import defaults
 from newscrawl.cli import (
     EXIT_ERROR,
     EXIT_OK,
@@ -93,7 +94,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if not args.dry_run:
         # a backfill may start a new index: the embedded Redis's data dir is created
-        from newscrawl.redis_conn import resolve_data_dir, resolve_redis_url
+        from newscrawl.redis import resolve_data_dir, resolve_redis_url
 
         if not resolve_redis_url(args.redis_url):
             try:
@@ -224,7 +225,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-distance",
         type=_distance,
-        default=3,
+        default=defaults.MAX_DISTANCE,
         help="Hamming distance of the simhash search (as NEWSCRAWL_MAX_DISTANCE)",
     )
     p.add_argument(

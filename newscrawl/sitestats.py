@@ -45,8 +45,6 @@ MIN_RUN_STATS_TTL = 86400
 #: Seconds a worker adds up its increments before it sends them to the run's hash.
 FLUSH_SECONDS = 1.0
 
-_ATTR = "_newscrawl_site_stats"
-
 
 def site_stat(site: str, *path: str) -> str:
     """The stats key of a per-site figure: ``site_stat("a", "pages", "list")`` is
@@ -55,7 +53,8 @@ def site_stat(site: str, *path: str) -> str:
 
 
 class SiteStats:
-    """Per-site counters of one crawler (see the module docstring); get it with :meth:`of`."""
+    """Per-site counters of one crawler (see the module docstring); its one instance is the
+    crawl context's (``CrawlContext.of(crawler).site_stats``)."""
 
     def __init__(self, crawler: Crawler | None) -> None:
         self.crawler = crawler
@@ -65,15 +64,6 @@ class SiteStats:
         self._redis_failed = False
         self._pending: dict[str, int] = {}  # "<site>/<path>" -> count not yet in the run's hash
         self._flushed_at = time.monotonic()
-
-    @classmethod
-    def of(cls, crawler: Crawler) -> SiteStats:
-        """The crawler's one instance (created on first use)."""
-        existing: SiteStats | None = getattr(crawler, _ATTR, None)
-        if existing is None:
-            existing = cls(crawler)
-            setattr(crawler, _ATTR, existing)
-        return existing
 
     @property
     def stats(self) -> StatsCollector | None:

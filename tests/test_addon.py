@@ -213,7 +213,7 @@ def test_dataclass_items_with_other_field_names_go_through_both_pipelines(tmp_pa
     import asyncio
     from dataclasses import dataclass
 
-    from newscrawl.crawler_redis import redis_for_crawler
+    from newscrawl.context import CrawlContext
     from newscrawl.pipelines import AlreadyStored, NearDuplicate, NearDuplicatePipeline
 
     @dataclass
@@ -243,7 +243,7 @@ def test_dataclass_items_with_other_field_names_go_through_both_pipelines(tmp_pa
     finally:
         store.close()
         dedup.fingerprints.close()
-        redis_for_crawler(crawler).connection_pool.disconnect()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
     assert kept == Story("http://a/1", original.text)  # no simhash field to set
     stats = crawler.stats.get_stats()
     assert stats["newscrawl/dedup/no_url"] == 1

@@ -15,7 +15,7 @@ from scrapy.utils.test import get_crawler
 
 from newscrawl.cli import main
 from newscrawl.cli_clusters import iter_records
-from newscrawl.crawler_redis import redis_for_crawler
+from newscrawl.context import CrawlContext
 from newscrawl.index import DuplicateLog
 from newscrawl.items import ArticleItem
 from newscrawl.pipelines import NearDuplicate, NearDuplicatePipeline, StorePipeline
@@ -170,7 +170,7 @@ def test_clusters_from_the_pipeline_with_the_title_of_the_stored_original(
     finally:
         store.close()
         dedup.fingerprints.close()
-        redis_for_crawler(crawler).connection_pool.disconnect()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
     code, out, err = run_cli(capsys, "--data-dir", str(data), "clusters", "--json")
     assert code == 0, err
     (row,) = json_lines(out)

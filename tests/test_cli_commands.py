@@ -17,7 +17,7 @@ from redisserver import embedded_servers
 from newscrawl.cli import main
 from newscrawl.index import DuplicateLog, SimhashIndex
 from newscrawl.index.simhash_index import layout_version
-from newscrawl.redis_conn import close_embedded, get_client
+from newscrawl.redis import close_embedded, get_client
 from newscrawl.simhash import fingerprint, get_decision, get_fingerprinter
 
 REPO = Path(__file__).resolve().parent.parent

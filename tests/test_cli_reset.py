@@ -12,7 +12,7 @@ from mockportal import Layout
 
 from newscrawl.cli import main
 from newscrawl.index import DuplicateLog, SimhashIndex
-from newscrawl.redis_conn import close_embedded, get_client
+from newscrawl.redis import close_embedded, get_client
 
 CRAWL_STATE = {
     "newscrawl:portal:requests": ("zadd", {"{}": 1}),

@@ -16,7 +16,7 @@ from mockportal import INVALID_LINKS, Article, Layout, MockPortal, sites_toml
 from redisserver import embedded_servers
 
 from newscrawl.index import DuplicateLog
-from newscrawl.redis_conn import get_client
+from newscrawl.redis import get_client
 from newscrawl.storage import iter_articles
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_MAXSIZE=200000",

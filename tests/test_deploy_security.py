@@ -21,8 +21,8 @@ import redis
 from mockportal import MockPortal, Page, html_page, list_html
 from redisserver import free_port, redis_server_binary
 
-from newscrawl.crawler_redis import redis_for_crawler
-from newscrawl.redis_conn import redact_url
+from newscrawl.context import CrawlContext
+from newscrawl.redis import redact_url
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "Pa55-word-that-must-never-be-logged-7f3a"
@@ -95,7 +95,7 @@ def test_redis_for_crawler_logs_the_url_without_the_password(
         url = secured_redis.replace(f":{PASSWORD}@", "") + f"?password={PASSWORD}"
     crawler = get_crawler(settings_dict={"REDIS_URL": url})
     with caplog.at_level(logging.DEBUG):
-        client = redis_for_crawler(crawler)
+        client = CrawlContext.of(crawler).redis
         assert client.ping()  # the password did reach the server
         client.set("newscrawl:test:security", "1")
         assert client.get("newscrawl:test:security") == b"1"
@@ -111,7 +111,7 @@ def test_malformed_redis_url_names_the_setting_and_hides_the_password() -> None:
 
     crawler = get_crawler(settings_dict={"REDIS_URL": f"http://user:{PASSWORD}@host/0"})
     with pytest.raises(ValueError, match=r"^REDIS_URL 'http://user:\*\*\*@host/0': ") as info:
-        redis_for_crawler(crawler)
+        CrawlContext.of(crawler).redis  # noqa: B018 - opening the client raises
     assert PASSWORD not in str(info.value)
 
 

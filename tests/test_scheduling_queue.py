@@ -15,10 +15,12 @@ from scrapy import Request, Spider
 from scrapy.http import FormRequest
 from scrapy.utils.test import get_crawler
 
+from newscrawl.defaults import DEADLETTER_MAX
+from newscrawl.redis import RedisUnavailable, RetryPolicy
+from newscrawl.redis.keys import Keys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.dupefilter import RedisDupeFilter, today
-from newscrawl.scheduling.retry import Outage, RedisUnavailable, call_with_retry, outage_for
 from newscrawl.scheduling.serializer import SerializationError
 
 
@@ -53,7 +55,7 @@ def spider() -> MySpider:
 @pytest.fixture
 def dupefilter(client: redis.Redis) -> RedisDupeFilter:
     crawler = get_crawler(MySpider)
-    return RedisDupeFilter(client, prefix="t", spider_name="unit",
+    return RedisDupeFilter(client, keys=Keys("t", "unit"), retry=RetryPolicy(60),
                            fingerprinter=crawler.request_fingerprinter, run_ttl=60,
                            retention_days=10)
 
@@ -63,7 +65,8 @@ def make_queue(client: redis.Redis, spider: Spider, lease: float = 60,
     return q.LeasedPriorityQueue(
         client, spider, "t:unit:requests", inflight_key="t:unit:inflight",
         seq_key="t:unit:seq", deadletter_key="t:unit:dead", pending_key="t:unit:pending",
-        failures_key="t:unit:failures", lease_seconds=lease, retry_seconds=1,
+        failures_key="t:unit:failures", lease_seconds=lease, retry=RetryPolicy(1),
+        deadletter_max=DEADLETTER_MAX,
         on_dead_letter=(lambda raw, err: dead.append(err)) if dead is not None else None,
     )
 
@@ -267,10 +270,10 @@ def test_prune_drops_records_older_than_retention(client: redis.Redis,
     assert client.hkeys(dupefilter.failures_key) == [b"b" * 8]
 
 
-# --- retry helper ------------------------------------------------------------------------------
+# --- retry policy ------------------------------------------------------------------------------
 
 
-def test_call_with_retry_recovers_and_gives_up() -> None:
+def test_retry_policy_recovers_and_gives_up() -> None:
     calls = {"n": 0}
     sleeps: list[float] = []
     now = {"t": 0.0}
@@ -285,17 +288,17 @@ def test_call_with_retry_recovers_and_gives_up() -> None:
         sleeps.append(s)
         now["t"] += s
 
-    assert call_with_retry(flaky, retry_seconds=10, sleep=sleep, clock=lambda: now["t"]) == "ok"
+    assert RetryPolicy(10, sleep=sleep, clock=lambda: now["t"]).call(flaky) == "ok"
     assert sleeps == [0.1, 0.2, 0.4]
 
     def down() -> None:
         raise redis.ConnectionError("down")
 
     with pytest.raises(RedisUnavailable):
-        call_with_retry(down, retry_seconds=3, sleep=sleep, clock=lambda: now["t"])
+        RetryPolicy(3, sleep=sleep, clock=lambda: now["t"]).call(down)
     with pytest.raises(redis.ResponseError):  # not transient: raised at once
-        call_with_retry(lambda: (_ for _ in ()).throw(redis.ResponseError("WRONGTYPE")),
-                        retry_seconds=3, sleep=sleep, clock=lambda: now["t"])
+        RetryPolicy(3, sleep=sleep, clock=lambda: now["t"]).call(
+            lambda: (_ for _ in ()).throw(redis.ResponseError("WRONGTYPE")))
 
 
 def test_calls_meeting_one_outage_share_its_window() -> None:
@@ -318,74 +321,71 @@ def test_calls_meeting_one_outage_share_its_window() -> None:
         tries["n"] += 1
         raise redis.ConnectionError("down")
 
-    outage = Outage(gap=30.0)
-    kw: dict[str, Any] = {"retry_seconds": 3, "sleep": sleep, "clock": clock, "outage": outage}
+    policy = RetryPolicy(3, sleep=sleep, clock=clock, gap=30.0)
     with pytest.raises(RedisUnavailable):
-        call_with_retry(down, **kw)
+        policy.call(down)
     assert now["t"] == pytest.approx(103.0)
     tried = tries["n"]
     for _ in range(10):  # the items still in the pipeline
         with pytest.raises(RedisUnavailable, match="down"):
-            call_with_retry(down, **kw)
+            policy.call(down)
     assert tries["n"] == tried and now["t"] == pytest.approx(103.0)
-    now["t"] = outage.last_failure + 4.9
+    now["t"] = policy.last_failure + 4.9
     with pytest.raises(RedisUnavailable):
-        call_with_retry(lambda: "ok", **kw)  # not tried yet
-    now["t"] = outage.last_failure + 5.0  # max_delay after the last failure: one call tries
-    assert call_with_retry(lambda: "ok", **kw) == "ok"  # back: the outage is over
+        policy.call(lambda: "ok")  # not tried yet
+    now["t"] = policy.last_failure + 5.0  # max_delay after the last failure: one call tries
+    assert policy.call(lambda: "ok") == "ok"  # back: the outage is over
     t0 = now["t"]
     with pytest.raises(RedisUnavailable):
-        call_with_retry(down, **kw)
+        policy.call(down)
     assert now["t"] == pytest.approx(t0 + 3.0)  # a new outage gets the whole window
     now["t"] += 31  # nothing tried for longer than the gap
     t0 = now["t"]
     with pytest.raises(RedisUnavailable):
-        call_with_retry(down, **kw)
+        policy.call(down)
     assert now["t"] == pytest.approx(t0 + 3.0)
 
 
-def test_outage_is_per_server_not_per_process(tmp_path: Path) -> None:
+def test_outage_is_per_policy_not_per_process(tmp_path: Path) -> None:
     import fakeredis
 
     dead = redis.Redis(unix_socket_path=str(tmp_path / "nobody.sock"), socket_connect_timeout=1)
     healthy = fakeredis.FakeRedis()
-    assert outage_for(dead) is outage_for(dead)
-    assert outage_for(redis.Redis(connection_pool=dead.connection_pool)) is outage_for(dead)
-    assert outage_for(healthy) is not outage_for(dead)
+    on_dead, on_healthy = RetryPolicy(0.5), RetryPolicy(0.5)  # one per crawl
     with pytest.raises(RedisUnavailable):
-        call_with_retry(dead.ping, retry_seconds=0.5, outage=outage_for(dead))
-    with pytest.raises(RedisUnavailable):  # the same server: given up, not tried again
-        call_with_retry(dead.ping, retry_seconds=0.5, outage=outage_for(dead))
-    # another server in the same process is not affected
-    assert call_with_retry(healthy.ping, retry_seconds=0.5, outage=outage_for(healthy))
-    assert call_with_retry(healthy.ping, retry_seconds=0.5)  # a call's own outage by default
+        on_dead.call(dead.ping)
+    with pytest.raises(RedisUnavailable):  # the same crawl: given up, not tried again
+        on_dead.call(redis.Redis(connection_pool=dead.connection_pool).ping)
+    # another crawl's policy in the same process is not affected
+    assert on_healthy.call(healthy.ping)
+    assert RetryPolicy(0.5).call(healthy.ping)
 
 
-def test_call_with_retry_against_a_stopped_server(tmp_path: Path) -> None:
+def test_retry_policy_against_a_stopped_server(tmp_path: Path) -> None:
     srv = RedisServer(tmp_path / "r").start()
     client = srv.client(socket_timeout=2)
     client.set("k", "v")
     srv.stop()
     t0 = time.monotonic()
     with pytest.raises(RedisUnavailable):
-        call_with_retry(client.get, "k", retry_seconds=1)
+        RetryPolicy(1).call(client.get, "k")
     # redis-py retries a few times inside one call too (~4 s on a refused connection)
     assert time.monotonic() - t0 < 9
     srv.start()
     try:
-        assert call_with_retry(client.get, "k", retry_seconds=5) == b"v"
+        assert RetryPolicy(5).call(client.get, "k") == b"v"
     finally:
         srv.kill()
 
 
-def test_call_with_retry_does_not_wait_out_a_refused_password(tmp_path: Path) -> None:
+def test_retry_policy_does_not_wait_out_a_refused_password(tmp_path: Path) -> None:
     srv = RedisServer(tmp_path / "auth").start()
     try:
         srv.client().config_set("requirepass", "right-password")
         wrong = redis.Redis.from_url(srv.url, password="wrong-password")
         t0 = time.monotonic()
         with pytest.raises(RedisUnavailable) as info:
-            call_with_retry(wrong.ping, retry_seconds=60)
+            RetryPolicy(60).call(wrong.ping)
         assert isinstance(info.value.last_error, redis.AuthenticationError)
         assert time.monotonic() - t0 < 30  # not the 60 s an outage is waited out
     finally:

@@ -305,7 +305,7 @@ def duplicate_records(directory: Path) -> list[Any]:
     """The recorded near-duplicates, newest first, from the demo's embedded Redis (started for
     this and stopped again; a server the crawl left behind is stopped too)."""
     from newscrawl.index import DuplicateLog
-    from newscrawl.redis_conn import close_embedded, open_embedded
+    from newscrawl.redis import close_embedded, open_embedded
 
     client = open_embedded(directory)
     try:
@@ -316,7 +316,7 @@ def duplicate_records(directory: Path) -> list[Any]:
 
 def stop_leftover_redis(directory: Path) -> None:
     """Stop the embedded Redis of ``directory`` if a killed crawl left it running."""
-    from newscrawl.redis_conn import EMBEDDED_REGISTRY_NAME, close_embedded, open_embedded
+    from newscrawl.redis import EMBEDDED_REGISTRY_NAME, close_embedded, open_embedded
 
     if not (directory / EMBEDDED_REGISTRY_NAME).exists():
         return  # no server registered: nothing runs

@@ -16,20 +16,17 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from newscrawl.crawler_redis import redis_for_crawler
-from newscrawl.keys import SIMHASH_PRUNED
-from newscrawl.pipelines.dedup import DedupConfig
+from newscrawl.context import CrawlContext
+from newscrawl.redis.keys import SIMHASH_PRUNED
 from newscrawl.scheduling.run import EXIT_REDIS_UNAVAILABLE, exit_code
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
     from twisted.internet.defer import Deferred
     from twisted.python.failure import Failure
@@ -43,40 +40,26 @@ STATS = "newscrawl/index/"
 CLAIM_SECONDS = 2 * 86400
 
 
-@dataclass(frozen=True)
-class IndexPruneConfig:
-    prefix: str
-    max_distance: int
-    retention_days: int
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> IndexPruneConfig:
-        """The pipeline's settings (one reading of them); NotConfigured when nothing to prune."""
-        dedup = DedupConfig.from_settings(settings)
-        if not dedup.enabled:
-            raise NotConfigured("NEWSCRAWL_DEDUP_ENABLED is off")
-        if dedup.retention_days is None:
-            raise NotConfigured("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS is off: nothing expires")
-        return cls(
-            prefix=dedup.prefix,
-            max_distance=dedup.max_distance,
-            retention_days=dedup.retention_days,
-        )
-
-
 class IndexPruneExtension:
     """Claims and runs the day's prune of the near-duplicate index (see the module doc)."""
 
-    def __init__(self, crawler: Crawler, config: IndexPruneConfig) -> None:
+    def __init__(self, crawler: Crawler, context: CrawlContext, retention_days: int) -> None:
         self.crawler = crawler
-        self.config = config
+        self.context = context
+        self.retention_days = retention_days
         self.stats: StatsCollector | None = crawler.stats
         self._index: SimhashIndex | None = None
         self._running: Deferred[Any] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IndexPruneExtension:
-        ext = cls(crawler, IndexPruneConfig.from_settings(crawler.settings))
+        context = CrawlContext.of(crawler)
+        dedup = context.config.dedup  # the pipeline's settings
+        if not dedup.enabled:
+            raise NotConfigured("NEWSCRAWL_DEDUP_ENABLED is off")
+        if dedup.retention_days is None:
+            raise NotConfigured("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS is off: nothing expires")
+        ext = cls(crawler, context, dedup.retention_days)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
@@ -88,15 +71,15 @@ class IndexPruneExtension:
             from newscrawl.index import SimhashIndex
 
             self._index = SimhashIndex(
-                redis_for_crawler(self.crawler),
-                prefix=self.config.prefix,
-                max_distance=self.config.max_distance,
-                retention_days=self.config.retention_days,
+                self.context.redis,
+                prefix=self.context.prefix,
+                max_distance=self.context.config.dedup.max_distance,
+                retention_days=self.retention_days,
             )
         return self._index
 
     def claim_key(self, day: int) -> str:
-        return SIMHASH_PRUNED.format(prefix=self.config.prefix, day=day)
+        return SIMHASH_PRUNED.format(prefix=self.context.prefix, day=day)
 
     # --- the work (blocking: runs in a thread) ---------------------------------------------
     def prune_today(self) -> int | None:
@@ -125,7 +108,7 @@ class IndexPruneExtension:
         logger.info(
             "Pruned %d expired fingerprints (older than %d days) from the near-duplicate index",
             deleted,
-            self.config.retention_days,
+            self.retention_days,
         )
         if self.stats is not None:
             self.stats.set_value(STATS + "pruned", deleted)

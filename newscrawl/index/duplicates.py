@@ -16,7 +16,8 @@ from typing import Any
 
 import redis
 
-from newscrawl.keys import DEFAULT_PREFIX, DUPLICATES, DUPLICATES_LOG
+from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
+from newscrawl.redis.keys import DUPLICATES, DUPLICATES_LOG
 
 logger = logging.getLogger(__name__)
 

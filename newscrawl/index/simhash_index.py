@@ -56,7 +56,9 @@ from typing import Any
 
 import redis
 
-from newscrawl.keys import DEFAULT_PREFIX, SIMHASH_BUCKET, SIMHASH_META, simhash_bucket
+from newscrawl.defaults import COMPACT_HASH_CONFIG, MAX_DISTANCE
+from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
+from newscrawl.redis.keys import SIMHASH_BUCKET, SIMHASH_META, simhash_bucket
 from newscrawl.simhash.sketch import BANDS, DEFAULT_THRESHOLDS, SKETCH_BYTES, Thresholds
 
 logger = logging.getLogger(__name__)
@@ -94,13 +96,6 @@ assert len(BAND_BLOCKS) == BANDS, "one block hash per band (index.lua)"
 SECONDS_PER_DAY = 86400
 
 _INCOMPATIBLE = "NEWSCRAWL_INCOMPATIBLE_INDEX "
-
-# Listpack limits that keep buckets compact: a bucket averages n/65536 entries (763 at 50M
-# fingerprints) and block-0 values hold "<day>:<url>".
-COMPACT_HASH_CONFIG: dict[str, int] = {
-    "hash-max-ziplist-entries": 1024,
-    "hash-max-ziplist-value": 256,
-}
 
 
 def _load_lua(name: str) -> str:
@@ -329,7 +324,7 @@ class SimhashIndex:
         client: redis.Redis,
         *,
         prefix: str = DEFAULT_PREFIX,
-        max_distance: int = 3,
+        max_distance: int = MAX_DISTANCE,
         version: str | None = None,
         retention_days: int | None = None,
         clock: Callable[[], float] = time.time,

@@ -7,8 +7,9 @@ from typing import Any
 
 import redis
 
+from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
 from newscrawl.index.simhash_index import _glob_escape, _text
-from newscrawl.keys import DEFAULT_PREFIX, DUPLICATES, SIMHASH_META
+from newscrawl.redis.keys import DUPLICATES, SIMHASH_META
 
 
 def _size_bin(size: int) -> str:

@@ -23,21 +23,17 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
-from newscrawl.crawler_redis import RedisConfig, redis_for_crawler
+from newscrawl.context import CrawlContext
 from newscrawl.pipelines.store import StorePipeline
-from newscrawl.scheduling.retry import call_with_retry, outage_for
 from newscrawl.simhash.pool import FingerprintPool
-from newscrawl.sitestats import SiteStats
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
@@ -67,37 +63,6 @@ class AlreadyStored(DropItem):
         super().__init__(message, log_level="INFO")
 
 
-@dataclass(frozen=True)
-class DedupConfig:
-    enabled: bool
-    max_distance: int
-    idf_file: str | None
-    retention_days: int | None
-    prefix: str
-    workers: int
-    redis_retry_seconds: float
-    url_field: str = "url"
-    text_field: str = "text"
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> DedupConfig:
-        retention = settings.get("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS")
-        return cls(
-            enabled=settings.getbool("NEWSCRAWL_DEDUP_ENABLED", True),
-            max_distance=settings.getint("NEWSCRAWL_MAX_DISTANCE", 3),
-            idf_file=settings.get("NEWSCRAWL_IDF_FILE") or None,
-            # 0 / None / "" / "None" (from -s): no retention (fingerprints compared forever)
-            retention_days=(
-                None if str(retention).strip().lower() in ("", "none") else int(retention) or None
-            ),
-            prefix=RedisConfig.from_settings(settings).prefix,
-            workers=max(0, settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS", 1)),
-            redis_retry_seconds=settings.getfloat("NEWSCRAWL_REDIS_RETRY_SECONDS", 60.0),
-            url_field=settings.get("NEWSCRAWL_URL_FIELD") or "url",
-            text_field=settings.get("NEWSCRAWL_TEXT_FIELD") or "text",
-        )
-
-
 def hex64(value: int) -> str:
     return f"{value:016x}"
 
@@ -109,29 +74,29 @@ def _set_simhash(adapter: ItemAdapter, value: str | None) -> None:
 
 
 class NearDuplicatePipeline:
-    def __init__(self, crawler: Crawler, config: DedupConfig) -> None:
+    def __init__(self, crawler: Crawler, context: CrawlContext) -> None:
         from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
         from newscrawl.index import DuplicateLog, SimhashIndex
 
-        self.config = config
+        self.config = config = context.config.dedup
         self.stats: StatsCollector | None = crawler.stats
-        self.site_stats = SiteStats.of(crawler)
+        self.site_stats = context.site_stats
+        self.retry = context.retry  # shared with the scheduler: one outage per crawl
         # Worker replies are read by the asyncio event loop: with another Twisted reactor,
         # fingerprint in-process (without a running loop, each call does so by itself).
         asyncio_ok = not is_reactor_installed() or is_asyncio_reactor_installed()
         workers = config.workers if asyncio_ok else 0
         self.fingerprints = FingerprintPool(config.idf_file, workers)
-        client = redis_for_crawler(crawler)
+        client = context.redis
         self.index = SimhashIndex(
             client,
-            prefix=config.prefix,
+            prefix=context.prefix,
             max_distance=config.max_distance,
             version=self.fingerprints.version,
             retention_days=config.retention_days,
         )
-        self.log = DuplicateLog(client, prefix=config.prefix)
-        self.outage = outage_for(client)  # shared with the scheduler (same client)
+        self.log = DuplicateLog(client, prefix=context.prefix)
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
         # one thread, so items are checked one at a time, in the order they arrive.
@@ -149,10 +114,10 @@ class NearDuplicatePipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
-        config = DedupConfig.from_settings(crawler.settings)
-        if not config.enabled:
+        context = CrawlContext.of(crawler)
+        if not context.config.dedup.enabled:
             raise NotConfigured("NEWSCRAWL_DEDUP_ENABLED is off")
-        pipe = cls(crawler, config)
+        pipe = cls(crawler, context)
         from scrapy import signals
 
         crawler.signals.connect(pipe.close, signal=signals.spider_closed)
@@ -172,9 +137,7 @@ class NearDuplicatePipeline:
     async def _redis(self, fn: Callable[..., T], *args: Any, what: str, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` with the crawl's Redis retry, in the index thread when an
         asyncio loop runs (see ``__init__``), else here."""
-        call = functools.partial(call_with_retry, fn, *args,
-                                 retry_seconds=self.config.redis_retry_seconds,
-                                 outage=self.outage, what=what, **kwargs)
+        call = functools.partial(self.retry.call, fn, *args, what=what, **kwargs)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no asyncio loop (another Twisted reactor)

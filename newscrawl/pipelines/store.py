@@ -9,50 +9,26 @@ counted (``newscrawl/store/no_url``).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
-from newscrawl.crawler_redis import RedisConfig
-from newscrawl.sitestats import SiteStats
+from newscrawl.context import CrawlContext
 from newscrawl.storage import ArticleStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class StoreConfig:
-    enabled: bool
-    directory: Path
-    fsync: bool
-    url_field: str = "url"
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> StoreConfig:
-        directory = settings.get("NEWSCRAWL_STORE_DIR") or (
-            RedisConfig.from_settings(settings).data_dir / "articles"
-        )
-        return cls(
-            enabled=settings.getbool("NEWSCRAWL_STORE", True),
-            directory=Path(directory).expanduser(),
-            fsync=settings.getbool("NEWSCRAWL_STORE_FSYNC", False),
-            url_field=settings.get("NEWSCRAWL_URL_FIELD") or "url",
-        )
-
-
 class StorePipeline:
-    def __init__(self, crawler: Crawler, config: StoreConfig) -> None:
-        self.config = config
+    def __init__(self, crawler: Crawler, context: CrawlContext) -> None:
+        self.config = config = context.config.store
         self.stats: StatsCollector | None = crawler.stats
-        self.site_stats = SiteStats.of(crawler)
+        self.site_stats = context.site_stats
         self.store = ArticleStore(config.directory, fsync=config.fsync,
                                   url_field=config.url_field)
         logger.info("Storing articles as daily JSON Lines under %s", config.directory)
@@ -61,17 +37,17 @@ class StorePipeline:
     def article_store(crawler: Crawler) -> ArticleStore | None:
         """Where this crawler's articles are stored (None when storage is off), for the
         near-duplicate pipeline to ask whether an article is already stored."""
-        config = StoreConfig.from_settings(crawler.settings)
+        config = CrawlContext.of(crawler).config.store
         if not config.enabled:
             return None
         return ArticleStore(config.directory, url_field=config.url_field)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
-        config = StoreConfig.from_settings(crawler.settings)
-        if not config.enabled:
+        context = CrawlContext.of(crawler)
+        if not context.config.store.enabled:
             raise NotConfigured("NEWSCRAWL_STORE is off")
-        pipe = cls(crawler, config)
+        pipe = cls(crawler, context)
         from scrapy import signals
 
         crawler.signals.connect(pipe.close, signal=signals.spider_closed)

@@ -1,6 +1,6 @@
 """Which requests to schedule: articles once ever, start/list/sitemap/feed pages once per run.
 
-Records, all in Redis (keys in :mod:`newscrawl.keys`):
+Records, all in Redis (keys in :mod:`newscrawl.redis.keys`):
 
 * **done** -- article URLs that were processed (response handled and its items through the
   pipelines) or given up on. 8-byte fingerprints (the first 8 bytes of Scrapy's request
@@ -22,12 +22,18 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from scrapy.dupefilters import BaseDupeFilter
 
-from newscrawl import keys
+from newscrawl.redis.keys import (
+    CRAWL_FAILURES,
+    CRAWL_LISTSEEN,
+    CRAWL_PENDING,
+    CRAWL_SEEN,
+    CRAWL_SEEN_PRUNED,
+    Keys,
+)
 from newscrawl.scheduling.queue import (
     MODE_FORCE,
     MODE_FORCE_PENDING,
@@ -35,15 +41,14 @@ from newscrawl.scheduling.queue import (
     MODE_RUN,
     DedupeSpec,
 )
-from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry, outage_for
-
-T = TypeVar("T")
 
 if TYPE_CHECKING:
     import redis
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from newscrawl.redis import RetryPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -76,47 +81,41 @@ class RedisDupeFilter(BaseDupeFilter):
         self,
         server: redis.Redis,
         *,
-        prefix: str,
-        spider_name: str,
+        keys: Keys,
+        retry: RetryPolicy,
         fingerprinter: Any,
+        retention_days: int,
+        run_ttl: int,
         stats: StatsCollector | None = None,
-        retention_days: int = 365,
-        run_ttl: int = 900,
-        retry_seconds: float = DEFAULT_RETRY_SECONDS,
         debug: bool = False,
     ) -> None:
         self.server = server
-        self._outage = outage_for(server)
-        self.prefix = prefix
-        self.spider_name = spider_name
+        self.keys = keys
+        self.retry = retry
         self.fingerprinter = fingerprinter
         self.stats = stats
         self.retention_days = retention_days
         self.run_ttl = run_ttl
-        self.retry_seconds = retry_seconds
         self.debug = debug
         self._logged_once = False
-        self.pending_key = keys.CRAWL_PENDING.format(prefix=prefix, spider=spider_name)
-        self.failures_key = keys.CRAWL_FAILURES.format(prefix=prefix, spider=spider_name)
-        self.pruned_key = keys.CRAWL_SEEN_PRUNED.format(prefix=prefix, spider=spider_name)
+        self.pending_key = keys(CRAWL_PENDING)
+        self.failures_key = keys(CRAWL_FAILURES)
+        self.pruned_key = keys(CRAWL_SEEN_PRUNED)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisDupeFilter:
-        from newscrawl.crawler_redis import redis_for_crawler
-        from newscrawl.scheduling.config import SchedulingConfig
+        from newscrawl.context import CrawlContext
 
-        config = SchedulingConfig.from_settings(crawler.settings)
-        spider = crawler.spider
-        name = spider.name if spider is not None else crawler.spidercls.name
+        context = CrawlContext.of(crawler)
+        config = context.config.scheduling
         return cls(
-            redis_for_crawler(crawler),
-            prefix=config.prefix,
-            spider_name=name,
+            context.redis,
+            keys=context.keys(),
+            retry=context.retry,
             fingerprinter=crawler.request_fingerprinter,
-            stats=crawler.stats,
             retention_days=config.url_retention_days,
             run_ttl=config.run_ttl,
-            retry_seconds=config.redis_retry_seconds,
+            stats=crawler.stats,
             debug=crawler.settings.getbool("DUPEFILTER_DEBUG"),
         )
 
@@ -128,17 +127,15 @@ class RedisDupeFilter(BaseDupeFilter):
     def seen_target(self, fp: bytes) -> tuple[str, bytes]:
         """(shard key, member) of the done record of fingerprint ``fp``."""
         shard = fp[:2].hex()
-        key = keys.CRAWL_SEEN.format(prefix=self.prefix, spider=self.spider_name, shard=shard)
-        return key, fp[2:]
+        return self.keys(CRAWL_SEEN, shard=shard), fp[2:]
 
     def shard_keys(self) -> list[str]:
         return [
-            keys.CRAWL_SEEN.format(prefix=self.prefix, spider=self.spider_name, shard=f"{i:04x}")
-            for i in range(SHARDS)
+            self.keys(CRAWL_SEEN, shard=f"{i:04x}") for i in range(SHARDS)
         ]
 
     def listseen_key(self, run_id: str) -> str:
-        return keys.CRAWL_LISTSEEN.format(prefix=self.prefix, spider=self.spider_name, run=run_id)
+        return self.keys(CRAWL_LISTSEEN, run=run_id)
 
     def spec(self, request: Request, kind: str, fp: bytes, run_id: str) -> DedupeSpec:
         seen_key, member = self.seen_target(fp)
@@ -171,11 +168,7 @@ class RedisDupeFilter(BaseDupeFilter):
             score, pending = pipe.execute()
             return score is not None or bool(pending)
 
-        return bool(self._retry(check, what="seen check"))
-
-    def _retry(self, fn: Callable[..., T], *args: Any, what: str) -> T:
-        return call_with_retry(fn, *args, retry_seconds=self.retry_seconds, what=what,
-                               outage=self._outage)
+        return bool(self.retry.call(check, what="seen check"))
 
     def done_many(self, requests: list[Request]) -> list[bool]:
         """Whether each request is in the done records: one Redis round trip for all."""
@@ -189,11 +182,11 @@ class RedisDupeFilter(BaseDupeFilter):
                 pipe.zscore(key, member)
             return [score is not None for score in pipe.execute()]
 
-        return self._retry(check, what="done check")
+        return self.retry.call(check, what="done check")
 
     def is_done(self, request: Request) -> bool:
         seen_key, member = self.seen_target(self.fingerprint8(request))
-        score = self._retry(self.server.zscore, seen_key, member, what="done check")
+        score = self.retry.call(self.server.zscore, seen_key, member, what="done check")
         return score is not None
 
     def log(self, request: Request, spider: Spider | None = None) -> None:
@@ -223,7 +216,7 @@ class RedisDupeFilter(BaseDupeFilter):
                 self.server.delete(*shard_keys[i : i + 4096])
             self.server.delete(*names)
 
-        self._retry(wipe, what="clear dupefilter")
+        self.retry.call(wipe, what="clear dupefilter")
 
     # --- retention ----------------------------------------------------------------------------
 
@@ -234,7 +227,7 @@ class RedisDupeFilter(BaseDupeFilter):
         if self.retention_days <= 0:
             return 0
         day = today()
-        last = self._retry(self.server.getset, self.pruned_key, day, what="prune marker")
+        last = self.retry.call(self.server.getset, self.pruned_key, day, what="prune marker")
         if not force and (last is None or int(last) >= day):
             return 0  # pruned today already, or a new crawl (nothing old to prune)
         cutoff = day - self.retention_days  # keep records with day >= cutoff
@@ -249,7 +242,7 @@ class RedisDupeFilter(BaseDupeFilter):
                     pipe.zremrangebyscore(key, "-inf", f"({cutoff}")
                 return list(pipe.execute())
 
-            removed += sum(self._retry(prune_chunk, what="prune done records"))
+            removed += sum(self.retry.call(prune_chunk, what="prune done records"))
         removed += self._prune_failures(cutoff)
         logger.info("Pruned %d URL records older than %d days", removed, self.retention_days)
         return removed
@@ -268,4 +261,4 @@ class RedisDupeFilter(BaseDupeFilter):
                 self.server.hdel(self.failures_key, *stale)
             return len(stale)
 
-        return int(self._retry(prune, what="prune failure records"))
+        return int(self.retry.call(prune, what="prune failure records"))

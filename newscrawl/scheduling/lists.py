@@ -21,13 +21,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from newscrawl import keys
+from newscrawl.redis.keys import CRAWL_WALK
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
-from newscrawl.scheduling.retry import call_with_retry, outage_for
 from newscrawl.sitestats import MIN_RUN_STATS_TTL
 
 if TYPE_CHECKING:
-    import redis
     from scrapy import Request
     from scrapy.crawler import Crawler
 
@@ -62,30 +60,24 @@ return out
 class ListWalks:
     """Shared walk state in Redis (see the module docstring)."""
 
-    def __init__(self, server: redis.Redis, dupefilter: RedisDupeFilter, *, ttl: int,
-                 retry_seconds: float) -> None:
-        self.server = server
+    def __init__(self, dupefilter: RedisDupeFilter, *, ttl: int) -> None:
         self.df = dupefilter
         self.ttl = max(int(ttl), MIN_RUN_STATS_TTL)
-        self.retry_seconds = retry_seconds
-        self._reserve = server.register_script(LUA_RESERVE)
+        self._reserve = dupefilter.server.register_script(LUA_RESERVE)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ListWalks:
-        from newscrawl.crawler_redis import redis_for_crawler
-        from newscrawl.scheduling.config import SchedulingConfig
+        from newscrawl.context import CrawlContext
 
-        config = SchedulingConfig.from_settings(crawler.settings)
-        return cls(redis_for_crawler(crawler), RedisDupeFilter.from_crawler(crawler),
-                   ttl=config.run_ttl, retry_seconds=config.redis_retry_seconds)
+        ttl = CrawlContext.of(crawler).config.scheduling.run_ttl
+        return cls(RedisDupeFilter.from_crawler(crawler), ttl=ttl)
 
     def walk_id(self, start_request: Request) -> str:
         """The id of the walk below a start page: its fingerprint (hex)."""
         return self.df.fingerprint8(start_request).hex()
 
     def walk_key(self, run_id: str, walk: str) -> str:
-        return keys.CRAWL_WALK.format(prefix=self.df.prefix, spider=self.df.spider_name,
-                                      run=run_id, walk=walk)
+        return self.df.keys(CRAWL_WALK, run=run_id, walk=walk)
 
     def done(self, requests: list[Request]) -> list[bool]:
         """Whether each article request is done (one round trip)."""
@@ -96,7 +88,6 @@ class ListWalks:
         if not requests:
             return []
         fps = [self.df.fingerprint8(r) for r in requests]
-        result = call_with_retry(self._reserve, keys=[self.walk_key(run_id, walk)],
-                                 args=[cap, self.ttl, *fps], retry_seconds=self.retry_seconds,
-                                 what="list walk", outage=outage_for(self.server))
+        result = self.df.retry.call(self._reserve, keys=[self.walk_key(run_id, walk)],
+                                    args=[cap, self.ttl, *fps], what="list walk")
         return [int(x) for x in result]

@@ -27,11 +27,12 @@ import redis
 from scrapy_redis.queue import Base
 
 from newscrawl.scheduling import serializer
-from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry, outage_for
 from newscrawl.scheduling.serializer import SerializationError
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
+
+    from newscrawl.redis import RetryPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -227,9 +228,9 @@ class LeasedPriorityQueue(Base):
         deadletter_key: str,
         pending_key: str,
         failures_key: str,
-        lease_seconds: float = 120,
-        retry_seconds: float = DEFAULT_RETRY_SECONDS,
-        deadletter_max: int = 10000,
+        lease_seconds: float,
+        retry: RetryPolicy,
+        deadletter_max: int,
         on_dead_letter: Callable[[bytes, str], None] | None = None,
         on_meta_dropped: Callable[[Request, list[str]], None] | None = None,
     ) -> None:
@@ -240,7 +241,7 @@ class LeasedPriorityQueue(Base):
         self.pending_key = pending_key
         self.failures_key = failures_key
         self.lease_ms = int(lease_seconds * 1000)
-        self.retry_seconds = retry_seconds
+        self.retry = retry
         self.deadletter_max = deadletter_max
         self.on_dead_letter = on_dead_letter
         self.on_meta_dropped = on_meta_dropped
@@ -253,10 +254,6 @@ class LeasedPriorityQueue(Base):
         self._mark_done = server.register_script(LUA_MARK_DONE)
 
     # --- helpers ------------------------------------------------------------------------------
-
-    def _call(self, fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:
-        return call_with_retry(fn, *args, retry_seconds=self.retry_seconds, what=what,
-                               outage=outage_for(self.server), **kwargs)
 
     def encode(
         self, request: Request, *, kind: str, fp: bytes, pending: bool, origins: Sequence[bytes]
@@ -311,16 +308,16 @@ class LeasedPriorityQueue(Base):
     # --- queue operations ---------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return int(self._call(self.server.zcard, self.key, what="queue length"))
+        return int(self.retry.call(self.server.zcard, self.key, what="queue length"))
 
     def inflight_count(self) -> int:
-        return int(self._call(self.server.zcard, self.inflight_key, what="in-flight count"))
+        return int(self.retry.call(self.server.zcard, self.inflight_key, what="in-flight count"))
 
     def push_entry(self, payload: bytes, priority: int, spec: DedupeSpec) -> int:
         """Push ``payload`` unless ``spec`` says it is a duplicate; returns PUSHED / FILTERED_*."""
         priority = max(-MAX_PRIORITY, min(MAX_PRIORITY, int(priority)))
         return int(
-            self._call(
+            self.retry.call(
                 self._push,
                 keys=[self.key, self.seq_key, self.pending_key, spec.seen_key, spec.listseen_key],
                 args=[payload, priority, spec.mode, spec.fp, spec.seen_member, spec.day,
@@ -336,7 +333,7 @@ class LeasedPriorityQueue(Base):
         self.push_entry(payload, request.priority, spec)
 
     def pop_raw(self) -> bytes | None:
-        raw = self._call(self._pop, keys=[self.key, self.inflight_key], args=[self.lease_ms],
+        raw = self.retry.call(self._pop, keys=[self.key, self.inflight_key], args=[self.lease_ms],
                          what="dequeue")
         return bytes(raw) if raw is not None else None
 
@@ -366,7 +363,7 @@ class LeasedPriorityQueue(Base):
             pipe.ltrim(self.deadletter_key, -self.deadletter_max, -1)
             pipe.execute()
 
-        self._call(move, what="dead-letter")
+        self.retry.call(move, what="dead-letter")
         logger.error("Unreadable queue entry moved to %s: %s", self.deadletter_key, error)
         if self.on_dead_letter is not None:
             self.on_dead_letter(raw, error)
@@ -374,17 +371,17 @@ class LeasedPriorityQueue(Base):
     def renew(self, raws: Sequence[bytes]) -> int:
         if not raws:
             return 0
-        return int(self._call(self._renew, keys=[self.inflight_key],
+        return int(self.retry.call(self._renew, keys=[self.inflight_key],
                               args=[self.lease_ms, *raws], what="lease renewal"))
 
     def reap(self, limit: int = 1000) -> int:
         """Move entries whose lease expired back to the queue; returns how many."""
-        return int(self._call(self._reap, keys=[self.inflight_key, self.key, self.seq_key],
+        return int(self.retry.call(self._reap, keys=[self.inflight_key, self.key, self.seq_key],
                               args=[limit], what="reap expired leases"))
 
     def requeue(self, raw: bytes) -> bool:
         """Give a leased entry back to the queue (e.g. at shutdown)."""
-        return bool(self._call(self._requeue, keys=[self.inflight_key, self.key, self.seq_key],
+        return bool(self.retry.call(self._requeue, keys=[self.inflight_key, self.key, self.seq_key],
                                args=[raw], what="requeue"))
 
     def ack(
@@ -409,13 +406,13 @@ class LeasedPriorityQueue(Base):
                 failed_key or self.key + ":none", *(k for k, _ in seen)]
         args: list[Any] = [entry.raw, outcome, entry.fp, "1" if entry.pending else "0", day,
                            max_attempts, failed_ttl if failed_key else 0, *(m for _, m in seen)]
-        return int(self._call(self._ack, keys=keys, args=args, what="ack"))
+        return int(self.retry.call(self._ack, keys=keys, args=args, what="ack"))
 
     def mark_done(self, seen: Sequence[tuple[str, bytes]], day: int) -> None:
         if seen:
-            self._call(self._mark_done, keys=[k for k, _ in seen],
+            self.retry.call(self._mark_done, keys=[k for k, _ in seen],
                        args=[day, *(m for _, m in seen)], what="mark done")
 
     def clear(self) -> None:
-        self._call(self.server.delete, self.key, self.inflight_key, self.seq_key,
+        self.retry.call(self.server.delete, self.key, self.inflight_key, self.seq_key,
                    what="clear queue")

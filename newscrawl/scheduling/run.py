@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from newscrawl.scheduling.retry import DEFAULT_RETRY_SECONDS, call_with_retry, outage_for
-
 if TYPE_CHECKING:
     import redis
     from scrapy.crawler import Crawler
+
+    from newscrawl.redis import RetryPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class RunMarker:
     inflight_key: str
     pending_key: str
     ttl: int
-    retry_seconds: float = DEFAULT_RETRY_SECONDS
+    retry: RetryPolicy
     run_id: str = ""
     claimed: bool = False
 
@@ -72,13 +72,11 @@ class RunMarker:
         records (nothing can be pending then; repairs counts left by a crash)."""
         new_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + os.urandom(4).hex()
         script = self.server.register_script(LUA_CLAIM)
-        claimed, run_id = call_with_retry(
+        claimed, run_id = self.retry.call(
             script,
             keys=[self.key, self.queue_key, self.inflight_key, self.pending_key],
             args=[new_id, self.ttl],
-            retry_seconds=self.retry_seconds,
             what="claim run",
-            outage=outage_for(self.server),
         )
         self.claimed = bool(int(claimed))
         self.run_id = run_id.decode() if isinstance(run_id, bytes) else str(run_id)
@@ -86,9 +84,8 @@ class RunMarker:
 
     def _refresh(self, ttl: str) -> bool:
         script = self.server.register_script(LUA_REFRESH)
-        return bool(call_with_retry(script, keys=[self.key], args=[self.run_id, ttl],
-                                    retry_seconds=self.retry_seconds, what="refresh run",
-                                    outage=outage_for(self.server)))
+        return bool(self.retry.call(script, keys=[self.key], args=[self.run_id, ttl],
+                                    what="refresh run"))
 
     def refresh(self) -> bool:
         """Extend the marker's TTL (only the worker that claimed it)."""

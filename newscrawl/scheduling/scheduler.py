@@ -35,10 +35,9 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from newscrawl import keys
-from newscrawl.crawler_redis import redis_for_crawler
+from newscrawl.context import CrawlContext, SchedulingConfig
+from newscrawl.redis import RedisUnavailable, keys
 from newscrawl.scheduling import queue as q
-from newscrawl.scheduling.config import SchedulingConfig
 from newscrawl.scheduling.dupefilter import (
     ROOT_META,
     RUN_KINDS,
@@ -47,7 +46,6 @@ from newscrawl.scheduling.dupefilter import (
     request_kind,
     today,
 )
-from newscrawl.scheduling.retry import RedisUnavailable
 from newscrawl.scheduling.run import (
     EXIT_REDIS_UNAVAILABLE,
     REASON_REDIS_UNAVAILABLE,
@@ -56,10 +54,8 @@ from newscrawl.scheduling.run import (
     set_exit_code,
 )
 from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
-from newscrawl.sitestats import SiteStats
 
 if TYPE_CHECKING:
-    import redis
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
@@ -98,16 +94,11 @@ def _tracking_errback(
 class Scheduler(BaseScheduler):
     """Scrapy scheduler on a leased Redis queue (see the module docstring)."""
 
-    def __init__(
-        self,
-        crawler: Crawler,
-        config: SchedulingConfig,
-        server: redis.Redis,
-        dupefilter: RedisDupeFilter,
-    ) -> None:
+    def __init__(self, crawler: Crawler, dupefilter: RedisDupeFilter) -> None:
         self.crawler = crawler
-        self.config = config
-        self.server = server
+        self.context = CrawlContext.of(crawler)
+        self.config: SchedulingConfig = self.context.config.scheduling
+        self.server = dupefilter.server
         self.df = dupefilter
         self.stats = crawler.stats
         self.spider: Spider | None = None
@@ -121,12 +112,10 @@ class Scheduler(BaseScheduler):
         self._loop: Any = None
         self._engine_remove: Callable[..., Any] | None = None
         self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
-        self.site_stats: SiteStats | None = None
+        self.site_stats = self.context.site_stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
-        config = SchedulingConfig.from_settings(crawler.settings)
-        server = redis_for_crawler(crawler)
         df_cls = load_object(crawler.settings["DUPEFILTER_CLASS"])
         if not issubclass(df_cls, RedisDupeFilter):
             raise ValueError(
@@ -141,7 +130,7 @@ class Scheduler(BaseScheduler):
                 f".Scheduler, got {queue_cls!r}"
             )
         dupefilter = build_from_crawler(df_cls, crawler)
-        scheduler = cls(crawler, config, server, dupefilter)
+        scheduler = cls(crawler, dupefilter)
         scheduler.queue_cls = queue_cls
         return scheduler
 
@@ -152,10 +141,6 @@ class Scheduler(BaseScheduler):
             self.stats.inc_value(STATS + name, count)
 
     # --- open / close ---------------------------------------------------------------------------
-
-    def _key(self, template: str) -> str:
-        assert self.spider is not None
-        return template.format(prefix=self.config.prefix, spider=self.spider.name)
 
     def open(self, spider: Spider) -> None:
         try:
@@ -174,26 +159,26 @@ class Scheduler(BaseScheduler):
         self.queue = self.queue_cls(
             self.server,
             spider,
-            self._key(keys.CRAWL_QUEUE),
-            inflight_key=self._key(keys.CRAWL_INFLIGHT),
-            seq_key=self._key(keys.CRAWL_SEQ),
-            deadletter_key=self._key(keys.CRAWL_DEADLETTER),
+            self.df.keys(keys.CRAWL_QUEUE),
+            inflight_key=self.df.keys(keys.CRAWL_INFLIGHT),
+            seq_key=self.df.keys(keys.CRAWL_SEQ),
+            deadletter_key=self.df.keys(keys.CRAWL_DEADLETTER),
             pending_key=self.df.pending_key,
             failures_key=self.df.failures_key,
             lease_seconds=self.config.lease_seconds,
-            retry_seconds=self.config.redis_retry_seconds,
+            retry=self.df.retry,
             deadletter_max=self.config.deadletter_max,
             on_dead_letter=lambda raw, error: self._inc("dead_letter"),
             on_meta_dropped=self._meta_dropped,
         )
         self.run = RunMarker(
             self.server,
-            self._key(keys.CRAWL_RUN),
+            self.df.keys(keys.CRAWL_RUN),
             queue_key=self.queue.key,
             inflight_key=self.queue.inflight_key,
             pending_key=self.df.pending_key,
             ttl=self.config.run_ttl,
-            retry_seconds=self.config.redis_retry_seconds,
+            retry=self.df.retry,
         )
         # Redis must be reachable to start (retried up to NEWSCRAWL_REDIS_RETRY_SECONDS).
         if self.run.claim():
@@ -206,13 +191,9 @@ class Scheduler(BaseScheduler):
             logger.info("Joined crawl run %s as an extra worker (start pages skipped)",
                         self.run.run_id)
         set_current_run(self.crawler, self.run.run_id)
-        self.site_stats = SiteStats.of(self.crawler)
-        self.site_stats.start_run(
-            self.server,
-            keys.CRAWL_RUNSTATS.format(prefix=self.config.prefix, spider=spider.name,
-                                       run=self.run.run_id),
-            self.config.run_ttl,
-        )
+        self.site_stats.start_run(self.server, self.df.keys(keys.CRAWL_RUNSTATS,
+                                                            run=self.run.run_id),
+                                  self.config.run_ttl)
         reaped = self.queue.reap()
         if reaped:
             self._inc("requeued_expired", reaped)
@@ -359,7 +340,7 @@ class Scheduler(BaseScheduler):
         if result == q.PUSHED:
             self._inc("enqueued")
             site = request.meta.get(SITE_META)
-            if kind == "article" and isinstance(site, str) and self.site_stats is not None:
+            if kind == "article" and isinstance(site, str):
                 self.site_stats.inc(site, "links", "new")
             if self.stats is not None:
                 self.stats.inc_value("scheduler/enqueued/redis")

@@ -47,6 +47,7 @@ from twisted.internet.error import ConnectionRefusedError as TxConnectionRefused
 from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.web._newclient import ResponseFailed
 
+from newscrawl.context import CrawlContext
 from newscrawl.items import ArticleItem
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
@@ -172,7 +173,7 @@ class PortalSpider(scrapy.Spider):
             raise
         spider.sites = {site.name: site for site in sites}
         spider.sources_config = SourcesConfig.from_settings(crawler.settings)
-        spider.site_stats = SiteStats.of(crawler)
+        spider.site_stats = CrawlContext.of(crawler).site_stats
         spider._load_extract()
         logger.info(
             "Crawling %d site(s) from %s: %s",

@@ -7,7 +7,8 @@ examples.
 
 from __future__ import annotations
 
-DEFAULT_PREFIX = "newscrawl"
+from dataclasses import dataclass
+from typing import Any
 
 # --- near-duplicate index (newscrawl.index) ---------------------------------------------------
 # One hash per (block position, 16-bit block value); block 0 is the most significant 16 bits.
@@ -54,3 +55,15 @@ CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"
 
 def simhash_bucket(prefix: str, block: int, value: int) -> str:
     return SIMHASH_BUCKET.format(prefix=prefix, block=block, value=value)
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The key names of one deployment (``prefix``) and spider:
+    ``Keys("newscrawl", "portal")(CRAWL_RUN)`` is ``newscrawl:portal:run``."""
+
+    prefix: str
+    spider: str
+
+    def __call__(self, template: str, **fields: Any) -> str:
+        return template.format(prefix=self.prefix, spider=self.spider, **fields)

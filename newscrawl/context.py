@@ -1,0 +1,186 @@
+"""``CrawlContext.of(crawler)``: what the newscrawl components of one crawler share, built once
+and cached on the crawler: the configuration (settings read once into small dataclasses,
+defaults from :mod:`newscrawl.defaults`), the Redis client, the :class:`RetryPolicy` every Redis
+call of the crawl goes through (one outage per crawl), key names and per-site figures.
+
+Shutdown order: pipelines and extensions close on ``spider_closed`` (the index prune is waited
+for there); the embedded Redis is stopped (data saved, unless another process still uses it) on
+``engine_stopped``, after them.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from newscrawl import defaults
+from newscrawl.redis import RedisConfig, RetryPolicy, close_embedded
+from newscrawl.redis.keys import Keys
+from newscrawl.sitestats import SiteStats
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+_ATTR = "_newscrawl_context"
+
+
+@dataclass(frozen=True)
+class SchedulingConfig:
+    persist: bool
+    lease_seconds: float
+    max_attempts: int
+    redis_retry_seconds: float
+    url_retention_days: int
+    run_ttl: int
+    idle_exit_seconds: float
+    deadletter_max: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> SchedulingConfig:
+        def num(name: str, default: float, minimum: float = 0) -> float:
+            value = settings.getfloat(name, default)
+            if value < 0:
+                raise ValueError(f"{name} must not be negative (got {value})")
+            if value < minimum:
+                raise ValueError(f"{name} must be at least {minimum}")
+            return value
+
+        return cls(
+            persist=settings.getbool("SCHEDULER_PERSIST", True),
+            lease_seconds=num("NEWSCRAWL_LEASE_SECONDS", defaults.LEASE_SECONDS, 1),
+            max_attempts=int(num("NEWSCRAWL_MAX_ATTEMPTS", defaults.MAX_ATTEMPTS, 1)),
+            redis_retry_seconds=num("NEWSCRAWL_REDIS_RETRY_SECONDS", defaults.REDIS_RETRY_SECONDS),
+            url_retention_days=int(num("NEWSCRAWL_URL_RETENTION_DAYS",
+                                       defaults.URL_RETENTION_DAYS)),
+            run_ttl=int(num("NEWSCRAWL_RUN_TTL", defaults.RUN_TTL, 1)),
+            idle_exit_seconds=num("NEWSCRAWL_IDLE_EXIT_SECONDS", defaults.IDLE_EXIT_SECONDS),
+            deadletter_max=int(num("NEWSCRAWL_DEADLETTER_MAX", defaults.DEADLETTER_MAX)),
+        )
+
+    @property
+    def reap_interval(self) -> float:
+        """Seconds between lease renewals / reaping: a quarter of the lease, 0.5 s .. 30 s."""
+        return min(30.0, max(0.5, self.lease_seconds / 4))
+
+
+@dataclass(frozen=True)
+class DedupConfig:
+    enabled: bool
+    max_distance: int
+    idf_file: str | None
+    retention_days: int | None
+    workers: int
+    url_field: str
+    text_field: str
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> DedupConfig:
+        retention = settings.get("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS")  # the add-on sets it
+        return cls(
+            enabled=settings.getbool("NEWSCRAWL_DEDUP_ENABLED", True),
+            max_distance=settings.getint("NEWSCRAWL_MAX_DISTANCE", defaults.MAX_DISTANCE),
+            idf_file=settings.get("NEWSCRAWL_IDF_FILE") or None,
+            # 0 / None / "" / "None" (from -s): no retention (fingerprints compared forever)
+            retention_days=(
+                None if str(retention).strip().lower() in ("", "none") else int(retention) or None
+            ),
+            workers=max(0, settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS",
+                                           defaults.FINGERPRINT_WORKERS)),
+            url_field=settings.get("NEWSCRAWL_URL_FIELD") or defaults.URL_FIELD,
+            text_field=settings.get("NEWSCRAWL_TEXT_FIELD") or defaults.TEXT_FIELD,
+        )
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    enabled: bool
+    directory: Path
+    fsync: bool
+    url_field: str
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, data_dir: Path) -> StoreConfig:
+        return cls(
+            enabled=settings.getbool("NEWSCRAWL_STORE", True),
+            directory=Path(settings.get("NEWSCRAWL_STORE_DIR") or data_dir / "articles")
+            .expanduser(),
+            fsync=settings.getbool("NEWSCRAWL_STORE_FSYNC", False),
+            url_field=settings.get("NEWSCRAWL_URL_FIELD") or defaults.URL_FIELD,
+        )
+
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    redis: RedisConfig
+    scheduling: SchedulingConfig
+    dedup: DedupConfig
+    store: StoreConfig
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> CrawlConfig:
+        redis = RedisConfig.from_settings(settings)
+        return cls(
+            redis=redis,
+            scheduling=SchedulingConfig.from_settings(settings),
+            dedup=DedupConfig.from_settings(settings),
+            store=StoreConfig.from_settings(settings, redis.data_dir),
+        )
+
+
+class CrawlContext:
+    """What the newscrawl components of one crawler share (see the module docstring)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.site_stats = SiteStats(crawler)
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> CrawlContext:
+        """The crawler's context (created on first use)."""
+        context: CrawlContext | None = getattr(crawler, _ATTR, None)
+        if context is None:
+            context = cls(crawler)
+            setattr(crawler, _ATTR, context)
+        return context
+
+    @cached_property
+    def config(self) -> CrawlConfig:
+        """The settings, read on first use (a bad value fails the first component that asks)."""
+        return CrawlConfig.from_settings(self.crawler.settings)
+
+    @cached_property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(self.config.scheduling.redis_retry_seconds)
+
+    @property
+    def prefix(self) -> str:
+        return self.config.redis.prefix
+
+    def keys(self) -> Keys:
+        """The key names of this crawl's spider."""
+        spider = self.crawler.spider
+        return Keys(self.prefix, spider.name if spider is not None else self.crawler.spidercls.name)
+
+    @cached_property
+    def redis(self) -> redis.Redis:
+        """The crawl's Redis client (opened on first use)."""
+        client = self.config.redis.connect()
+        if not self.config.redis.url:
+            from scrapy import signals
+
+            self.crawler.signals.connect(self._stop_embedded, signal=signals.engine_stopped,
+                                         weak=False)
+        return client
+
+    def _stop_embedded(self) -> None:
+        try:
+            close_embedded(self.redis)
+        except Exception:  # pragma: no cover - best effort at exit
+            logger.exception("Error while stopping the embedded Redis")

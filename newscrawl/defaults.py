@@ -1,0 +1,58 @@
+"""Every default value of newscrawl, in one place.
+
+The add-on sets :data:`SETTINGS` (newscrawl/addon.py), the crawl's configuration
+(:mod:`newscrawl.context`) falls back to the same values when a setting is absent, and the
+``newscrawl`` command, the near-duplicate index and the embedded Redis read the constants below.
+Every ``NEWSCRAWL_*`` setting is documented in docs/settings.md. No imports: anything may read it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# --- Redis: where, and the names of the keys ---------------------------------------------------
+DATA_DIR = ".newscrawl"  # NEWSCRAWL_DATA_DIR: the embedded Redis and the stored articles
+REDIS_PREFIX = "newscrawl"  # NEWSCRAWL_REDIS_PREFIX: the first part of every key
+#: Listpack limits that keep the index's buckets compact: a bucket averages n/65536 entries (763
+#: at 50M fingerprints) and block-0 values hold the fingerprint's record. The embedded Redis
+#: starts with them; the index raises (never lowers) a server's limits to them.
+COMPACT_HASH_CONFIG: dict[str, int] = {
+    "hash-max-ziplist-entries": 1024,
+    "hash-max-ziplist-value": 256,
+}
+
+# --- scheduling --------------------------------------------------------------------------------
+LEASE_SECONDS = 120  # in-flight lease; expired leases (dead workers) are requeued
+MAX_ATTEMPTS = 3  # failed downloads of an article before giving up on it
+REDIS_RETRY_SECONDS = 60  # retry Redis this long, then stop (exit code 3)
+URL_RETENTION_DAYS = 365  # done-URL records older than this are pruned
+RUN_TTL = 900  # run marker TTL (refreshed while the run's first worker lives)
+IDLE_EXIT_SECONDS = 10  # exit after the queue is empty and nothing in flight
+DEADLETTER_MAX = 10000  # unreadable queue entries kept in the dead-letter list
+
+# --- near-duplicate check and storage ----------------------------------------------------------
+MAX_DISTANCE = 3  # Hamming distance of a near-duplicate (the crawl, the index, the command)
+FINGERPRINT_RETENTION_DAYS = 365  # 0 or None: compared forever
+FINGERPRINT_WORKERS = 1  # fingerprint in N worker processes (0: in-process)
+URL_FIELD = "url"  # the item field with the article's URL
+TEXT_FIELD = "text"  # the item field with the article's text
+
+#: The settings the add-on sets (at its priority: a project's own settings win).
+SETTINGS: dict[str, Any] = {
+    "SCHEDULER_PERSIST": True,
+    "NEWSCRAWL_LEASE_SECONDS": LEASE_SECONDS,
+    "NEWSCRAWL_MAX_ATTEMPTS": MAX_ATTEMPTS,
+    "NEWSCRAWL_REDIS_RETRY_SECONDS": REDIS_RETRY_SECONDS,
+    "NEWSCRAWL_URL_RETENTION_DAYS": URL_RETENTION_DAYS,
+    "NEWSCRAWL_RUN_TTL": RUN_TTL,
+    "NEWSCRAWL_IDLE_EXIT_SECONDS": IDLE_EXIT_SECONDS,
+    "NEWSCRAWL_URL_FIELD": URL_FIELD,
+    "NEWSCRAWL_TEXT_FIELD": TEXT_FIELD,
+    "NEWSCRAWL_DEDUP_ENABLED": True,
+    "NEWSCRAWL_MAX_DISTANCE": MAX_DISTANCE,
+    "NEWSCRAWL_IDF_FILE": None,
+    "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": FINGERPRINT_RETENTION_DAYS,
+    "NEWSCRAWL_FINGERPRINT_WORKERS": FINGERPRINT_WORKERS,
+    "NEWSCRAWL_STORE": True,
+    "NEWSCRAWL_STORE_DIR": None,  # default: <NEWSCRAWL_DATA_DIR>/articles
+}

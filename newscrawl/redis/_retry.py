@@ -1,0 +1,162 @@
+"""Retry Redis calls with backoff while the server is briefly away.
+
+``RetryPolicy(60).call(fn, *args)`` calls ``fn`` and, on a connection-level error
+(connection refused/reset, timeout, ``LOADING`` after a restart, read-only replica during a
+failover), sleeps with exponential backoff (0.1 s doubling to 5 s) and tries again until
+``retry_seconds`` have passed; then it raises :class:`RedisUnavailable`. Other errors (wrong
+type, script errors, ...) are raised at once: retrying cannot fix them.
+
+One policy serves every component of a crawl that writes to Redis (its crawl context). The call
+blocks the calling thread (in Scrapy: the reactor) while it waits, which is deliberate: without
+Redis no request can be scheduled, acknowledged or stored, so the crawl pauses instead of
+recording work it cannot persist.
+
+Calls must be idempotent or safe to repeat: when a connection breaks after the server executed a
+command but before the reply arrived, the command runs again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import redis
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    redis.ConnectionError,  # includes BusyLoadingError (LOADING after a restart)
+    redis.TimeoutError,
+    redis.ReadOnlyError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+class RedisUnavailable(RuntimeError):
+    """Redis stayed unreachable for longer than the retry limit."""
+
+    def __init__(self, what: str, waited: float, last_error: BaseException | None) -> None:
+        self.what = what
+        self.waited = waited
+        self.last_error = last_error
+        super().__init__(
+            f"Redis unavailable for {waited:.0f} s during {what}: {describe(last_error)}"
+        )
+
+
+def describe(exc: BaseException | None) -> str:
+    return f"{type(exc).__name__}: {exc}" if exc is not None else "no error"
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for errors that may go away when the server comes back (a refused password won't)."""
+    return isinstance(exc, TRANSIENT_ERRORS) and not isinstance(exc, redis.AuthenticationError)
+
+
+class RetryPolicy:
+    """Calls Redis, retrying with backoff while the server is briefly away; one per crawl.
+
+    It owns the state of the current outage, shared by every call through it (the scheduler,
+    dupefilter, run marker, list walks and pipelines of a crawl): the window of ``retry_seconds``
+    runs from the outage's first failure, so once one call has given up the others give up at
+    once instead of each waiting the whole window again (16 requests in flight and the 60 s
+    default would otherwise take 10-16 minutes to stop the crawl). A successful call ends the
+    outage; a failure more than ``gap`` seconds after the last one seen (nothing was tried in
+    between, e.g. a new crawl in the same process) starts a new one. ``retry_seconds <= 0``: no
+    retry at all.
+    """
+
+    def __init__(
+        self,
+        retry_seconds: float,
+        *,
+        initial_delay: float = 0.1,
+        max_delay: float = 5.0,
+        gap: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.retry_seconds = retry_seconds
+        self.initial_delay = initial_delay
+        self.max_delay = max_delay
+        self.gap = gap
+        self.sleep = sleep
+        self.clock = clock
+        self.started: float | None = None  # when the current outage began
+        self.last_failure = 0.0
+        self.last_error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def _failed(self, call_started: float, now: float, error: BaseException) -> float:
+        """Record a failure of a call started at ``call_started``; the outage's start."""
+        with self._lock:
+            if self.started is None or call_started - self.last_failure > self.gap:
+                self.started = call_started
+            self.last_failure = now
+            self.last_error = error
+            return self.started
+
+    def _given_up(self, now: float) -> float | None:
+        """How long the outage has lasted, if a call should fail without trying: the window has
+        passed (a call already gave up) and a call failed less than ``max_delay`` seconds ago.
+        (A redis-py call on a dead server takes seconds to fail by itself; once the window has
+        passed, a call every ``max_delay`` seconds is enough to see the server come back.)"""
+        with self._lock:
+            if self.started is None or now - self.last_failure >= self.max_delay:
+                return None
+            waited = now - self.started
+            return waited if waited >= self.retry_seconds else None
+
+    def call(self, fn: Callable[..., T], *args: Any, what: str | None = None, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``, retried with backoff on transient Redis errors; raises
+        :class:`RedisUnavailable` once ``retry_seconds`` have passed since the outage began."""
+        label: str = what or str(getattr(fn, "__name__", "redis call"))
+        started: float | None = None
+        delay = self.initial_delay
+        attempt = 0
+        while True:
+            call_started = self.clock()
+            gone = self._given_up(call_started)
+            if gone is not None:
+                raise RedisUnavailable(label, gone, self.last_error)
+            try:
+                result = fn(*args, **kwargs)
+            except TRANSIENT_ERRORS as exc:
+                if not is_transient(exc):
+                    # Wrong password or user: waiting does not help; fail now, same exit path.
+                    logger.error("Redis refused the credentials (%s): %s", label, describe(exc))
+                    raise RedisUnavailable(label, 0.0, exc) from exc
+                now = self.clock()
+                outage_started = self._failed(call_started, now, exc)
+                if started is None:
+                    # the outage began before this call's first failure: when it started, or
+                    # when another call first met it
+                    started = min(call_started, outage_started)
+                waited = now - started
+                if waited >= self.retry_seconds:
+                    logger.error(
+                        "Redis still unavailable after %.1f s (%s): giving up: %s", waited, label,
+                        describe(exc),
+                    )
+                    raise RedisUnavailable(label, waited, exc) from exc
+                attempt += 1
+                if attempt == 1:
+                    logger.warning(
+                        "Redis unavailable (%s): %s; retrying for up to %.0f s", label,
+                        describe(exc), self.retry_seconds,
+                    )
+                else:
+                    logger.debug("Redis retry %d (%s): %s", attempt, label, describe(exc))
+                self.sleep(min(delay, max(0.0, self.retry_seconds - waited)))
+                delay = min(delay * 2, self.max_delay)
+                continue
+            self.started = None  # the outage, if any, is over
+            if attempt:
+                logger.warning("Redis is back (%s) after %d retries", label, attempt)
+            return result
