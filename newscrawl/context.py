@@ -53,7 +53,7 @@ class SchedulingConfig:
             return value
 
         return cls(
-            persist=settings.getbool("SCHEDULER_PERSIST", True),
+            persist=settings.getbool("SCHEDULER_PERSIST", defaults.SCHEDULER_PERSIST),
             lease_seconds=num("NEWSCRAWL_LEASE_SECONDS", defaults.LEASE_SECONDS, 1),
             max_attempts=int(num("NEWSCRAWL_MAX_ATTEMPTS", defaults.MAX_ATTEMPTS, 1)),
             redis_retry_seconds=num("NEWSCRAWL_REDIS_RETRY_SECONDS", defaults.REDIS_RETRY_SECONDS),
@@ -84,7 +84,7 @@ class DedupConfig:
     def from_settings(cls, settings: BaseSettings) -> DedupConfig:
         retention = settings.get("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS")  # the add-on sets it
         return cls(
-            enabled=settings.getbool("NEWSCRAWL_DEDUP_ENABLED", True),
+            enabled=settings.getbool("NEWSCRAWL_DEDUP_ENABLED", defaults.DEDUP_ENABLED),
             max_distance=settings.getint("NEWSCRAWL_MAX_DISTANCE", defaults.MAX_DISTANCE),
             idf_file=settings.get("NEWSCRAWL_IDF_FILE") or None,
             # 0 / None / "" / "None" (from -s): no retention (fingerprints compared forever)
@@ -108,10 +108,10 @@ class StoreConfig:
     @classmethod
     def from_settings(cls, settings: BaseSettings, data_dir: Path) -> StoreConfig:
         return cls(
-            enabled=settings.getbool("NEWSCRAWL_STORE", True),
+            enabled=settings.getbool("NEWSCRAWL_STORE", defaults.STORE_ENABLED),
             directory=Path(settings.get("NEWSCRAWL_STORE_DIR") or data_dir / "articles")
             .expanduser(),
-            fsync=settings.getbool("NEWSCRAWL_STORE_FSYNC", False),
+            fsync=settings.getbool("NEWSCRAWL_STORE_FSYNC", defaults.STORE_FSYNC),
             url_field=settings.get("NEWSCRAWL_URL_FIELD") or defaults.URL_FIELD,
         )
 

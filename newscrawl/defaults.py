@@ -30,16 +30,25 @@ RUN_TTL = 900  # run marker TTL (refreshed while the run's first worker lives)
 IDLE_EXIT_SECONDS = 10  # exit after the queue is empty and nothing in flight
 DEADLETTER_MAX = 10000  # unreadable queue entries kept in the dead-letter list
 
+# --- sources -----------------------------------------------------------------------------------
+SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # the sitemap protocol's limit for one (uncompressed) file
+SITEMAP_MAX_DEPTH = 3  # sitemap index nesting below a configured sitemap
+SITEMAP_MAX_CHILDREN = 100  # child sitemaps taken from one index (newest first)
+
 # --- near-duplicate check and storage ----------------------------------------------------------
 MAX_DISTANCE = 3  # Hamming distance of a near-duplicate (the crawl, the index, the command)
 FINGERPRINT_RETENTION_DAYS = 365  # 0 or None: compared forever
 FINGERPRINT_WORKERS = 1  # fingerprint in N worker processes (0: in-process)
 URL_FIELD = "url"  # the item field with the article's URL
 TEXT_FIELD = "text"  # the item field with the article's text
+DEDUP_ENABLED = True  # NEWSCRAWL_DEDUP_ENABLED
+STORE_ENABLED = True  # NEWSCRAWL_STORE
+STORE_FSYNC = False  # NEWSCRAWL_STORE_FSYNC
+SCHEDULER_PERSIST = True  # scrapy-redis's setting: the crawl state outlives a run
 
 #: The settings the add-on sets (at its priority: a project's own settings win).
 SETTINGS: dict[str, Any] = {
-    "SCHEDULER_PERSIST": True,
+    "SCHEDULER_PERSIST": SCHEDULER_PERSIST,
     "NEWSCRAWL_LEASE_SECONDS": LEASE_SECONDS,
     "NEWSCRAWL_MAX_ATTEMPTS": MAX_ATTEMPTS,
     "NEWSCRAWL_REDIS_RETRY_SECONDS": REDIS_RETRY_SECONDS,
@@ -48,11 +57,11 @@ SETTINGS: dict[str, Any] = {
     "NEWSCRAWL_IDLE_EXIT_SECONDS": IDLE_EXIT_SECONDS,
     "NEWSCRAWL_URL_FIELD": URL_FIELD,
     "NEWSCRAWL_TEXT_FIELD": TEXT_FIELD,
-    "NEWSCRAWL_DEDUP_ENABLED": True,
+    "NEWSCRAWL_DEDUP_ENABLED": DEDUP_ENABLED,
     "NEWSCRAWL_MAX_DISTANCE": MAX_DISTANCE,
     "NEWSCRAWL_IDF_FILE": None,
     "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": FINGERPRINT_RETENTION_DAYS,
     "NEWSCRAWL_FINGERPRINT_WORKERS": FINGERPRINT_WORKERS,
-    "NEWSCRAWL_STORE": True,
+    "NEWSCRAWL_STORE": STORE_ENABLED,
     "NEWSCRAWL_STORE_DIR": None,  # default: <NEWSCRAWL_DATA_DIR>/articles
 }

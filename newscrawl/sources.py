@@ -28,13 +28,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from newscrawl.defaults import SITEMAP_MAX_BYTES as DEFAULT_MAX_BYTES
+from newscrawl.defaults import SITEMAP_MAX_CHILDREN as DEFAULT_MAX_CHILDREN
+from newscrawl.defaults import SITEMAP_MAX_DEPTH as DEFAULT_MAX_DEPTH
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
-
-#: Sitemap protocol limit for one (uncompressed) sitemap file: 50 MB.
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
-DEFAULT_MAX_DEPTH = 3
-DEFAULT_MAX_CHILDREN = 100
 
 _FEED_ROOTS = frozenset({"rss", "feed", "rdf"})
 _GZIP_MAGIC = b"\x1f\x8b"
