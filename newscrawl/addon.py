@@ -12,7 +12,7 @@ does not name it already, so ``{"newscrawl.pipelines.store.StorePipeline": None}
 
 Scrapy loads commands before add-ons: ``scrapy crawl`` exits with newscrawl's codes (3: Redis
 stayed away, 4: no source page fetched) only with ``COMMANDS_MODULE =
-"newscrawl.scheduling.commands"`` in the project's settings.
+"newscrawl.commands"`` in the project's settings.
 """
 
 from __future__ import annotations

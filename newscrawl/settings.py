@@ -19,8 +19,8 @@ NEWSPIDER_MODULE = "newscrawl.spiders"
 # pipelines, daily index prune, one-line dropped-item log, NEWSCRAWL_* defaults.
 ADDONS = {"newscrawl.addon.Newscrawl": 0}
 # `scrapy crawl` exits non-zero when Redis stayed away or no source page could be fetched
-# (newscrawl/scheduling/commands/crawl.py). Scrapy loads commands before add-ons: set here.
-COMMANDS_MODULE = "newscrawl.scheduling.commands"
+# (newscrawl/commands/crawl.py). Scrapy loads commands before add-ons: set here.
+COMMANDS_MODULE = "newscrawl.commands"
 
 # --- politeness -------------------------------------------------------------------------------
 USER_AGENT = "newscrawl/0.1 (+https://github.com/newscrawl/newscrawl)"
