@@ -31,12 +31,11 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from newscrawl import defaults
+from newscrawl.exitcodes import ExitCode
 
 logger = logging.getLogger(__name__)
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
+logger = logging.getLogger(__name__)
 
 
 class CliError(Exception):
@@ -224,8 +223,8 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
             errors += 1
     if errors:
         print(f"newscrawl: error: {errors} input(s) could not be fingerprinted", file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_OK
+        return ExitCode.ERROR
+    return ExitCode.OK
 
 
 #: bad lines of a JSON Lines file named one by one; the rest are counted
@@ -313,7 +312,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             )
         else:
             print(f"{args.file}: no fingerprint ({result.reason}); nothing to check")
-        return EXIT_OK
+        return ExitCode.OK
     with _redis(args) as client, SimhashIndex(
         client,
         prefix=args.prefix,
@@ -337,7 +336,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 ],
             }
         )
-        return EXIT_OK
+        return ExitCode.OK
     print(f"{args.file}: simhash {result.value:016x}")
     if not matches:
         print(
@@ -346,7 +345,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         )
     for m in matches:
         print(f"distance {m.distance}  {m.fingerprint:016x}  {m.doc_id}")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def cmd_duplicates(args: argparse.Namespace) -> int:
@@ -359,10 +358,10 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
     if args.json:
         for record in records:
             _print_json(record.to_json_dict())
-        return EXIT_OK
+        return ExitCode.OK
     if not records:
         print("no near-duplicates recorded")
-        return EXIT_OK
+        return ExitCode.OK
     for record in records:
         print(
             f"{record.seen_at_iso}  d={record.distance}  {record.url}\n"
@@ -370,7 +369,7 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
             f"({record.simhash:016x} ~ {record.original_simhash:016x})"
         )
     print(f"{len(records)} of {total} recorded near-duplicates shown (newest first)")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -380,7 +379,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         stats = index_stats(client, prefix=args.prefix)
     if args.json:
         _print_json(stats)
-        return EXIT_OK
+        return ExitCode.OK
     size = stats["bucket_size"]
     lines = [
         f"prefix:                  {stats['prefix']}",
@@ -397,7 +396,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         f"Redis used_memory:       {stats['used_memory_human']} ({stats['used_memory']} bytes)",
     ]
     print("\n".join(lines))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
@@ -409,7 +408,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
         deleted = index.prune(args.days)
         left = index.count()
     print(f"deleted {deleted} fingerprints older than {args.days} days; {left} left")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -436,8 +435,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     sys.stdout.write(format_report(evaluate(good, _fingerprinter(args))))
     if bad:
         print(f"newscrawl: error: {bad} malformed line(s) left out of the report", file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_OK
+        return ExitCode.ERROR
+    return ExitCode.OK
 
 
 def _redis_cli_binary() -> str:
@@ -520,7 +519,7 @@ def cmd_redis_cli(args: argparse.Namespace) -> int:
         # -e: exit 1 when the server answers a command with an error (ERR, WRONGTYPE...);
         # redis-cli exits 0 then otherwise
         done = subprocess.run([binary, "-e", *target, *extra], check=False)
-    return EXIT_OK if done.returncode == 0 else EXIT_ERROR
+    return ExitCode.OK if done.returncode == 0 else ExitCode.ERROR
 
 
 def _count_keys(client: Any, pattern: str) -> list[str]:
@@ -592,7 +591,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
         if not crawl_keys and not index_keys:
             print(f"nothing to reset: no keys {crawl_pattern}" + (
                 f", {prefix}:simhash:*, {prefix}:duplicates*" if args.index else ""))
-            return EXIT_OK
+            return ExitCode.OK
         after = (
             "the next crawl fetches and stores every article again (the article files keep "
             "the old copies)"
@@ -602,14 +601,14 @@ def cmd_reset(args: argparse.Namespace) -> int:
         )
         if not args.yes and not _confirm(f"would delete the {what}\n{after}."):
             print("nothing deleted", file=sys.stderr)
-            return EXIT_ERROR
+            return ExitCode.ERROR
         deleted = 0
         todo = crawl_keys + index_keys
         for i in range(0, len(todo), 1000):
             deleted += int(client.delete(*todo[i : i + 1000]))
     print(f"deleted {deleted} key(s): {what}")
     print(after)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -893,7 +892,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if getattr(args, "func", None) is None:  # no command: the list of commands, not only usage
         parser.print_help(sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if unknown:
         if getattr(args, "func", None) is not cmd_redis_cli:
             parser.error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -916,21 +915,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # started with stdout closed: every result would be lost
         if sys.stderr is not None:
             print("newscrawl: error: standard output is closed", file=sys.stderr)
-        return EXIT_ERROR
+        return ExitCode.ERROR
     try:
         code = int(args.func(args))
         sys.stdout.flush()  # a write error (disk full) surfaces here, not at exit
         return code
     except CliError as exc:
         print(f"newscrawl: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return ExitCode.ERROR
     except KeyboardInterrupt:
         print("newscrawl: interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
         # e.g. `newscrawl duplicates | head`: stop quietly
         sys.stderr.close()
-        return EXIT_OK
+        return ExitCode.OK
     except OSError as exc:  # writing the output failed (e.g. disk full)
         print(f"newscrawl: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         try:  # what is still buffered goes nowhere at exit instead of failing again there
@@ -939,7 +938,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.close(devnull)
         except (OSError, ValueError):
             pass
-        return EXIT_ERROR
+        return ExitCode.ERROR
 
 
 if __name__ == "__main__":

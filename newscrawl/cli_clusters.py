@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from newscrawl.exitcodes import ExitCode
 from newscrawl.index.duplicates import DuplicateLog, DuplicateRecord
 
 #: records read per round trip
@@ -134,10 +135,10 @@ def cmd_clusters(args: argparse.Namespace) -> int:
     if args.json:
         for cluster in clusters:
             cli._print_json(cluster.to_json_dict())
-        return cli.EXIT_OK
+        return ExitCode.OK
     if not clusters:
         print("no near-duplicates recorded")
-        return cli.EXIT_OK
+        return ExitCode.OK
     for n, cluster in enumerate(clusters):
         if n:
             print()
@@ -154,7 +155,7 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         f"\n{len(clusters)} of {total_clusters} originals shown ({total_records} near-duplicates "
         "recorded), newest first"
     )
-    return cli.EXIT_OK
+    return ExitCode.OK
 
 
 def _when(ts: float) -> str:

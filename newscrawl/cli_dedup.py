@@ -29,9 +29,6 @@ from typing import IO, Any
 
 from newscrawl import defaults
 from newscrawl.cli import (
-    EXIT_ERROR,
-    EXIT_OK,
-    EXIT_USAGE,
     CliError,
     Progress,
     _distance,
@@ -41,6 +38,7 @@ from newscrawl.cli import (
     _print_json,
     _redis,
 )
+from newscrawl.exitcodes import ExitCode
 
 
 class _Doc:
@@ -91,7 +89,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     paths = list(args.jsonl or ["-"])
     if paths.count("-") > 1:
         print("newscrawl: error: standard input ('-') can be read only once", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if not args.dry_run:
         # a backfill may start a new index: the embedded Redis's data dir is created
         from newscrawl.redis import resolve_data_dir, resolve_redis_url
@@ -200,8 +198,8 @@ def cmd_dedup(args: argparse.Namespace) -> int:
             f"newscrawl: error: {bad} malformed line(s) or unreadable file(s) skipped",
             file=sys.stderr,
         )
-        return EXIT_ERROR
-    return EXIT_OK
+        return ExitCode.ERROR
+    return ExitCode.OK
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:

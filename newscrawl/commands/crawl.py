@@ -2,7 +2,7 @@
 
 Scrapy's own ``crawl`` exits 1 only when the crawler could not start; a spider closed because
 Redis went away for good would exit 0. This command keeps the crawler and exits with the code
-the scheduler asked for (:data:`newscrawl.scheduling.run.EXIT_REDIS_UNAVAILABLE`).
+the crawl asked for (:class:`newscrawl.exitcodes.ExitCode`).
 
 A spider class may define ``check_config(settings, spider_args)``, raising ``ValueError`` with a
 message for the user (a bad sites file): the command calls it before the crawl starts and
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 
-from newscrawl.scheduling.run import exit_code
+from newscrawl.exitcodes import ExitCode, exit_code
 
 if TYPE_CHECKING:
     import argparse
@@ -40,12 +40,12 @@ class Command(ScrapyCrawlCommand):
                 check(crawler.settings, dict(opts.spargs))
             except ValueError as exc:
                 logger.error("Cannot start the crawl: %s", exc)
-                self.exitcode = 1
+                self.exitcode = ExitCode.ERROR
                 return
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:
-            self.exitcode = 1
+            self.exitcode = ExitCode.ERROR
         code = exit_code(crawler)
         if code:
             self.exitcode = code

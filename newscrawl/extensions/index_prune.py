@@ -22,8 +22,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from newscrawl.context import CrawlContext
+from newscrawl.exitcodes import ExitCode, exit_code
 from newscrawl.redis.keys import SIMHASH_PRUNED
-from newscrawl.scheduling.run import EXIT_REDIS_UNAVAILABLE, exit_code
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -137,7 +137,7 @@ class IndexPruneExtension:
     def spider_opened(self) -> None:
         from twisted.internet.threads import deferToThread
 
-        if exit_code(self.crawler) == EXIT_REDIS_UNAVAILABLE:
+        if exit_code(self.crawler) == ExitCode.REDIS_UNAVAILABLE:
             return  # the scheduler could not reach Redis: the crawl is closing already
         try:
             self.index  # noqa: B018 - the client is resolved here, on the reactor thread

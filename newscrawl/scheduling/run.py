@@ -1,4 +1,4 @@
-"""The run marker (one run of the crawl at a time, joined by extra workers) and exit codes.
+"""The run marker: one run of the crawl at a time, joined by extra workers.
 
 The first worker of a run claims ``{prefix}:{spider}:run`` (``SET NX EX NEWSCRAWL_RUN_TTL``) and
 schedules the start pages; the marker is refreshed while that worker lives and deleted when the
@@ -23,15 +23,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Exit code of ``scrapy crawl`` when Redis stayed unreachable past NEWSCRAWL_REDIS_RETRY_SECONDS.
-EXIT_REDIS_UNAVAILABLE = 3
-#: Close reason of the spider in that case.
+#: Close reason of the spider when Redis stayed unreachable (exit code 3).
 REASON_REDIS_UNAVAILABLE = "redis_unavailable"
-#: Exit code of ``scrapy crawl`` when the run finished without fetching one start, list, sitemap
-#: or feed page of any site (network down, every start URL dead): a dead daily crawl is noticed.
-EXIT_NO_SOURCES = 4
 
-_EXIT_ATTR = "_newscrawl_exit_code"
 _RUN_ATTR = "_newscrawl_run_id"
 
 # KEYS: run, queue, inflight, pending   ARGV: new run id, ttl
@@ -100,12 +94,6 @@ class RunMarker:
         return released
 
 
-def set_exit_code(crawler: Crawler, code: int) -> None:
-    """Ask ``scrapy crawl`` (newscrawl's command) to exit with ``code``."""
-    if code and not getattr(crawler, _EXIT_ATTR, 0):
-        setattr(crawler, _EXIT_ATTR, code)
-
-
 def set_current_run(crawler: Crawler, run_id: str) -> None:
     """Record the id of the run this worker started or joined (set by the scheduler)."""
     setattr(crawler, _RUN_ATTR, run_id)
@@ -116,7 +104,3 @@ def current_run(crawler: Crawler) -> str | None:
     run_id = getattr(crawler, _RUN_ATTR, None)
     return run_id if isinstance(run_id, str) and run_id else None
 
-
-def exit_code(crawler: Crawler) -> int:
-    """The exit code requested for ``crawler`` (0 if none). For scripts using CrawlerProcess."""
-    return int(getattr(crawler, _EXIT_ATTR, 0) or 0)

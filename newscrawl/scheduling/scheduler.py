@@ -36,6 +36,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from newscrawl.context import CrawlContext, SchedulingConfig
+from newscrawl.exitcodes import ExitCode, set_exit_code
 from newscrawl.redis import RedisUnavailable, keys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.dupefilter import (
@@ -46,13 +47,7 @@ from newscrawl.scheduling.dupefilter import (
     request_kind,
     today,
 )
-from newscrawl.scheduling.run import (
-    EXIT_REDIS_UNAVAILABLE,
-    REASON_REDIS_UNAVAILABLE,
-    RunMarker,
-    set_current_run,
-    set_exit_code,
-)
+from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, RunMarker, set_current_run
 from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
 
 if TYPE_CHECKING:
@@ -270,12 +265,12 @@ class Scheduler(BaseScheduler):
             return
         self._fatal = exc
         self._inc("redis_unavailable")
-        set_exit_code(self.crawler, EXIT_REDIS_UNAVAILABLE)
+        set_exit_code(self.crawler, ExitCode.REDIS_UNAVAILABLE)
         logger.critical(
             "Redis is unreachable (%s, retried for %.0f s, NEWSCRAWL_REDIS_RETRY_SECONDS=%s);"
             " stopping the crawl (exit code %d). Queued and in-flight requests stay in Redis and"
             " are resumed by the next run.",
-            exc, exc.waited, self.config.redis_retry_seconds, EXIT_REDIS_UNAVAILABLE,
+            exc, exc.waited, self.config.redis_retry_seconds, ExitCode.REDIS_UNAVAILABLE,
         )
         engine = self.crawler.engine
         if close and engine is not None and engine.spider is not None:

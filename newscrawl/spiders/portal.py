@@ -48,17 +48,13 @@ from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.web._newclient import ResponseFailed
 
 from newscrawl.context import CrawlContext
+from newscrawl.exitcodes import ExitCode, set_exit_code
 from newscrawl.items import ArticleItem
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.scheduling.dupefilter import ROOT_META
 from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
-from newscrawl.scheduling.run import (
-    EXIT_NO_SOURCES,
-    REASON_REDIS_UNAVAILABLE,
-    current_run,
-    set_exit_code,
-)
+from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites
 from newscrawl.sitestats import SiteStats, run_outcome
 from newscrawl.sources import (
@@ -488,9 +484,9 @@ class PortalSpider(scrapy.Spider):
         elif outcome.no_sources and reason == "finished" and self.crawler is not None:
             logger.error(
                 "No start, list, sitemap or feed page of any site could be fetched in this run:"
-                " exit code %d", EXIT_NO_SOURCES,
+                " exit code %d", ExitCode.NO_SOURCES,
             )
-            set_exit_code(self.crawler, EXIT_NO_SOURCES)
+            set_exit_code(self.crawler, ExitCode.NO_SOURCES)
 
     # --- sitemaps and feeds ------------------------------------------------------------------
 
