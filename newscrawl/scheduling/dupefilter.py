@@ -14,7 +14,7 @@ Records, all in Redis (keys in :mod:`newscrawl.redis.keys`):
 Unlike scrapy-redis, a URL is never marked seen before it was processed: a download that failed
 can be tried again on a later run (up to ``NEWSCRAWL_MAX_ATTEMPTS``).
 
-The de-duplication itself runs atomically with the push (see ``queue.LUA_PUSH``); this class
+The de-duplication itself runs atomically with the push (``lua/push.lua``); this class
 builds the specs, logs filtered requests and updates ``dupefilter/filtered``.
 """
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from newscrawl.redis.keys import CRAWL_WALK
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
+from newscrawl.scheduling.lua import load
 from newscrawl.sitestats import MIN_RUN_STATS_TTL
 
 if TYPE_CHECKING:
@@ -36,25 +37,7 @@ ADMITTED = 1
 ALREADY_ADMITTED = 0
 OVER_CAP = -1
 
-# KEYS: walk set   ARGV: cap, ttl, fp...
-LUA_RESERVE = """
-local n = redis.call('SCARD', KEYS[1])
-local cap = tonumber(ARGV[1])
-local out = {}
-for i = 3, #ARGV do
-  if redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 1 then
-    out[#out + 1] = 0
-  elseif n >= cap then
-    out[#out + 1] = -1
-  else
-    redis.call('SADD', KEYS[1], ARGV[i])
-    n = n + 1
-    out[#out + 1] = 1
-  end
-end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return out
-"""
+_RESERVE = load("reserve.lua", constants=globals())
 
 
 class ListWalks:
@@ -63,7 +46,7 @@ class ListWalks:
     def __init__(self, dupefilter: RedisDupeFilter, *, ttl: int) -> None:
         self.df = dupefilter
         self.ttl = max(int(ttl), MIN_RUN_STATS_TTL)
-        self._reserve = dupefilter.server.register_script(LUA_RESERVE)
+        self._reserve = dupefilter.server.register_script(_RESERVE)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ListWalks:

@@ -27,6 +27,7 @@ import redis
 from scrapy_redis.queue import Base
 
 from newscrawl.scheduling import serializer
+from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.serializer import SerializationError
 
 if TYPE_CHECKING:
@@ -63,127 +64,14 @@ ACK_DONE = 1
 ACK_FAILED = 2
 ACK_GAVE_UP = 3
 
-_LUA_PUSH_FN = """
-local function push(queue, seq, payload, priority)
-  local n = redis.call('INCR', seq)
-  redis.call('ZADD', queue, -priority * 4294967296 + n, payload)
-end
-local function priority_of(payload)
-  local ok, obj = pcall(cjson.decode, payload)
-  if ok and type(obj) == 'table' and type(obj['r']) == 'table'
-     and type(obj['r']['priority']) == 'number' then
-    local p = obj['r']['priority']
-    if p > 1048576 then p = 1048576 elseif p < -1048576 then p = -1048576 end
-    return p
-  end
-  return 0
-end
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-"""
-
-# KEYS: queue, seq, pending, seen shard, listseen
-# ARGV: payload, priority, mode, fp, seen member, day, listseen ttl
-LUA_PUSH = _LUA_PUSH_FN + """
-local mode = ARGV[3]
-if mode == 'once' then
-  if redis.call('ZSCORE', KEYS[4], ARGV[5]) then
-    redis.call('ZADD', KEYS[4], 'XX', 'GT', ARGV[6], ARGV[5])
-    return 0
-  end
-  if redis.call('HEXISTS', KEYS[3], ARGV[4]) == 1 then return -1 end
-  -- failed earlier in this run: its next attempt belongs to a later run
-  if redis.call('SISMEMBER', KEYS[5], ARGV[4]) == 1 then return -3 end
-  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
-elseif mode == 'run' then
-  if redis.call('SADD', KEYS[5], ARGV[4]) == 0 then return -2 end
-  redis.call('EXPIRE', KEYS[5], ARGV[7])
-elseif mode == 'forcepending' then
-  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
-end
-push(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]))
-return 1
-"""
-
-# KEYS: queue, inflight   ARGV: lease ms
-LUA_POP = _LUA_PUSH_FN + """
-local items = redis.call('ZRANGE', KEYS[1], 0, 0)
-if #items == 0 then return false end
-redis.call('ZREM', KEYS[1], items[1])
-redis.call('ZADD', KEYS[2], now_ms() + tonumber(ARGV[1]), items[1])
-return items[1]
-"""
-
-# KEYS: inflight   ARGV: lease ms, payload...
-LUA_RENEW = _LUA_PUSH_FN + """
-local deadline = now_ms() + tonumber(ARGV[1])
-local n = 0
-for i = 2, #ARGV do
-  n = n + redis.call('ZADD', KEYS[1], 'XX', 'CH', deadline, ARGV[i])
-end
-return n
-"""
-
-# KEYS: inflight, queue, seq   ARGV: limit
-LUA_REAP = _LUA_PUSH_FN + """
-local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms(), 'LIMIT', 0, ARGV[1])
-for _, payload in ipairs(expired) do
-  redis.call('ZREM', KEYS[1], payload)
-  push(KEYS[2], KEYS[3], payload, priority_of(payload))
-end
-return #expired
-"""
-
-# KEYS: inflight, queue, seq   ARGV: payload
-LUA_REQUEUE = _LUA_PUSH_FN + """
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-push(KEYS[2], KEYS[3], ARGV[1], priority_of(ARGV[1]))
-return 1
-"""
-
-# KEYS: inflight, pending, failures, failed-this-run set, seen shard...
-# ARGV: payload, outcome, fp, pending flag, day, max attempts, failed-this-run TTL (0: none),
-#       seen member... (one per shard)
-LUA_ACK = """
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return -1 end
-if ARGV[4] == '1' then
-  if redis.call('HINCRBY', KEYS[2], ARGV[3], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[3]) end
-end
-local function mark_done()
-  for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[5], ARGV[i + 3]) end
-  redis.call('HDEL', KEYS[3], ARGV[3])
-end
-local outcome = ARGV[2]
-if outcome == 'done' then
-  mark_done()
-  return 1
-elseif outcome == 'failed' then
-  local attempts = 0
-  local record = redis.call('HGET', KEYS[3], ARGV[3])
-  if record then attempts = tonumber(string.match(record, '^(%d+)')) or 0 end
-  attempts = attempts + 1
-  if attempts >= tonumber(ARGV[6]) then
-    mark_done()
-    return 3
-  end
-  redis.call('HSET', KEYS[3], ARGV[3], attempts .. ':' .. ARGV[5])
-  -- one attempt per run: later links in this run do not queue it again (see LUA_PUSH)
-  if tonumber(ARGV[7]) > 0 then
-    redis.call('SADD', KEYS[4], ARGV[3])
-    redis.call('EXPIRE', KEYS[4], ARGV[7])
-  end
-  return 2
-end
-return 0
-"""
-
-# KEYS: seen shard...   ARGV: day, member... (one per shard)
-LUA_MARK_DONE = """
-for i = 1, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[1], ARGV[i + 1]) end
-return #KEYS
-"""
+# the scripts (lua/*.lua), checked against the constants above
+_PUSH = load("lib.lua", "push.lua", constants=globals())
+_POP = load("lib.lua", "pop.lua", constants=globals())
+_RENEW = load("lib.lua", "renew.lua", constants=globals())
+_REAP = load("lib.lua", "reap.lua", constants=globals())
+_REQUEUE = load("lib.lua", "requeue.lua", constants=globals())
+_ACK = load("ack.lua", constants=globals())
+_MARK_DONE = load("mark_done.lua", constants=globals())
 
 
 @dataclass(frozen=True)
@@ -245,13 +133,13 @@ class LeasedPriorityQueue(Base):
         self.deadletter_max = deadletter_max
         self.on_dead_letter = on_dead_letter
         self.on_meta_dropped = on_meta_dropped
-        self._push = server.register_script(LUA_PUSH)
-        self._pop = server.register_script(LUA_POP)
-        self._renew = server.register_script(LUA_RENEW)
-        self._reap = server.register_script(LUA_REAP)
-        self._requeue = server.register_script(LUA_REQUEUE)
-        self._ack = server.register_script(LUA_ACK)
-        self._mark_done = server.register_script(LUA_MARK_DONE)
+        self._push = server.register_script(_PUSH)
+        self._pop = server.register_script(_POP)
+        self._renew = server.register_script(_RENEW)
+        self._reap = server.register_script(_REAP)
+        self._requeue = server.register_script(_REQUEUE)
+        self._ack = server.register_script(_ACK)
+        self._mark_done = server.register_script(_MARK_DONE)
 
     # --- helpers ------------------------------------------------------------------------------
 

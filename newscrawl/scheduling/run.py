@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from newscrawl.scheduling.lua import load
+
 if TYPE_CHECKING:
     import redis
     from scrapy.crawler import Crawler
@@ -28,23 +30,12 @@ REASON_REDIS_UNAVAILABLE = "redis_unavailable"
 
 _RUN_ATTR = "_newscrawl_run_id"
 
-# KEYS: run, queue, inflight, pending   ARGV: new run id, ttl
-LUA_CLAIM = """
-local current = redis.call('GET', KEYS[1])
-if current then return {0, current} end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-if redis.call('ZCARD', KEYS[2]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
-  redis.call('DEL', KEYS[4])
-end
-return {1, ARGV[1]}
-"""
+#: claim.lua's results
+RUN_JOINED = 0
+RUN_STARTED = 1
 
-# KEYS: run   ARGV: run id, ttl ('' = delete)
-LUA_REFRESH = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-return 1
-"""
+_CLAIM = load("claim.lua", constants=globals())
+_REFRESH = load("refresh.lua", constants=globals())
 
 
 @dataclass
@@ -65,19 +56,19 @@ class RunMarker:
         Starting a run with an empty queue and nothing in flight also resets the pending
         records (nothing can be pending then; repairs counts left by a crash)."""
         new_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + os.urandom(4).hex()
-        script = self.server.register_script(LUA_CLAIM)
-        claimed, run_id = self.retry.call(
+        script = self.server.register_script(_CLAIM)
+        started, run_id = self.retry.call(
             script,
             keys=[self.key, self.queue_key, self.inflight_key, self.pending_key],
             args=[new_id, self.ttl],
             what="claim run",
         )
-        self.claimed = bool(int(claimed))
+        self.claimed = int(started) == RUN_STARTED
         self.run_id = run_id.decode() if isinstance(run_id, bytes) else str(run_id)
         return self.claimed
 
     def _refresh(self, ttl: str) -> bool:
-        script = self.server.register_script(LUA_REFRESH)
+        script = self.server.register_script(_REFRESH)
         return bool(self.retry.call(script, keys=[self.key], args=[self.run_id, ttl],
                                     what="refresh run"))
 
