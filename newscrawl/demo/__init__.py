@@ -36,6 +36,8 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
+from newscrawl.exitcodes import ExitCode
+
 HOST = "127.0.0.1"
 STATE_FILE = "demo.json"
 SITES_FILE = "demo-sites.toml"
@@ -362,7 +364,7 @@ def run_demo(data_dir: str | None, port: int | None = None, out: IO[str] | None 
     finally:
         server.stop()
         stop_leftover_redis(directory)
-    if code != 0:
+    if code != ExitCode.OK:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
         raise DemoError(
             f"the crawl failed (exit {code}); the end of its log ({log}):\n  " + "\n  ".join(tail)
@@ -372,7 +374,7 @@ def run_demo(data_dir: str | None, port: int | None = None, out: IO[str] | None 
     records = duplicate_records(directory)
     _report(out, directory, portal, server.base, took, fetched, stats, articles, before, records,
             since)
-    return 0
+    return ExitCode.OK
 
 
 def _report(
