@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.misc import load_object
 
 from newscrawl import defaults
+from newscrawl._scrapy_compat import check_scrapy_version
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -60,6 +61,7 @@ class Newscrawl:
     """The Scrapy add-on (see the module docstring)."""
 
     def update_settings(self, settings: BaseSettings) -> None:
+        check_scrapy_version()
         for name, value in SETTINGS.items():
             settings.set(name, value, priority=PRIORITY)
         for name, path, order in COMPONENTS:

@@ -13,6 +13,9 @@ so the spider's errback can tell it apart by type), and a robots.txt that cannot
 (host unreachable, timeout) is one WARNING line without a traceback instead of an ERROR: the
 host's pages are then fetched as if it had no robots.txt, and each page that fails is logged by
 the spider anyway.
+
+It uses internals of Scrapy's middleware (``_parsers`` and the methods around it), checked when it
+is built (:mod:`newscrawl._scrapy_compat`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
+from newscrawl import _scrapy_compat as compat
+
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.robotstxt import RobotParser
 
 logger = logging.getLogger(__name__)
@@ -40,6 +46,10 @@ class RobotsForbidden(IgnoreRequest):
 
 class RobotsTxtMiddleware(_ScrapyRobotsTxt):
     """Drop-in replacement for Scrapy's middleware (same settings and stats)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        compat.require(self, compat.ROBOTS_INTERNALS, "RobotsTxtMiddleware")
 
     def process_request_2(self, rp: RobotParser | None, request: Request) -> None:
         try:

@@ -14,10 +14,10 @@ Life of a request (see docs/design/scheduling.md):
 4. A periodic tick renews this worker's leases, puts expired leases (dead workers) back in the
    queue and refreshes the run marker.
 
-The completion point is the engine's ``_remove_request`` (Scrapy 2.19
-``ExecutionEngine._start_scheduled_request``): it runs after ``Scraper.enqueue_scrape`` has
-finished, i.e. after the callback/errback output and every item were processed
-(``Scraper._scrape`` -> ``handle_spider_output_async`` awaits ``start_itemproc_async``).
+The completion point is the engine's ``_remove_request`` (:mod:`newscrawl._scrapy_compat`): it
+runs after ``Scraper.enqueue_scrape`` has finished, i.e. after the callback/errback output and
+every item were processed (``Scraper._scrape`` -> ``handle_spider_output_async`` awaits
+``start_itemproc_async``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler, load_object
 
+from newscrawl import _scrapy_compat as compat
 from newscrawl.context import CrawlContext, SchedulingConfig
 from newscrawl.exitcodes import ExitCode, set_exit_code
 from newscrawl.redis import RedisUnavailable, keys
@@ -105,12 +106,13 @@ class Scheduler(BaseScheduler):
         self._last_reap = time.monotonic()
         self._finished = False
         self._loop: Any = None
-        self._engine_remove: Callable[..., Any] | None = None
+        self._unhook_engine: Callable[[], None] | None = None
         self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
         self.site_stats = self.context.site_stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
+        compat.check_scrapy_version()
         df_cls = load_object(crawler.settings["DUPEFILTER_CLASS"])
         if not issubclass(df_cls, RedisDupeFilter):
             raise ValueError(
@@ -196,7 +198,8 @@ class Scheduler(BaseScheduler):
         queued = len(self.queue)
         if queued:
             logger.info("Resuming crawl (%d requests queued)", queued)
-        self._hook_engine()
+        assert self.crawler.engine is not None
+        self._unhook_engine = compat.on_request_done(self.crawler.engine, self._complete)
         self.crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
         self.crawler.signals.connect(self._on_response, signal=signals.response_received)
         self.crawler.signals.connect(self._on_item_error, signal=signals.item_error)
@@ -205,30 +208,11 @@ class Scheduler(BaseScheduler):
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
 
-    def _hook_engine(self) -> None:
-        engine = self.crawler.engine
-        original = getattr(engine, "_remove_request", None)
-        if engine is None or original is None:
-            raise RuntimeError(
-                "newscrawl's scheduler acknowledges requests when Scrapy's engine is done with them"
-                " (ExecutionEngine._remove_request); this Scrapy version does not have it"
-                " (tested with Scrapy 2.19)"
-            )
-        self._engine_remove = original
-
-        def _remove_request(result: Any, request: Request) -> Any:
-            try:
-                self._complete(request)
-            finally:
-                return original(result, request=request)  # noqa: B012
-
-        engine._remove_request = _remove_request  # type: ignore[method-assign,assignment]
-
     def close(self, reason: str) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
-        if self._engine_remove is not None and self.crawler.engine is not None:
-            self.crawler.engine._remove_request = self._engine_remove  # type: ignore[method-assign]
+        if self._unhook_engine is not None:
+            self._unhook_engine()
         if self._fatal is not None:
             if self._leases:
                 logger.error(
@@ -448,7 +432,7 @@ class Scheduler(BaseScheduler):
         if self._fatal is not None or self.queue is None or self.run is None:
             return
         # Wake the engine so a worker with free slots takes requests others have queued.
-        self._wake_engine()
+        compat.wake_engine(self.crawler.engine)
         now = time.monotonic()
         if now - self._last_reap < self.config.reap_interval:
             return
@@ -467,12 +451,6 @@ class Scheduler(BaseScheduler):
         except RedisUnavailable as exc:
             self._set_fatal(exc)
             return
-
-    def _wake_engine(self) -> None:
-        slot = getattr(self.crawler.engine, "_slot", None)
-        nextcall = getattr(slot, "nextcall", None)
-        if nextcall is not None:
-            nextcall.schedule()
 
     def _on_idle(self, spider: Spider) -> None:
         if self._fatal is not None or self.queue is None:

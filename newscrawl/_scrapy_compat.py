@@ -1,0 +1,93 @@
+"""The Scrapy internals newscrawl relies on, and the Scrapy versions they are tested with.
+
+A Scrapy minor release may change private attributes. :func:`check_scrapy_version` logs one
+WARNING when the installed Scrapy is outside :data:`TESTED_SCRAPY` (pyproject.toml requires the
+same range; ``constraints.txt`` pins the version CI tests); an internal that is missing stops the
+crawl at start with :class:`ScrapyIncompatible` naming it, not with an ``AttributeError`` in the
+middle of a crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import scrapy
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.core.engine import ExecutionEngine
+
+logger = logging.getLogger(__name__)
+
+#: The Scrapy versions CI tests; pyproject.toml's ``scrapy`` requirement is exactly this range.
+TESTED_SCRAPY = ">=2.19,<2.20"
+#: What newscrawl.middlewares.robots uses of Scrapy's ``RobotsTxtMiddleware``.
+ROBOTS_INTERNALS = ("_parsers", "_parse_robots", "_robots_error", "_stats")
+
+_warned: set[str] = set()
+
+
+class ScrapyIncompatible(RuntimeError):
+    """The installed Scrapy lacks an internal newscrawl needs."""
+
+
+def check_scrapy_version() -> bool:
+    """Whether the installed Scrapy is a tested one; one WARNING per version if it is not."""
+    version = scrapy.__version__
+    try:
+        tested = Version(version) in SpecifierSet(TESTED_SCRAPY)
+    except InvalidVersion:
+        tested = False
+    if not tested and version not in _warned:
+        _warned.add(version)
+        logger.warning(
+            "Scrapy %s is installed but newscrawl is tested with Scrapy %s: it uses Scrapy"
+            " internals that may have changed (install with constraints.txt for the tested"
+            " version)", version, TESTED_SCRAPY,
+        )
+    return tested
+
+
+def require(obj: object, names: Iterable[str], owner: str) -> None:
+    """:class:`ScrapyIncompatible` unless ``obj`` (a Scrapy ``owner``) has all of ``names``."""
+    missing = [name for name in names if not hasattr(obj, name)]
+    if missing:
+        raise ScrapyIncompatible(
+            f"newscrawl needs {', '.join(f'{owner}.{name}' for name in missing)}, which Scrapy"
+            f" {scrapy.__version__} does not have (newscrawl is tested with Scrapy {TESTED_SCRAPY})"
+        )
+
+
+def on_request_done(engine: ExecutionEngine, callback: Callable[[Request], None]
+                    ) -> Callable[[], None]:
+    """Call ``callback(request)`` when ``engine`` is done with a request: in its
+    ``_remove_request``, which Scrapy 2.19's ``_start_scheduled_request`` runs once the download,
+    the callback or errback and every item it produced (through the pipelines) are finished.
+    Returns the function that undoes it. Also checks what :func:`wake_engine` needs."""
+    require(engine, ("_remove_request", "_slot"), "ExecutionEngine")
+    require(engine._slot, ("nextcall",), "ExecutionEngine._slot")
+    original = engine._remove_request
+
+    def _remove_request(result: Any, request: Request) -> Any:
+        try:
+            callback(request)
+        finally:
+            return original(result, request=request)  # noqa: B012
+
+    engine._remove_request = _remove_request  # type: ignore[method-assign,assignment]
+
+    def undo() -> None:
+        engine._remove_request = original  # type: ignore[method-assign]
+
+    return undo
+
+
+def wake_engine(engine: ExecutionEngine | None) -> None:
+    """Make ``engine`` ask the scheduler for requests now, as a finished download does."""
+    slot = getattr(engine, "_slot", None)
+    if slot is not None:
+        slot.nextcall.schedule()
