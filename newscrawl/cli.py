@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from newscrawl import defaults
 from newscrawl.exitcodes import ExitCode
+from newscrawl.formats import fingerprint_hex
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ def _read_text(name: str, max_chars: int | None = None, encoding: str = "utf-8")
 
 
 def _hex(value: int | None) -> str | None:
-    return None if value is None else f"{value:016x}"
+    return None if value is None else fingerprint_hex(value)
 
 
 def _print_json(obj: Any) -> None:
@@ -212,7 +213,7 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
         elif result.value is None:
             print(f"{'-' * 16}  {name}  (no fingerprint: {result.reason})")
         else:
-            print(f"{result.value:016x}  {name}")
+            print(f"{fingerprint_hex(result.value)}  {name}")
         progress.update()
     progress.close()
     for path in args.jsonl or ():
@@ -337,14 +338,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             }
         )
         return ExitCode.OK
-    print(f"{args.file}: simhash {result.value:016x}")
+    print(f"{args.file}: simhash {fingerprint_hex(result.value)}")
     if not matches:
         print(
             f"no near-duplicate within distance {args.max_distance} "
             f"among {stored} stored fingerprints"
         )
     for m in matches:
-        print(f"distance {m.distance}  {m.fingerprint:016x}  {m.doc_id}")
+        print(f"distance {m.distance}  {fingerprint_hex(m.fingerprint)}  {m.doc_id}")
     return ExitCode.OK
 
 
@@ -366,7 +367,7 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
         print(
             f"{record.seen_at_iso}  d={record.distance}  {record.url}\n"
             f"    original: {record.original_url}  "
-            f"({record.simhash:016x} ~ {record.original_simhash:016x})"
+            f"({fingerprint_hex(record.simhash)} ~ {fingerprint_hex(record.original_simhash)})"
         )
     print(f"{len(records)} of {total} recorded near-duplicates shown (newest first)")
     return ExitCode.OK

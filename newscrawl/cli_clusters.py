@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from newscrawl.exitcodes import ExitCode
+from newscrawl.formats import SECONDS_PER_DAY
 from newscrawl.index.duplicates import DuplicateLog, DuplicateRecord
 
 #: records read per round trip
@@ -109,7 +110,7 @@ def fill_titles(clusters: list[Cluster], store_dir: Path) -> None:
     if not missing or not store_dir.is_dir():
         return
     # the original was stored before its first duplicate was seen (one day of slack for clocks)
-    until = day_of(max(c.latest for c in missing) + 86400)
+    until = day_of(max(c.latest for c in missing) + SECONDS_PER_DAY)
     found = find_articles(store_dir, (c.original_url for c in missing), until_day=until)
     for cluster in missing:
         title = (found.get(cluster.original_url) or {}).get("title")

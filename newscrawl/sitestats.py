@@ -28,6 +28,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.formats import SECONDS_PER_DAY
+from newscrawl.meta import RUN_KINDS, RequestKind
+
 if TYPE_CHECKING:
     import redis
     from scrapy.crawler import Crawler
@@ -37,11 +40,11 @@ logger = logging.getLogger(__name__)
 
 PREFIX = "newscrawl/sites"
 #: Kinds of pages a site's articles are found on (a run that fetched none of them did nothing).
-SOURCE_KINDS = ("start", "list", "sitemap", "feed")
-PAGE_KINDS = (*SOURCE_KINDS, "article")
+SOURCE_KINDS = RUN_KINDS
+PAGE_KINDS = tuple(RequestKind)
 _SOURCE_PAGES = frozenset(f"pages/{kind}" for kind in SOURCE_KINDS)
 #: Seconds the run's hash is kept after its last update (at least; see start_run).
-MIN_RUN_STATS_TTL = 86400
+MIN_RUN_STATS_TTL = SECONDS_PER_DAY
 #: Seconds a worker adds up its increments before it sends them to the run's hash.
 FLUSH_SECONDS = 1.0
 

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from newscrawl.formats import SECONDS_PER_DAY
+
 #: day files whose URLs contains() keeps in memory
 KNOWN_DAYS = 4
 
@@ -99,7 +101,7 @@ class ArticleStore:
         """Whether ``url``'s record is stored, given the day its fingerprint was indexed (days
         since 1970-01-01, UTC): looked up in the files of that day and the day after (an
         article is stored right after being indexed, so the UTC day can only have turned)."""
-        return self.contains(url, [day_of((indexed_day + n) * 86400) for n in (0, 1)])
+        return self.contains(url, [day_of((indexed_day + n) * SECONDS_PER_DAY) for n in (0, 1)])
 
     def _urls_of(self, day: str) -> set[str]:
         offset, urls = self._known.pop(day, (0, set()))

@@ -17,16 +17,12 @@ from typing import Any
 import redis
 
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
+from newscrawl.formats import fingerprint_hex
 from newscrawl.redis.keys import DUPLICATES, DUPLICATES_LOG
 
 logger = logging.getLogger(__name__)
 
 _CORE = ("url", "original_url", "distance", "simhash", "original_simhash", "seen_at")
-
-
-def fingerprint_hex(value: int) -> str:
-    """A 64-bit fingerprint as 16 lowercase hex digits."""
-    return f"{value:016x}"
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ import redis
 
 from newscrawl.defaults import COMPACT_HASH_CONFIG, MAX_DISTANCE
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
+from newscrawl.formats import day_number
 from newscrawl.redis.keys import SIMHASH_BUCKET, SIMHASH_META, simhash_bucket
 from newscrawl.simhash.sketch import BANDS, DEFAULT_THRESHOLDS, SKETCH_BYTES, Thresholds
 
@@ -68,7 +69,6 @@ MAX_SUPPORTED_DISTANCE = 2 * BLOCKS - 1
 #: BAND0_BLOCK, BAND1_BLOCK.
 BAND_BLOCKS = (2, 3)
 assert len(BAND_BLOCKS) == BANDS, "one block hash per band (index.lua)"
-SECONDS_PER_DAY = 86400
 
 _INCOMPATIBLE = "NEWSCRAWL_INCOMPATIBLE_INDEX "
 
@@ -248,7 +248,7 @@ class SimhashIndex:
         return [simhash_bucket(self.prefix, i, b) for i, b in enumerate(blocks_of(fingerprint))]
 
     def today(self) -> int:
-        return int(self.clock() // SECONDS_PER_DAY)
+        return day_number(self.clock())
 
     def _maybe_tune(self) -> None:
         if self._tune_server and not self._tuned:
@@ -260,7 +260,7 @@ class SimhashIndex:
         f = check_fingerprint(fingerprint)
         sketch = self._check_sketch(sketch)
         now = self.clock()
-        today = int(now // SECONDS_PER_DAY)
+        today = day_number(now)
         days = self.retention_days
         min_day = -1 if days is None else today - days
         keys, args = self._keys_args(mode, f, doc_id, today, min_day, now, sketch)
@@ -442,7 +442,7 @@ class SimhashIndex:
         """
         self._maybe_tune()
         now = self.clock()
-        today = int(now // SECONDS_PER_DAY)
+        today = day_number(now)
         days = self.retention_days
         min_day = -1 if days is None else today - days
         mode = "check_add" if add else "query"

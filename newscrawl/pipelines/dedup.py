@@ -29,6 +29,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.context import CrawlContext
+from newscrawl.formats import fingerprint_hex
 from newscrawl.pipelines.store import StorePipeline
 from newscrawl.simhash.pool import FingerprintPool
 
@@ -61,10 +62,6 @@ class AlreadyStored(DropItem):
         # an expected outcome (every article again after `newscrawl reset`): INFO, like the
         # line logged with it, not one WARNING per article
         super().__init__(message, log_level="INFO")
-
-
-def hex64(value: int) -> str:
-    return f"{value:016x}"
 
 
 def _set_simhash(adapter: ItemAdapter, value: str | None) -> None:
@@ -166,7 +163,7 @@ class NearDuplicatePipeline:
             _set_simhash(adapter, None)
             logger.debug("No fingerprint for %s: stored without near-duplicate check", url)
             return item
-        _set_simhash(adapter, hex64(fp))
+        _set_simhash(adapter, fingerprint_hex(fp))
         self._inc("checked")
         # Retried while Redis is briefly away; safe to repeat (a retried add finds its own URL).
         match = await self._redis(self.index.check_and_add, fp, url, sketch,

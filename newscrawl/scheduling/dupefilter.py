@@ -21,11 +21,12 @@ builds the specs, logs filtered requests and updates ``dupefilter/filtered``.
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy.dupefilters import BaseDupeFilter
 
+from newscrawl.formats import today
+from newscrawl.meta import RUN_KINDS
 from newscrawl.redis.keys import (
     CRAWL_FAILURES,
     CRAWL_LISTSEEN,
@@ -52,26 +53,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-KIND_META = "newscrawl_kind"
-SITE_META = "newscrawl_site"
-#: Kinds visited on every run (once per run): start and list pages, sitemaps (robots.txt, index
-#: and child sitemaps) and feeds. Every other kind is an article: once ever.
-RUN_KINDS = frozenset({"start", "list", "sitemap", "feed"})
-#: Meta flag of the requests a spider yields from ``start()`` besides start pages (configured
-#: sitemaps and feeds): like start pages, only the worker that claimed the run schedules them.
-ROOT_META = "newscrawl_root"
 SHARDS = 1 << 16
-SECONDS_PER_DAY = 86400
-
-
-def today() -> int:
-    """Days since 1970-01-01 (UTC)."""
-    return int(time.time() // SECONDS_PER_DAY)
-
-
-def request_kind(request: Request) -> str:
-    kind = request.meta.get(KIND_META)
-    return kind if isinstance(kind, str) and kind else "article"
 
 
 class RedisDupeFilter(BaseDupeFilter):

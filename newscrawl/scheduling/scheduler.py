@@ -38,16 +38,11 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from newscrawl import _scrapy_compat as compat
 from newscrawl.context import CrawlContext, SchedulingConfig
 from newscrawl.exitcodes import ExitCode, set_exit_code
+from newscrawl.formats import today
+from newscrawl.meta import LEASE, ROOT, RUN_KINDS, SITE, RequestKind, request_kind
 from newscrawl.redis import RedisUnavailable, keys
 from newscrawl.scheduling import queue as q
-from newscrawl.scheduling.dupefilter import (
-    ROOT_META,
-    RUN_KINDS,
-    SITE_META,
-    RedisDupeFilter,
-    request_kind,
-    today,
-)
+from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, RunMarker, set_current_run
 from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
 
@@ -58,7 +53,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LEASE_META = "_newscrawl_lease"
 # How often an idle worker looks at the shared queue (Scrapy's own heartbeat is 5 s).
 POLL_SECONDS = 0.5
 STATS = "newscrawl/scheduler/"
@@ -288,12 +282,12 @@ class Scheduler(BaseScheduler):
             logger.error("Redis is gone: not scheduling %s", request)
             return False
         kind = request_kind(request)
-        if (kind == "start" or request.meta.get(ROOT_META)) and not self.run.claimed:
+        if (kind == RequestKind.START or request.meta.get(ROOT)) and not self.run.claimed:
             self._inc("start_skipped")
             return False
         fp = self.df.fingerprint8(request)
         origins: list[bytes] = []
-        parent = self._leases.get(request.meta.get(LEASE_META, ""))
+        parent = self._leases.get(request.meta.get(LEASE, ""))
         if parent is not None and not parent.responded and parent.failure is None:
             # A redirect or retry of a request in flight: it replaces its parent, whose URL is
             # marked done together with it.
@@ -318,8 +312,8 @@ class Scheduler(BaseScheduler):
             return False
         if result == q.PUSHED:
             self._inc("enqueued")
-            site = request.meta.get(SITE_META)
-            if kind == "article" and isinstance(site, str):
+            site = request.meta.get(SITE)
+            if kind == RequestKind.ARTICLE and isinstance(site, str):
                 self.site_stats.inc(site, "links", "new")
             if self.stats is not None:
                 self.stats.inc_value("scheduler/enqueued/redis")
@@ -342,7 +336,7 @@ class Scheduler(BaseScheduler):
         if entry is None:
             return None
         request = entry.request
-        request.meta[LEASE_META] = entry.id
+        request.meta[LEASE] = entry.id
         lease = Lease(entry)
         self._leases[entry.id] = lease
 
@@ -359,7 +353,7 @@ class Scheduler(BaseScheduler):
     # --- completion -----------------------------------------------------------------------------
 
     def _on_response(self, response: Any, request: Request, spider: Spider) -> None:
-        lease = self._leases.get(request.meta.get(LEASE_META, ""))
+        lease = self._leases.get(request.meta.get(LEASE, ""))
         if lease is not None:
             lease.responded = True
 
@@ -369,7 +363,7 @@ class Scheduler(BaseScheduler):
         request = getattr(response, "request", None)
         if request is None:
             return
-        lease = self._leases.get(request.meta.get(LEASE_META, ""))
+        lease = self._leases.get(request.meta.get(LEASE, ""))
         if lease is not None:
             lease.item_failure = failure
         if failure.check(RedisUnavailable):
@@ -392,7 +386,7 @@ class Scheduler(BaseScheduler):
         return q.OUTCOME_RELEASE, "no_outcome"
 
     def _complete(self, request: Request) -> None:
-        lease = self._leases.pop(request.meta.get(LEASE_META, ""), None)
+        lease = self._leases.pop(request.meta.get(LEASE, ""), None)
         if lease is None or self.queue is None:
             return
         if self._fatal is not None:

@@ -50,9 +50,20 @@ from twisted.web._newclient import ResponseFailed
 from newscrawl.context import CrawlContext
 from newscrawl.exitcodes import ExitCode, set_exit_code
 from newscrawl.items import ArticleItem
+from newscrawl.meta import (
+    DEPTH,
+    KIND,
+    KNOWN,
+    ROBOTS,
+    ROOT,
+    SITE,
+    SITEMAP_DEPTH,
+    WALK,
+    WALK_START,
+    RequestKind,
+)
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
-from newscrawl.scheduling.dupefilter import ROOT_META
 from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites
@@ -75,19 +86,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-KIND = "newscrawl_kind"
-SITE = "newscrawl_site"
-DEPTH = "newscrawl_depth"
-SITEMAP_DEPTH = "newscrawl_sitemap_depth"  # index nesting below a configured sitemap
-ROBOTS = "newscrawl_robots"  # a robots.txt read for its Sitemap: lines
-SOURCE_KINDS = ("sitemap", "feed")
-_PLURAL = {"sitemap": "sitemaps", "feed": "feeds"}  # stats prefix newscrawl/sitemaps/...
-#: Walk id (fingerprint of the start page a list page was reached from) and the number of
-#: consecutive list pages without anything new up to its parent; they travel with the request
-#: through the Redis queue, so any worker continues the walk.
-WALK = "newscrawl_walk"
-KNOWN = "newscrawl_known"
-WALK_START = "newscrawl_walk_start"
+SOURCE_KINDS = (RequestKind.SITEMAP, RequestKind.FEED)
+_PLURAL: dict[str, str] = {RequestKind.SITEMAP: "sitemaps", RequestKind.FEED: "feeds"}
 
 LIST_PRIORITY = 10
 ARTICLE_PRIORITY = 0
@@ -110,6 +110,7 @@ class SpiderConfig:
 #: errors in its own; both are listed for other download handlers). Documented in
 #: docs/design/architecture.md (``newscrawl/download/failed/<reason>``).
 _FAILURE_REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
+    ((RobotsForbidden,), "robots_forbidden"),
     ((RedirectLoop,), "redirect_loop"),
     ((DownloadCancelledError,), "too_large"),  # what DOWNLOAD_MAXSIZE raises
     ((DownloadTimeoutError, TxTimeoutError, TCPTimedOutError), "timeout"),
@@ -128,8 +129,6 @@ def failure_reason(failure: Failure) -> str:
     exc = failure.value
     if isinstance(exc, HttpError):
         return f"http_{exc.response.status}"
-    if isinstance(exc, RobotsForbidden):
-        return "robots_forbidden"
     for classes, reason in _FAILURE_REASONS:
         if isinstance(exc, classes):
             return reason
@@ -205,20 +204,21 @@ class PortalSpider(scrapy.Spider):
         if self.crawler is not None and self.crawler.stats is not None:
             self.crawler.stats.inc_value(key, count)
 
-    def _request(self, url: str, site: Site, kind: str, depth: int, *, walk: str | None = None,
-                 known: int = 0, start_url: str | None = None) -> Request:
-        callback = self.parse_article if kind == "article" else self.parse_page
+    def _request(self, url: str, site: Site, kind: RequestKind, depth: int, *,
+                 walk: str | None = None, known: int = 0, start_url: str | None = None
+                 ) -> Request:
+        callback = self.parse_article if kind == RequestKind.ARTICLE else self.parse_page
         meta: dict[str, Any] = {KIND: kind, SITE: site.name, DEPTH: depth}
-        if kind in ("start", "list"):
+        if kind in (RequestKind.START, RequestKind.LIST):
             meta[WALK_START] = start_url or url
-        if kind == "list":
+        if kind == RequestKind.LIST:
             meta[WALK] = walk
             meta[KNOWN] = known
         return Request(
             url,
             callback=callback,
             errback=self.on_error,
-            priority=ARTICLE_PRIORITY if kind == "article" else LIST_PRIORITY,
+            priority=ARTICLE_PRIORITY if kind == RequestKind.ARTICLE else LIST_PRIORITY,
             meta=meta,
         )
 
@@ -226,7 +226,7 @@ class PortalSpider(scrapy.Spider):
         for site in self.sites.values():
             for url in site.start_urls:
                 self._inc("newscrawl/requests/start")
-                yield self._request(url, site, "start", 0)
+                yield self._request(url, site, RequestKind.START, 0)
         for site in self.sites.values():
             for request in self._source_roots(site):
                 yield request
@@ -246,7 +246,7 @@ class PortalSpider(scrapy.Spider):
         site = self._site_of(response)
         if site is None:
             return
-        kind = response.meta.get(KIND, "start")
+        kind = response.meta.get(KIND, RequestKind.START)
         self._inc(f"newscrawl/pages/{kind}")
         self.site_stats.inc(site.name, "pages", kind)
         if not isinstance(response, TextResponse):
@@ -256,7 +256,8 @@ class PortalSpider(scrapy.Spider):
             return
         depth = int(response.meta.get(DEPTH, 0))
         article_urls, list_urls = self._page_links(response, site)
-        articles = [self._request(url, site, "article", depth + 1) for url in article_urls]
+        articles = [self._request(url, site, RequestKind.ARTICLE, depth + 1)
+                    for url in article_urls]
         self._inc("newscrawl/links/article", len(articles))
         self.site_stats.inc(site.name, "links", "seen", count=len(articles))
         yield from articles
@@ -326,7 +327,7 @@ class PortalSpider(scrapy.Spider):
             done = self.walks.done(articles)
             new = done.count(False)
         start_url = str(response.meta.get(WALK_START) or response.url)
-        if kind == "start":
+        if kind == RequestKind.START:
             known = 0
             walk = self.walks.walk_id(Request(start_url))
         else:
@@ -343,7 +344,7 @@ class PortalSpider(scrapy.Spider):
         if site.too_deep(depth + 1):
             self._inc("newscrawl/links/list_too_deep", len(list_urls))
             return
-        requests = [self._request(url, site, "list", depth + 1, walk=walk, known=known,
+        requests = [self._request(url, site, RequestKind.LIST, depth + 1, walk=walk, known=known,
                                   start_url=start_url) for url in list_urls]
         run_id = current_run(self.crawler) if self.crawler is not None else None
         results = (self.walks.reserve(run_id, walk, requests, site.max_list_pages) if run_id
@@ -373,7 +374,7 @@ class PortalSpider(scrapy.Spider):
         if site is None:
             return
         self._inc("newscrawl/pages/article")
-        self.site_stats.inc(site.name, "pages", "article")
+        self.site_stats.inc(site.name, "pages", RequestKind.ARTICLE)
         content_type = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip()
         if (
             not isinstance(response, TextResponse)
@@ -490,7 +491,7 @@ class PortalSpider(scrapy.Spider):
 
     # --- sitemaps and feeds ------------------------------------------------------------------
 
-    def _source_request(self, url: str, site: Site, kind: str, *, sitemap_depth: int = 0,
+    def _source_request(self, url: str, site: Site, kind: RequestKind, *, sitemap_depth: int = 0,
                         robots: bool = False, root: bool = False) -> Request:
         meta: dict[str, Any] = {KIND: kind, SITE: site.name, DEPTH: 0,
                                 SITEMAP_DEPTH: sitemap_depth}
@@ -498,10 +499,10 @@ class PortalSpider(scrapy.Spider):
             meta[ROBOTS] = True
             meta["dont_obey_robotstxt"] = True  # reading robots.txt is always allowed
         if root:
-            meta[ROOT_META] = True
+            meta[ROOT] = True
         return Request(
             url,
-            callback=self.parse_sitemap if kind == "sitemap" else self.parse_feed,
+            callback=self.parse_sitemap if kind == RequestKind.SITEMAP else self.parse_feed,
             errback=self.on_error,
             priority=LIST_PRIORITY,
             meta=meta,
@@ -511,13 +512,13 @@ class PortalSpider(scrapy.Spider):
         """The configured sitemaps and feeds of ``site`` (read on every run, like start pages)."""
         for url in site.sitemap_robots:
             self._inc("newscrawl/requests/sitemap")
-            yield self._source_request(url, site, "sitemap", robots=True, root=True)
+            yield self._source_request(url, site, RequestKind.SITEMAP, robots=True, root=True)
         for url in site.sitemap_urls:
             self._inc("newscrawl/requests/sitemap")
-            yield self._source_request(url, site, "sitemap", root=True)
+            yield self._source_request(url, site, RequestKind.SITEMAP, root=True)
         for url in site.feed_urls:
             self._inc("newscrawl/requests/feed")
-            yield self._source_request(url, site, "feed", root=True)
+            yield self._source_request(url, site, RequestKind.FEED, root=True)
 
     def _source_failed(self, site_name: Any, kind: str, reason: str, *,
                        downloaded: bool = True) -> None:
@@ -561,19 +562,19 @@ class PortalSpider(scrapy.Spider):
                                 max_bytes=self.sources_config.max_bytes,
                                 content_type=self._content_type(response))
         except SourceError as exc:
-            self._unusable(site, "sitemap", response, exc)
+            self._unusable(site, RequestKind.SITEMAP, response, exc)
             return
-        self._read(site, "sitemap", response, doc)
+        self._read(site, RequestKind.SITEMAP, response, doc)
         if doc.kind == "sitemapindex":
             yield from self._children(response, site, doc)
         else:
-            yield from self._listed(site, "sitemap", doc.urls)
+            yield from self._listed(site, RequestKind.SITEMAP, doc.urls)
 
     def _robots(self, response: Response, site: Site) -> Iterator[Request]:
         self._inc("newscrawl/sitemaps/robots_txt")
         urls = robots_sitemaps(response.body, response.url)
         if not urls:
-            self._source_failed(site.name, "sitemap", "robots_none")
+            self._source_failed(site.name, RequestKind.SITEMAP, "robots_none")
             logger.warning("Site %s: %s lists no Sitemap: line", site.name, response.url)
             return
         for url in urls:
@@ -586,7 +587,7 @@ class PortalSpider(scrapy.Spider):
                                response.url, url)
                 continue
             self._inc("newscrawl/requests/sitemap")
-            yield self._source_request(url, site, "sitemap")
+            yield self._source_request(url, site, RequestKind.SITEMAP)
 
     @staticmethod
     def _allowed(site: Site, url: str) -> bool:
@@ -615,7 +616,7 @@ class PortalSpider(scrapy.Spider):
                 self._inc("newscrawl/sitemaps/offsite")
                 continue
             self._inc("newscrawl/requests/sitemap")
-            yield self._source_request(url, site, "sitemap", sitemap_depth=depth + 1)
+            yield self._source_request(url, site, RequestKind.SITEMAP, sitemap_depth=depth + 1)
 
     def parse_feed(self, response: Response) -> Iterator[Request]:
         """An RSS or Atom feed: the article URLs of its entries."""
@@ -627,10 +628,10 @@ class PortalSpider(scrapy.Spider):
                              content_type=self._content_type(response),
                              max_bytes=self.sources_config.max_bytes)
         except SourceError as exc:
-            self._unusable(site, "feed", response, exc)
+            self._unusable(site, RequestKind.FEED, response, exc)
             return
-        self._read(site, "feed", response, doc)
-        yield from self._listed(site, "feed", doc.urls)
+        self._read(site, RequestKind.FEED, response, doc)
+        yield from self._listed(site, RequestKind.FEED, doc.urls)
 
     def _listed(self, site: Site, kind: str, urls: list[str]) -> Iterator[Request]:
         """Article requests for the URLs a sitemap or feed lists: within ``allowed_domains``,
@@ -655,7 +656,7 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/links/article")
             self.site_stats.inc(site.name, "links", "seen")
             try:
-                request = self._request(article, site, "article", 1)
+                request = self._request(article, site, RequestKind.ARTICLE, 1)
             except ValueError:
                 self._inc(f"newscrawl/{plural}/invalid")
                 continue

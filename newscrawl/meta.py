@@ -1,0 +1,50 @@
+"""What the spider tells the scheduler about a request: its kind and the other meta keys.
+
+They travel with the request through the Redis queue (JSON), so a kind is stored as its string
+value. Keys starting with ``_newscrawl`` are per-process and never queued.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+
+class RequestKind(StrEnum):
+    """What a request fetches (meta :data:`KIND`; stats ``newscrawl/pages/<kind>``)."""
+
+    START = "start"
+    LIST = "list"
+    SITEMAP = "sitemap"  # also a robots.txt read for its Sitemap: lines, and sitemap indexes
+    FEED = "feed"
+    ARTICLE = "article"
+
+
+#: Kinds read on every run (once per run). Every other kind is an article: fetched once ever.
+RUN_KINDS = (RequestKind.START, RequestKind.LIST, RequestKind.SITEMAP, RequestKind.FEED)
+
+KIND = "newscrawl_kind"
+SITE = "newscrawl_site"
+DEPTH = "newscrawl_depth"
+SITEMAP_DEPTH = "newscrawl_sitemap_depth"  # index nesting below a configured sitemap
+ROBOTS = "newscrawl_robots"  # a robots.txt read for its Sitemap: lines
+#: Walk id (fingerprint of the start page a list page was reached from) and the number of
+#: consecutive list pages without anything new up to its parent; they travel with the request
+#: through the Redis queue, so any worker continues the walk.
+WALK = "newscrawl_walk"
+KNOWN = "newscrawl_known"
+WALK_START = "newscrawl_walk_start"
+#: Set on the requests a spider yields from ``start()`` besides start pages (configured sitemaps
+#: and feeds): like start pages, only the worker that claimed the run schedules them.
+ROOT = "newscrawl_root"
+#: The scheduler's lease of a request in flight (per process, never queued).
+LEASE = "_newscrawl_lease"
+
+
+def request_kind(request: Request) -> str:
+    """The request's kind; a request without one is an article."""
+    kind = request.meta.get(KIND)
+    return kind if isinstance(kind, str) and kind else RequestKind.ARTICLE
