@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -64,10 +65,8 @@ def require(obj: object, names: Iterable[str], owner: str) -> None:
 
 def on_request_done(engine: ExecutionEngine, callback: Callable[[Request], None]
                     ) -> Callable[[], None]:
-    """Call ``callback(request)`` when ``engine`` is done with a request: in its
-    ``_remove_request``, which Scrapy 2.19's ``_start_scheduled_request`` runs once the download,
-    the callback or errback and every item it produced (through the pipelines) are finished.
-    Returns the function that undoes it. Also checks what :func:`wake_engine` needs."""
+    """Call ``callback(request)`` when ``engine`` is done with a request (its download, callback
+    or errback and every item through the pipelines); returns the function that undoes it."""
     require(engine, ("_remove_request", "_slot"), "ExecutionEngine")
     require(engine._slot, ("nextcall",), "ExecutionEngine._slot")
     original = engine._remove_request
@@ -79,11 +78,7 @@ def on_request_done(engine: ExecutionEngine, callback: Callable[[Request], None]
             return original(result, request=request)  # noqa: B012
 
     engine._remove_request = _remove_request  # type: ignore[method-assign,assignment]
-
-    def undo() -> None:
-        engine._remove_request = original  # type: ignore[method-assign]
-
-    return undo
+    return partial(setattr, engine, "_remove_request", original)
 
 
 def wake_engine(engine: ExecutionEngine | None) -> None:

@@ -13,9 +13,6 @@ so the spider's errback can tell it apart by type), and a robots.txt that cannot
 (host unreachable, timeout) is one WARNING line without a traceback instead of an ERROR: the
 host's pages are then fetched as if it had no robots.txt, and each page that fails is logged by
 the spider anyway.
-
-It uses internals of Scrapy's middleware (``_parsers`` and the methods around it), checked when it
-is built (:mod:`newscrawl._scrapy_compat`).
 """
 
 from __future__ import annotations
