@@ -11,6 +11,7 @@ for there); the embedded Redis is stopped (data saved, unless another process st
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -140,6 +141,13 @@ class CrawlContext:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.site_stats = SiteStats(crawler)
+        #: set by the scheduler: stops the crawl on a system fault (:mod:`newscrawl.faults`)
+        self.stop_on_fault: Callable[[BaseException], bool] | None = None
+
+    def report_fault(self, exc: BaseException) -> bool:
+        """Stop the crawl if ``exc`` is a system fault (the scheduler's :meth:`stop_on_fault`);
+        whether it was one. Without newscrawl's scheduler, nothing is stopped (False)."""
+        return self.stop_on_fault(exc) if self.stop_on_fault is not None else False
 
     @classmethod
     def of(cls, crawler: Crawler) -> CrawlContext:

@@ -18,11 +18,14 @@ class ExitCode(IntEnum):
     ERROR = 1
     #: ``newscrawl``: a usage error
     USAGE = 2
-    #: ``scrapy crawl``: Redis stayed unreachable past NEWSCRAWL_REDIS_RETRY_SECONDS
+    #: ``scrapy crawl``: Redis stayed unreachable past NEWSCRAWL_REDIS_RETRY_SECONDS, or refused
+    #: to write (out of memory, its persistence failing, a key of another type)
     REDIS_UNAVAILABLE = 3
     #: ``scrapy crawl``: the run finished without fetching one start, list, sitemap or feed page
     #: of any site (network down, every start URL dead): a dead daily crawl is noticed
     NO_SOURCES = 4
+    #: ``scrapy crawl``: the article store could not be written (disk full, not writable)
+    STORAGE_FAILED = 5
     #: ``newscrawl``: interrupted (Ctrl-C)
     INTERRUPTED = 130
 

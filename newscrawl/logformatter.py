@@ -1,15 +1,21 @@
-"""Scrapy's log formatter, with a dropped item logged on one line (its URL and the reason).
+"""Scrapy's log formatter, with a dropped or failed item logged on one line (its URL and the
+reason).
 
 Scrapy logs a dropped item with the whole item (an article's full text) on the following lines;
-a near-duplicate dropped at INFO (newscrawl.pipelines.dedup) would fill the log with texts.
+a near-duplicate dropped at INFO (newscrawl.pipelines.dedup) would fill the log with texts. An
+item that failed on a system fault (newscrawl.faults: a full disk, Redis out of memory) is logged
+at DEBUG: the crawl stops with one CRITICAL line naming the fault and what to do.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.logformatter import LogFormatter as ScrapyLogFormatter
+
+from newscrawl.faults import system_fault
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -33,4 +39,14 @@ class LogFormatter(ScrapyLogFormatter):
         url = ItemAdapter(item).get(self.url_field) if ItemAdapter.is_item(item) else None
         result["msg"] = "Dropped %(url)s: %(exception)s"
         result["args"] = {"url": url or "an item", "exception": exception}
+        return result
+
+    def item_error(self, item: Any, exception: BaseException,
+                   response: Response | Failure | None, spider: Spider) -> LogFormatterResult:
+        result = super().item_error(item, exception, response, spider)
+        url = ItemAdapter(item).get(self.url_field) if ItemAdapter.is_item(item) else None
+        result["msg"] = "Error processing %(url)s: %(exception)s"
+        result["args"] = {"url": url or "an item", "exception": exception}
+        if system_fault(exception) is not None:
+            result["level"] = logging.DEBUG
         return result

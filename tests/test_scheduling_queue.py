@@ -16,7 +16,7 @@ from scrapy.http import FormRequest
 from scrapy.utils.test import get_crawler
 
 from newscrawl.defaults import DEADLETTER_MAX
-from newscrawl.redis import RedisUnavailable, RetryPolicy
+from newscrawl.redis import RedisRefused, RedisUnavailable, RetryPolicy
 from newscrawl.redis.keys import Keys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling import serializer
@@ -65,7 +65,8 @@ def make_queue(client: redis.Redis, spider: Spider, lease: float = 60,
     return q.LeasedPriorityQueue(
         client, spider, "t:unit:requests", inflight_key="t:unit:inflight",
         seq_key="t:unit:seq", deadletter_key="t:unit:dead", pending_key="t:unit:pending",
-        failures_key="t:unit:failures", lease_seconds=lease, retry=RetryPolicy(1),
+        failures_key="t:unit:failures", retry_key="t:unit:retry", lease_seconds=lease,
+        retry=RetryPolicy(1),
         deadletter_max=DEADLETTER_MAX,
         on_dead_letter=(lambda raw, err: dead.append(err)) if dead is not None else None,
     )
@@ -296,9 +297,17 @@ def test_retry_policy_recovers_and_gives_up() -> None:
 
     with pytest.raises(RedisUnavailable):
         RetryPolicy(3, sleep=sleep, clock=lambda: now["t"]).call(down)
+    sleeps.clear()
     with pytest.raises(redis.ResponseError):  # not transient: raised at once
         RetryPolicy(3, sleep=sleep, clock=lambda: now["t"]).call(
-            lambda: (_ for _ in ()).throw(redis.ResponseError("WRONGTYPE")))
+            lambda: (_ for _ in ()).throw(redis.ResponseError("ERR bad script")))
+    # a refusal no retry fixes: raised at once as RedisRefused, with what to do
+    with pytest.raises(RedisRefused) as refused:
+        RetryPolicy(3, sleep=sleep, clock=lambda: now["t"]).call(
+            lambda: (_ for _ in ()).throw(redis.ResponseError(
+                "WRONGTYPE Operation against a key holding the wrong kind of value")), what="ack")
+    assert "another type" in refused.value.advice and refused.value.what == "ack"
+    assert not sleeps
 
 
 def test_calls_meeting_one_outage_share_its_window() -> None:

@@ -514,6 +514,13 @@ class SimhashIndex:
         value = self.client.hget(self.meta_key, "version")
         return None if value is None else _text(value)
 
+    def check_version(self) -> None:
+        """IncompatibleIndexError if the index holds fingerprints of another version (the check
+        every write makes, asked before the first one)."""
+        stored = self.stored_version()
+        if stored is not None and self.version is not None and stored != self.version:
+            raise IncompatibleIndexError(stored, self.version)
+
     def count(self) -> int:
         """Number of stored fingerprints (from the meta counter)."""
         value = self.client.hget(self.meta_key, "count")

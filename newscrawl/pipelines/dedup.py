@@ -80,6 +80,7 @@ class NearDuplicatePipeline:
         self.stats: StatsCollector | None = crawler.stats
         self.site_stats = context.site_stats
         self.retry = context.retry  # shared with the scheduler: one outage per crawl
+        self.context = context
         # Worker replies are read by the asyncio event loop: with another Twisted reactor,
         # fingerprint in-process (without a running loop, each call does so by itself).
         asyncio_ok = not is_reactor_installed() or is_asyncio_reactor_installed()
@@ -118,7 +119,17 @@ class NearDuplicatePipeline:
         from scrapy import signals
 
         crawler.signals.connect(pipe.close, signal=signals.spider_closed)
+        crawler.signals.connect(pipe.check_index, signal=signals.spider_opened)
         return pipe
+
+    def check_index(self) -> None:
+        """Refuse to start on an index of another decision version (one CRITICAL line with the
+        rebuild recipe, exit 1) instead of failing every item."""
+        try:
+            self.retry.call(self.index.check_version, what="index version")
+        except Exception as exc:
+            if not self.context.report_fault(exc):
+                raise
 
     def close(self) -> None:
         """Stop the fingerprint workers and close the index (the crawl's embedded Redis is

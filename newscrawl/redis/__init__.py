@@ -13,8 +13,8 @@ from newscrawl.redis._client import (
     resolve_redis_url,
 )
 from newscrawl.redis._embedded import EMBEDDED_REGISTRY_NAME, close_embedded, open_embedded
-from newscrawl.redis._retry import RedisUnavailable, RetryPolicy, describe
+from newscrawl.redis._retry import RedisRefused, RedisUnavailable, RetryPolicy, describe
 
-__all__ = ["EMBEDDED_REGISTRY_NAME", "RedisConfig", "RedisUnavailable", "RetryPolicy",
-           "close_embedded", "describe", "get_client", "open_embedded", "redact_url",
-           "resolve_data_dir", "resolve_prefix", "resolve_redis_url"]
+__all__ = ["EMBEDDED_REGISTRY_NAME", "RedisConfig", "RedisRefused", "RedisUnavailable",
+           "RetryPolicy", "close_embedded", "describe", "get_client", "open_embedded",
+           "redact_url", "resolve_data_dir", "resolve_prefix", "resolve_redis_url"]

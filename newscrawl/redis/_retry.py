@@ -3,8 +3,10 @@
 ``RetryPolicy(60).call(fn, *args)`` calls ``fn`` and, on a connection-level error
 (connection refused/reset, timeout, ``LOADING`` after a restart, read-only replica during a
 failover), sleeps with exponential backoff (0.1 s doubling to 5 s) and tries again until
-``retry_seconds`` have passed; then it raises :class:`RedisUnavailable`. Other errors (wrong
-type, script errors, ...) are raised at once: retrying cannot fix them.
+``retry_seconds`` have passed; then it raises :class:`RedisUnavailable`. An error reply that no
+retry fixes (``OOM``, ``MISCONF``, ``WRONGTYPE``...) raises :class:`RedisRefused` at once (a
+``RedisUnavailable``: the crawl stops the same way); other errors (script errors, ...) are raised
+as they are.
 
 One policy serves every component of a crawl that writes to Redis (its crawl context). The call
 blocks the calling thread (in Scrapy: the reactor) while it waits, which is deliberate: without
@@ -48,6 +50,16 @@ class RedisUnavailable(RuntimeError):
         super().__init__(
             f"Redis unavailable for {waited:.0f} s during {what}: {describe(last_error)}"
         )
+
+
+class RedisRefused(RedisUnavailable):
+    """Redis answered with an error no retry fixes: out of memory, its persistence failing,
+    a key of another type (``newscrawl.faults`` has the advice for each)."""
+
+    def __init__(self, what: str, reply: BaseException, advice: str) -> None:
+        self.reply = reply
+        self.advice = advice
+        super().__init__(what, 0.0, reply)
 
 
 def describe(exc: BaseException | None) -> str:
@@ -156,6 +168,14 @@ class RetryPolicy:
                 self.sleep(min(delay, max(0.0, self.retry_seconds - waited)))
                 delay = min(delay * 2, self.max_delay)
                 continue
+            except redis.ResponseError as exc:
+                # OOM, MISCONF, WRONGTYPE...: retrying cannot fix them; the crawl stops
+                from newscrawl.faults import redis_refusal
+
+                advice = redis_refusal(exc)
+                if advice is None:
+                    raise
+                raise RedisRefused(label, exc, advice) from exc
             self.started = None  # the outage, if any, is over
             if attempt:
                 logger.warning("Redis is back (%s) after %d retries", label, attempt)

@@ -39,6 +39,10 @@ CRAWL_SEEN_PRUNED = "{prefix}:{spider}:seen-pruned"
 CRAWL_PENDING = "{prefix}:{spider}:pending"
 # Hash: 8-byte fingerprint -> "attempts:day" of an article whose download failed.
 CRAWL_FAILURES = "{prefix}:{spider}:failures"
+# Hash: 8-byte fingerprint -> JSON {url, kind, reason, ts, entry} of a request (an article, a
+# list/sitemap/feed page) whose last attempt failed: the next run's first worker queues it again,
+# wherever it sits, until NEWSCRAWL_MAX_ATTEMPTS (then it is given up and removed).
+CRAWL_RETRY = "{prefix}:{spider}:retry"
 # List: JSON {ts, error, raw_b64} of queue entries that could not be read (capped).
 CRAWL_DEADLETTER = "{prefix}:{spider}:deadletter"
 # String with TTL: the id of the current run (SET NX EX by the worker that starts the run).

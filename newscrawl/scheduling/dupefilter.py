@@ -31,6 +31,7 @@ from newscrawl.redis.keys import (
     CRAWL_FAILURES,
     CRAWL_LISTSEEN,
     CRAWL_PENDING,
+    CRAWL_RETRY,
     CRAWL_SEEN,
     CRAWL_SEEN_PRUNED,
     Keys,
@@ -82,6 +83,7 @@ class RedisDupeFilter(BaseDupeFilter):
         self._logged_once = False
         self.pending_key = keys(CRAWL_PENDING)
         self.failures_key = keys(CRAWL_FAILURES)
+        self.retry_key = keys(CRAWL_RETRY)
         self.pruned_key = keys(CRAWL_SEEN_PRUNED)
 
     @classmethod
@@ -191,7 +193,7 @@ class RedisDupeFilter(BaseDupeFilter):
         pattern_listseen = self.listseen_key("*")
 
         def wipe() -> None:
-            names = [self.pending_key, self.failures_key, self.pruned_key]
+            names = [self.pending_key, self.failures_key, self.retry_key, self.pruned_key]
             names += list(self.server.scan_iter(match=pattern_listseen, count=1000))
             shard_keys = self.shard_keys()
             for i in range(0, len(shard_keys), 4096):
@@ -241,6 +243,7 @@ class RedisDupeFilter(BaseDupeFilter):
                     stale.append(field)
             if stale:
                 self.server.hdel(self.failures_key, *stale)
+                self.server.hdel(self.retry_key, *stale)
             return len(stale)
 
         return int(self.retry.call(prune, what="prune failure records"))

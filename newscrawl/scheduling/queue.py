@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,8 @@ FILTERED_FAILED_THIS_RUN = -3
 OUTCOME_DONE = "done"
 OUTCOME_FAILED = "failed"
 OUTCOME_RELEASE = "release"
+OUTCOME_SOURCE_DONE = "srcdone"  # a start/list/sitemap/feed page fetched: nothing to retry
+OUTCOME_SOURCE_FAILED = "srcfailed"  # ... failed: retried by a later run, as articles are
 ACK_LOST = -1
 ACK_RELEASED = 0
 ACK_DONE = 1
@@ -116,6 +118,7 @@ class LeasedPriorityQueue(Base):
         deadletter_key: str,
         pending_key: str,
         failures_key: str,
+        retry_key: str,
         lease_seconds: float,
         retry: RetryPolicy,
         deadletter_max: int,
@@ -128,6 +131,7 @@ class LeasedPriorityQueue(Base):
         self.deadletter_key = deadletter_key
         self.pending_key = pending_key
         self.failures_key = failures_key
+        self.retry_key = retry_key
         self.lease_ms = int(lease_seconds * 1000)
         self.retry = retry
         self.deadletter_max = deadletter_max
@@ -282,19 +286,44 @@ class LeasedPriorityQueue(Base):
         *,
         failed_key: str | None = None,
         failed_ttl: int = 0,
+        reason: str = "",
     ) -> int:
         """Remove a processed entry from the in-flight set and record its outcome.
 
         ``seen`` lists (shard key, member) to mark done on success or when giving up. A failed
         entry is added to ``failed_key`` (the run's set, TTL ``failed_ttl``) when given, so it is
-        not queued again in this run. Returns ACK_* (ACK_LOST when the entry was no longer in
-        flight).
+        not queued again in this run, and kept in the retry hash with ``reason`` until a later
+        run fetches it (:meth:`retry_records`). Returns ACK_* (ACK_LOST when the entry was no
+        longer in flight).
         """
         keys = [self.inflight_key, self.pending_key, self.failures_key,
-                failed_key or self.key + ":none", *(k for k, _ in seen)]
+                failed_key or self.key + ":none", self.retry_key, *(k for k, _ in seen)]
+        record = json.dumps({"url": entry.request.url, "kind": entry.kind, "reason": reason,
+                             "ts": int(time.time()), "entry": entry.raw.decode("utf-8")},
+                            ensure_ascii=False)
         args: list[Any] = [entry.raw, outcome, entry.fp, "1" if entry.pending else "0", day,
-                           max_attempts, failed_ttl if failed_key else 0, *(m for _, m in seen)]
+                           max_attempts, failed_ttl if failed_key else 0, record,
+                           *(m for _, m in seen)]
         return int(self.retry.call(self._ack, keys=keys, args=args, what="ack"))
+
+    def retry_records(self, count: int = 500) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """(fingerprint, record) of every request whose last attempt failed (``ack``), to be
+        queued again; a record that does not parse is yielded as ``{}``."""
+        cursor = 0
+        while True:
+            cursor, batch = self.retry.call(self.server.hscan, self.retry_key, cursor,
+                                            count=count, what="read failed requests")
+            for fp, raw in batch.items():
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    record = {}
+                yield bytes(fp), record if isinstance(record, dict) else {}
+            if not cursor:
+                return
+
+    def forget_retry(self, fp: bytes) -> None:
+        self.retry.call(self.server.hdel, self.retry_key, fp, what="forget a failed request")
 
     def mark_done(self, seen: Sequence[tuple[str, bytes]], day: int) -> None:
         if seen:

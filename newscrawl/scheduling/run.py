@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 #: Close reason of the spider when Redis stayed unreachable (exit code 3).
 REASON_REDIS_UNAVAILABLE = "redis_unavailable"
+#: Close reason of the spider when a fault of the crawl's own machinery stopped it
+#: (newscrawl.faults: a full disk, Redis refusing writes, an index of another version).
+REASON_SYSTEM_FAULT = "system_fault"
 
 _RUN_ATTR = "_newscrawl_run_id"
 

@@ -37,13 +37,19 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from newscrawl import _scrapy_compat as compat
 from newscrawl.context import CrawlContext, SchedulingConfig
-from newscrawl.exitcodes import ExitCode, set_exit_code
+from newscrawl.exitcodes import set_exit_code
+from newscrawl.faults import SystemFault, system_fault
 from newscrawl.formats import today
 from newscrawl.meta import LEASE, ROOT, RUN_KINDS, SITE, RequestKind, request_kind
-from newscrawl.redis import RedisUnavailable, keys
+from newscrawl.redis import RedisRefused, RedisUnavailable, keys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
-from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, RunMarker, set_current_run
+from newscrawl.scheduling.run import (
+    REASON_REDIS_UNAVAILABLE,
+    REASON_SYSTEM_FAULT,
+    RunMarker,
+    set_current_run,
+)
 from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
 
 if TYPE_CHECKING:
@@ -81,6 +87,18 @@ def _tracking_errback(
     return errback
 
 
+def _failure_reason(lease: Lease) -> str:
+    """Why a request failed, for the retry record and the give-up warning ("" if it did not)."""
+    failure = lease.item_failure or lease.failure
+    if failure is None:
+        return ""
+    exc = failure.value
+    if isinstance(exc, HttpError):
+        return f"HTTP {exc.response.status}"
+    where = "pipeline: " if lease.item_failure is not None else ""
+    return f"{where}{type(exc).__name__}: {exc}"[:300]
+
+
 class Scheduler(BaseScheduler):
     """Scrapy scheduler on a leased Redis queue (see the module docstring)."""
 
@@ -95,7 +113,11 @@ class Scheduler(BaseScheduler):
         self.queue: q.LeasedPriorityQueue | None = None
         self.run: RunMarker | None = None
         self._leases: dict[str, Lease] = {}
-        self._fatal: RedisUnavailable | None = None
+        # the system fault that stopped the crawl (newscrawl.faults); once set, nothing more is
+        # scheduled or acknowledged
+        self._fatal: SystemFault | None = None
+        self._redis_gone = False  # the fault is Redis being unreachable: leave Redis alone
+        self._close_reason = REASON_REDIS_UNAVAILABLE
         self._idle_since: float | None = None
         self._last_reap = time.monotonic()
         self._finished = False
@@ -103,6 +125,7 @@ class Scheduler(BaseScheduler):
         self._unhook_engine: Callable[[], None] | None = None
         self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
         self.site_stats = self.context.site_stats
+        self.context.stop_on_fault = self.stop_on_fault
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
@@ -139,11 +162,11 @@ class Scheduler(BaseScheduler):
         except RedisUnavailable as exc:
             # Not raised: Scrapy would leave the scraper unopened and log tracebacks at close.
             # Closing is asked for once every component is open (CloseSpider from spider_opened).
-            self._set_fatal(exc, close=False)
+            self.stop_on_fault(exc, close=False)
             self.crawler.signals.connect(self._close_at_open, signal=signals.spider_opened)
 
     def _close_at_open(self) -> None:
-        raise CloseSpider(REASON_REDIS_UNAVAILABLE)
+        raise CloseSpider(self._close_reason)
 
     def _open(self, spider: Spider) -> None:
         self.spider = spider
@@ -156,6 +179,7 @@ class Scheduler(BaseScheduler):
             deadletter_key=self.df.keys(keys.CRAWL_DEADLETTER),
             pending_key=self.df.pending_key,
             failures_key=self.df.failures_key,
+            retry_key=self.df.retry_key,
             lease_seconds=self.config.lease_seconds,
             retry=self.df.retry,
             deadletter_max=self.config.deadletter_max,
@@ -177,6 +201,8 @@ class Scheduler(BaseScheduler):
             logger.info("Started crawl run %s (this worker schedules the start pages)",
                         self.run.run_id)
             self.df.prune()
+            set_current_run(self.crawler, self.run.run_id)
+            self._queue_failed()
         else:
             self._inc("run_joined")
             logger.info("Joined crawl run %s as an extra worker (start pages skipped)",
@@ -202,17 +228,52 @@ class Scheduler(BaseScheduler):
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
 
+    def _queue_failed(self) -> None:
+        """Queue again what failed in earlier runs (the retry hash), wherever it sits: a page
+        below the list pages a walk reads again is not linked again by them. Articles keep their
+        de-duplication (done or already queued: skipped); a source page is queued once per
+        run like any other."""
+        assert self.queue is not None and self.run is not None and self.spider is not None
+        sites = getattr(self.spider, "sites", None)
+        queued = skipped = 0
+        for fp, record in self.queue.retry_records():
+            raw = record.get("entry")
+            try:
+                entry = self.queue.decode(raw.encode("utf-8") if isinstance(raw, str) else b"")
+            except (SerializationError, ValueError, TypeError, KeyError) as exc:
+                logger.warning("Dropping an unreadable failed-request record (%s)", exc)
+                self.queue.forget_retry(fp)
+                continue
+            request = entry.request
+            site = request.meta.get(SITE)
+            if sites is not None and isinstance(site, str) and site not in sites:
+                skipped += 1  # its site is not in this sites file: kept for a crawl that has it
+                continue
+            kind = request_kind(request)
+            spec = self.df.spec(request, kind, entry.fp, self.run.run_id)
+            payload = self.queue.encode(
+                request, kind=kind, fp=entry.fp,
+                pending=spec.mode in (q.MODE_ONCE, q.MODE_FORCE_PENDING), origins=entry.origins)
+            result = self.queue.push_entry(payload, request.priority, spec)
+            if result == q.PUSHED:
+                queued += 1
+            elif result == q.FILTERED_DONE:
+                self.queue.forget_retry(fp)  # done since (e.g. by a redirect of another link)
+        if queued:
+            self._inc("retried_failures", queued)
+            logger.info("Queued %d requests that failed in earlier runs (tried up to"
+                        " NEWSCRAWL_MAX_ATTEMPTS=%d times)", queued, self.config.max_attempts)
+        if skipped:
+            logger.info("Kept %d failed requests of sites not in this sites file for later",
+                        skipped)
+
     def close(self, reason: str) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         if self._unhook_engine is not None:
             self._unhook_engine()
-        if self._fatal is not None:
-            if self._leases:
-                logger.error(
-                    "%d requests were in flight when Redis went away; they stay in the in-flight"
-                    " set and are requeued when their lease expires", len(self._leases),
-                )
+        if self._fatal is not None or reason == REASON_SYSTEM_FAULT:
+            self._close_after_fault()
             return
         try:
             self._requeue_leftovers()
@@ -222,7 +283,30 @@ class Scheduler(BaseScheduler):
             if not self.config.persist:
                 self.flush()
         except RedisUnavailable as exc:
-            self._set_fatal(exc, close=False)
+            self.stop_on_fault(exc, close=False)
+            self._close_after_fault()
+
+    def _close_after_fault(self) -> None:
+        """After a system fault: give the requests in flight back to the queue and end the
+        run this worker started, so the next crawl starts a run of its own (with the start
+        pages) instead of joining a stopped one. Best effort: with Redis gone, or refusing
+        writes, the leases stay in the in-flight set and are requeued when they expire."""
+        if not self._redis_gone:
+            try:
+                self._requeue_leftovers()
+            except RedisUnavailable as exc:
+                logger.debug("Cannot requeue after the fault: %s", exc)
+            try:
+                if self.run is not None and self.run.release():
+                    logger.info("Crawl run %s stopped; the next crawl starts a new run",
+                                self.run.run_id)
+            except RedisUnavailable as exc:
+                logger.debug("Cannot end the run after the fault: %s", exc)
+        if self._leases:
+            logger.error(
+                "%d requests were in flight when the crawl stopped; they stay in the in-flight"
+                " set and are requeued when their lease expires", len(self._leases),
+            )
 
     def _requeue_leftovers(self) -> None:
         assert self.queue is not None
@@ -238,21 +322,35 @@ class Scheduler(BaseScheduler):
 
     # --- Redis failure --------------------------------------------------------------------------
 
-    def _set_fatal(self, exc: RedisUnavailable, *, close: bool = True) -> None:
+    def stop_on_fault(self, exc: BaseException, *, close: bool = True) -> bool:
+        """Stop the crawl if ``exc`` is a system fault (:mod:`newscrawl.faults`): one CRITICAL
+        line naming the cause and what to do, the fault's exit code, nothing acknowledged from
+        now on. Returns whether it was one (the first fault wins; later ones return True)."""
+        fault = system_fault(exc)
+        if fault is None:
+            return False
         if self._fatal is not None:
-            return
-        self._fatal = exc
-        self._inc("redis_unavailable")
-        set_exit_code(self.crawler, ExitCode.REDIS_UNAVAILABLE)
-        logger.critical(
-            "Redis is unreachable (%s, retried for %.0f s, NEWSCRAWL_REDIS_RETRY_SECONDS=%s);"
-            " stopping the crawl (exit code %d). Queued and in-flight requests stay in Redis and"
-            " are resumed by the next run.",
-            exc, exc.waited, self.config.redis_retry_seconds, ExitCode.REDIS_UNAVAILABLE,
-        )
+            return True
+        self._fatal = fault
+        set_exit_code(self.crawler, fault.exit_code)
+        if isinstance(exc, RedisUnavailable) and not isinstance(exc, RedisRefused):
+            self._redis_gone = True
+            self._inc("redis_unavailable")
+            logger.critical(
+                "Redis is unreachable (%s, retried for %.0f s, NEWSCRAWL_REDIS_RETRY_SECONDS=%s);"
+                " stopping the crawl (exit code %d). Queued and in-flight requests stay in Redis"
+                " and are resumed by the next run.",
+                exc, exc.waited, self.config.redis_retry_seconds, fault.exit_code,
+            )
+        else:
+            self._close_reason = REASON_SYSTEM_FAULT
+            self._inc(f"system_fault/{fault.kind}")
+            logger.critical("Stopping the crawl (exit code %d): %s", fault.exit_code,
+                            fault.line())
         engine = self.crawler.engine
         if close and engine is not None and engine.spider is not None:
-            deferred_from_coro(engine.close_spider_async(reason=REASON_REDIS_UNAVAILABLE))
+            deferred_from_coro(engine.close_spider_async(reason=self._close_reason))
+        return True
 
     # --- scheduling -----------------------------------------------------------------------------
 
@@ -267,7 +365,7 @@ class Scheduler(BaseScheduler):
         try:
             return len(self.queue) > 0
         except RedisUnavailable as exc:
-            self._set_fatal(exc)
+            self.stop_on_fault(exc)
             return False
 
     def __len__(self) -> int:
@@ -278,8 +376,10 @@ class Scheduler(BaseScheduler):
     def enqueue_request(self, request: Request) -> bool:
         assert self.queue is not None and self.run is not None
         if self._fatal is not None:
-            self._inc("lost_on_redis_failure")
-            logger.error("Redis is gone: not scheduling %s", request)
+            # stopping on a fault: the page that linked this one is not acknowledged, so it is
+            # fetched again by the next run and links it again
+            self._inc("lost_on_redis_failure" if self._redis_gone else "not_scheduled_after_fault")
+            logger.debug("Stopping: not scheduling %s", request)
             return False
         kind = request_kind(request)
         if (kind == RequestKind.START or request.meta.get(ROOT)) and not self.run.claimed:
@@ -307,13 +407,15 @@ class Scheduler(BaseScheduler):
             if result == q.FILTERED_DONE and origins:
                 self.queue.mark_done([self.df.seen_target(o) for o in origins], today())
         except RedisUnavailable as exc:
-            self._set_fatal(exc)
+            self.stop_on_fault(exc)
             self._inc("lost_on_redis_failure")
             return False
         if result == q.PUSHED:
             self._inc("enqueued")
             site = request.meta.get(SITE)
-            if kind == RequestKind.ARTICLE and isinstance(site, str):
+            # "new": an article URL first queued in this run, not a retry or a redirect's hop
+            if kind == RequestKind.ARTICLE and isinstance(site, str) \
+                    and spec.mode == q.MODE_ONCE and not origins:
                 self.site_stats.inc(site, "links", "new")
             if self.stats is not None:
                 self.stats.inc_value("scheduler/enqueued/redis")
@@ -331,7 +433,7 @@ class Scheduler(BaseScheduler):
         try:
             entry = self.queue.pop()
         except RedisUnavailable as exc:
-            self._set_fatal(exc)
+            self.stop_on_fault(exc)
             return None
         if entry is None:
             return None
@@ -366,23 +468,23 @@ class Scheduler(BaseScheduler):
         lease = self._leases.get(request.meta.get(LEASE, ""))
         if lease is not None:
             lease.item_failure = failure
-        if failure.check(RedisUnavailable):
-            self._set_fatal(failure.value)
+        self.stop_on_fault(failure.value)
 
     def _outcome(self, lease: Lease) -> tuple[str, str]:
         """(ack outcome, stats name) of a request the engine is done with."""
         run_kind = lease.entry.kind in RUN_KINDS
+        failed = q.OUTCOME_SOURCE_FAILED if run_kind else q.OUTCOME_FAILED
         if lease.item_failure is not None:
-            return (q.OUTCOME_RELEASE if run_kind else q.OUTCOME_FAILED), "item_failed"
+            return failed, "item_failed"
         failure = lease.failure
         if failure is not None:
             if failure.check(HttpError) or not failure.check(IgnoreRequest):
-                return (q.OUTCOME_RELEASE if run_kind else q.OUTCOME_FAILED), "failed"
-            return (q.OUTCOME_RELEASE if run_kind else q.OUTCOME_DONE), "ignored"
+                return failed, "failed"
+            return (q.OUTCOME_SOURCE_DONE if run_kind else q.OUTCOME_DONE), "ignored"
         if lease.replaced:
             return q.OUTCOME_RELEASE, "replaced"
         if lease.responded:
-            return (q.OUTCOME_RELEASE if run_kind else q.OUTCOME_DONE), "processed"
+            return (q.OUTCOME_SOURCE_DONE if run_kind else q.OUTCOME_DONE), "processed"
         return q.OUTCOME_RELEASE, "no_outcome"
 
     def _complete(self, request: Request) -> None:
@@ -396,15 +498,16 @@ class Scheduler(BaseScheduler):
         seen = []
         if outcome in (q.OUTCOME_DONE, q.OUTCOME_FAILED):
             seen = [self.df.seen_target(fp) for fp in (lease.entry.fp, *lease.entry.origins)]
+        reason = _failure_reason(lease)
         try:
             result = self.queue.ack(
                 lease.entry, outcome, seen, today(), self.config.max_attempts,
                 failed_key=self.df.listseen_key(self.run.run_id) if self.run else None,
-                failed_ttl=self.config.run_ttl,
+                failed_ttl=self.config.run_ttl, reason=reason,
             )
         except RedisUnavailable as exc:
             self._leases[lease.entry.id] = lease
-            self._set_fatal(exc)
+            self.stop_on_fault(exc)
             return
         self._inc(name)
         if result == q.ACK_LOST:
@@ -415,8 +518,8 @@ class Scheduler(BaseScheduler):
             )
         elif result == q.ACK_GAVE_UP:
             self._inc("gave_up")
-            logger.warning("Giving up on %s after %d failed attempts", request.url,
-                           self.config.max_attempts)
+            logger.warning("Giving up on %s after %d failed attempts (last: %s)", request.url,
+                           self.config.max_attempts, reason)
         elif name == "no_outcome":
             logger.warning("No response nor error recorded for %s; released", request.url)
 
@@ -443,7 +546,7 @@ class Scheduler(BaseScheduler):
                 logger.info("Requeued %d requests whose worker died (lease expired)", reaped)
             self.run.refresh()
         except RedisUnavailable as exc:
-            self._set_fatal(exc)
+            self.stop_on_fault(exc)
             return
 
     def _on_idle(self, spider: Spider) -> None:
@@ -456,7 +559,7 @@ class Scheduler(BaseScheduler):
         try:
             busy = bool(self._leases) or len(self.queue) > 0 or self.queue.inflight_count() > 0
         except RedisUnavailable as exc:
-            self._set_fatal(exc)
+            self.stop_on_fault(exc)
             return
         now = time.monotonic()
         if busy:

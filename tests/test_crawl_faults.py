@@ -1,0 +1,215 @@
+"""Faults met as an operator meets them, with real ``scrapy crawl portal`` runs on loopback.
+
+A site's fault (a 503) is counted and retried by the next run wherever the page sits; a fault of
+the crawl's own machinery (a full disk, Redis out of memory, an index of another version) stops
+the run at once with one CRITICAL line and a non-zero exit, and the next run, once the fault is
+mended, stores every article exactly once (docs/operations.md, "Faults").
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from crawlrun import CrawlResult, run_crawl, start_crawl, stored_urls, wait_for
+from mockportal import DailyPortal, MockPortal
+from redisserver import RedisServer
+
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8", "RETRY_TIMES=0")
+
+
+@pytest.fixture
+def daily() -> Iterator[DailyPortal]:
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        yield DailyPortal(portal, per_page=8, home=5)
+    finally:
+        portal.stop()
+
+
+def write_sites(tmp_path: Path, daily: DailyPortal) -> Path:
+    path = tmp_path / "sites.toml"
+    path.write_text(daily.sites_toml(), encoding="utf-8")
+    return path
+
+
+def ok(result: CrawlResult) -> CrawlResult:
+    assert result.returncode == 0, result.log[-4000:]
+    return result
+
+
+def criticals(result: CrawlResult) -> list[str]:
+    return [line for line in result.log.splitlines() if " CRITICAL: " in line]
+
+
+def assert_all_stored_once(tmp_path: Path, daily: DailyPortal) -> None:
+    stored = stored_urls(tmp_path)
+    assert stored == {daily.portal.url(p): 1 for p in daily.paths}, (
+        sorted(set(daily.portal.url(p) for p in daily.paths) - set(stored)),
+        {u: n for u, n in stored.items() if n > 1})
+
+
+def test_a_503_on_a_deep_list_page_is_fetched_by_the_next_run(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    sites = write_sites(tmp_path, daily)
+    daily.publish(45)  # list pages 1-6
+    daily.portal.fail(daily.list_path(3))  # 503 until recovered: pages 3-6 unreachable
+    r1 = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert r1.stats["newscrawl/sites/daily/failed/list"] == 1
+    assert len(stored_urls(tmp_path)) < 45
+    daily.portal.recover(daily.list_path(3))
+    daily.publish(3)  # day 2: 3 new articles on list page 1 only
+    r2 = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert "Queued 1 requests that failed in earlier runs" in r2.log
+    assert_all_stored_once(tmp_path, daily)
+
+
+def test_a_503_on_an_article_below_the_known_pages_is_fetched_by_the_next_run(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    sites = write_sites(tmp_path, daily)
+    daily.publish(45)
+    deep = daily.newest_first[30]  # on list page 4
+    daily.portal.fail(deep)
+    r1 = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert daily.portal.url(deep) not in stored_urls(tmp_path)
+    assert r1.stats["newscrawl/sites/daily/failed/article"] == 1
+    daily.portal.recover(deep)
+    daily.publish(3)  # the walk of day 2 reads list pages 1-2, never page 4
+    ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert_all_stored_once(tmp_path, daily)
+    assert daily.list_hits()[4] == 1
+
+
+def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    sites = write_sites(tmp_path, daily)
+    daily.publish(10)
+    bad = daily.newest_first[7]
+    daily.portal.fail(bad)
+    for _ in range(2):
+        result = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
+    assert result.stats["newscrawl/scheduler/gave_up"] == 1
+    assert f"Giving up on {daily.portal.url(bad)} after 2 failed attempts (last: HTTP 503)" \
+        in result.log
+    hits = daily.portal.hit_counts()[bad]
+    third = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
+    assert daily.portal.hit_counts()[bad] == hits, "a request given up on was fetched again"
+    assert "requests that failed in earlier runs" not in third.log
+
+
+def test_an_index_of_another_version_is_refused_at_start(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    from newscrawl.redis import close_embedded, get_client
+
+    sites = write_sites(tmp_path, daily)
+    daily.publish(5)
+    ok(run_crawl(tmp_path, sites, *SETTINGS))
+    client = get_client(None, data_dir=tmp_path / "data")
+    client.hset("newscrawl:simhash:meta", "version", "another-decision/ix5")
+    close_embedded(client)
+    daily.publish(5)
+    refused = run_crawl(tmp_path, sites, *SETTINGS)
+    assert refused.returncode == 1, refused.log[-4000:]
+    lines = criticals(refused)
+    assert len(lines) == 1 and "another-decision/ix5" in lines[0], lines
+    assert "newscrawl --data-dir NEW_DIR dedup" in lines[0]  # the rebuild recipe
+    assert "Traceback" not in refused.log
+    assert "IncompatibleIndexError" not in refused.log
+    assert len(stored_urls(tmp_path)) == 5
+
+
+# --- full disk and full Redis --------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 96 KiB tmpfs (root only), unmounted at the end."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_stops_the_run_and_the_next_run_stores_everything_once(
+    tmp_path: Path, daily: DailyPortal, small_disk: Path
+) -> None:
+    sites = write_sites(tmp_path, daily)
+    daily.publish(60)  # about 3 KB a record: more than 96 KiB
+    store = small_disk / "articles"
+    full = run_crawl(tmp_path, sites, *SETTINGS, f"NEWSCRAWL_STORE_DIR={store}")
+    assert full.returncode == 5, full.log[-4000:]
+    lines = criticals(full)
+    assert len(lines) == 1 and "No space left on device" in lines[0], lines
+    assert "NEWSCRAWL_STORE_DIR" in lines[0]
+    assert full.log.count("Traceback") <= 1
+    stored_before = len(stored_urls_in(store))
+    assert 0 < stored_before < 60
+    subprocess.run(["mount", "-o", "remount,size=4m", str(small_disk)], check=True)
+    again = ok(run_crawl(tmp_path, sites, *SETTINGS, f"NEWSCRAWL_STORE_DIR={store}"))
+    assert "Joined crawl run" not in again.log  # the stopped run does not block this one
+    stored = stored_urls_in(store)
+    assert stored == {daily.portal.url(p): 1 for p in daily.paths}
+
+
+def stored_urls_in(store: Path) -> dict[str, int]:
+    from collections import Counter
+
+    from newscrawl.storage import iter_articles
+
+    return dict(Counter(str(a["url"]) for a in iter_articles(store)))
+
+
+def test_redis_out_of_memory_mid_crawl_stops_the_run_and_loses_nothing(
+    tmp_path: Path, daily: DailyPortal, workers: list
+) -> None:
+    sites = write_sites(tmp_path, daily)
+    daily.publish(30)
+    daily.portal.delay(daily.paths, 0.3)
+    with RedisServer(tmp_path / "redis") as server:
+        client = server.client()
+        worker = start_crawl(tmp_path, sites, *SETTINGS, "CONCURRENT_REQUESTS=2",
+                             redis_url=server.url, log_path=tmp_path / "oom.log")
+        workers.append(worker)
+        wait_for(lambda: len(stored_urls(tmp_path)) >= 5, timeout=60, what="5 articles stored")
+        used = int(client.info("memory")["used_memory"])
+        client.config_set("maxmemory-policy", "noeviction")
+        client.config_set("maxmemory", str(max(used - 4096, 1024 * 1024)))
+        oom = worker.wait(90)
+        assert oom.returncode == 3, oom.log[-4000:]
+        lines = criticals(oom)
+        assert len(lines) == 1 and "maxmemory" in lines[0], lines
+        assert oom.log.count("Traceback") <= 1
+        assert len(stored_urls(tmp_path)) < 30
+        client.config_set("maxmemory", "0")
+        daily.portal.delay(daily.paths, 0)
+        again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
+        assert "Joined crawl run" not in again.log
+        assert_all_stored_once(tmp_path, daily)
+
+
+def test_the_embedded_redis_on_a_full_disk_stops_the_crawl_within_a_minute(
+    tmp_path: Path, daily: DailyPortal, small_disk: Path
+) -> None:
+    sites = write_sites(tmp_path, daily)
+    daily.publish(60)
+    data = small_disk / "data"
+    result = run_crawl(tmp_path, sites, *SETTINGS, env={"NEWSCRAWL_DATA_DIR": str(data)},
+                       timeout=60)
+    assert result.returncode in (3, 5), result.log[-4000:]
+    assert len(criticals(result)) == 1, criticals(result)
