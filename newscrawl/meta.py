@@ -42,6 +42,9 @@ WALK_START = "newscrawl_walk_start"
 ROOT = "newscrawl_root"
 #: The scheduler's lease of a request in flight (per process, never queued).
 LEASE = "_newscrawl_lease"
+#: Set by the spider on a page it fetched but could not use (an article page without a body):
+#: the reason; the scheduler counts it as a failed attempt, retried by a later run.
+PAGE_FAILED = "_newscrawl_page_failed"
 
 
 def request_kind(request: Request) -> str:

@@ -8,8 +8,12 @@ Every per-site counter goes through :func:`site_stat` / :class:`SiteStats`::
     newscrawl/sites/<name>/links/new      article requests queued (neither done nor queued yet)
     newscrawl/sites/<name>/stored         articles stored
     newscrawl/sites/<name>/near_duplicate articles dropped as near-duplicates
-    newscrawl/sites/<name>/failed         downloads that failed (any kind), and
-    newscrawl/sites/<name>/failed/<kind>  by kind
+    newscrawl/sites/<name>/failed         pages that failed, each once, by page kind:
+    newscrawl/sites/<name>/failed/<kind>  start, list, sitemap, feed, article; and by cause:
+    newscrawl/sites/<name>/failed_by/<cause>  download (an HTTP error, a timeout...),
+                                          extraction (a page without an article body, an
+                                          unreadable sitemap or feed), pipeline (an item that
+                                          failed in a pipeline), storage (the store refused it)
 
 Scrapy's stats are per worker. Once the scheduler knows the run (:meth:`SiteStats.start_run`),
 every increment also goes to the run's Redis hash ``{prefix}:{spider}:runstats:{run}`` (field
@@ -17,7 +21,8 @@ every increment also goes to the run's Redis hash ``{prefix}:{spider}:runstats:{
 decision (:func:`run_outcome`) are the run's, whichever worker ends last. The increments are
 added up in the worker and sent in one round trip at most every :data:`FLUSH_SECONDS` and when
 the worker reads the run's figures at its end, not one round trip per article page or item (a
-fetched start/list/sitemap/feed page is sent at once: the exit decision depends on it).
+fetched start/list/sitemap/feed page is sent at once: the exit decision depends on it; so is a
+stored article, so the run's count agrees with the store after a worker is killed).
 """
 
 from __future__ import annotations
@@ -43,6 +48,11 @@ PREFIX = "newscrawl/sites"
 SOURCE_KINDS = RUN_KINDS
 PAGE_KINDS = tuple(RequestKind)
 _SOURCE_PAGES = frozenset(f"pages/{kind}" for kind in SOURCE_KINDS)
+#: Sent to the run's hash at once: a fetched source page (the exit decision depends on it) and a
+#: stored article (the run's "stored" stays the store's count when a worker is killed)
+_AT_ONCE = _SOURCE_PAGES | {"stored"}
+#: Why a page failed (``failed_by/<cause>``), each failure counted under one
+CAUSES = ("download", "extraction", "pipeline", "storage")
 #: Seconds the run's hash is kept after its last update (at least; see start_run).
 MIN_RUN_STATS_TTL = SECONDS_PER_DAY
 #: Seconds a worker adds up its increments before it sends them to the run's hash.
@@ -85,6 +95,10 @@ class SiteStats:
     def inc(self, site: str, *path: str, count: int = 1) -> None:
         self.inc_many(site, {"/".join(path): count})
 
+    def failed(self, site: str, kind: str, cause: str) -> None:
+        """Count one failed page of ``site``: in the total, by page kind and by cause."""
+        self.inc_many(site, {"failed": 1, f"failed/{kind}": 1, f"failed_by/{cause}": 1})
+
     def inc_many(self, site: str, counts: Mapping[str, int]) -> None:
         """Add ``counts`` (path -> n, e.g. ``{"links/seen": 8}``) for ``site``: at once to this
         worker's stats, and to the run's hash with the next :meth:`flush`."""
@@ -100,8 +114,9 @@ class SiteStats:
             name = f"{site}/{path}"
             self._pending[name] = self._pending.get(name, 0) + n
         # A fetched source page is sent at once: whether a run fetched any is its exit decision
-        # (a worker that dies holding it would leave the run's next worker to exit with 4).
-        if any(path in _SOURCE_PAGES for path in counts) \
+        # (a worker that dies holding it would leave the run's next worker to exit with 4); a
+        # stored article too, so the run's figure agrees with the store after a kill -9.
+        if any(path in _AT_ONCE for path in counts) \
                 or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
             self.flush()
 
@@ -184,6 +199,10 @@ class SiteSummary:
         pages = ", ".join(f"{kind} {self.get('pages/' + kind)}" for kind in PAGE_KINDS)
         failed = ", ".join(f"{kind} {self.get('failed/' + kind)}" for kind in PAGE_KINDS
                            if self.get("failed/" + kind))
+        causes = ", ".join(f"{cause} {self.get('failed_by/' + cause)}" for cause in CAUSES
+                           if self.get("failed_by/" + cause))
+        if causes:
+            failed = f"{failed}; {causes}"
         return (
             f"Site {self.name}: pages fetched {pages}; article links seen"
             f" {self.get('links/seen')}, new {self.get('links/new')}; stored {self.get('stored')},"

@@ -40,7 +40,7 @@ from newscrawl.context import CrawlContext, SchedulingConfig
 from newscrawl.exitcodes import set_exit_code
 from newscrawl.faults import SystemFault, system_fault
 from newscrawl.formats import today
-from newscrawl.meta import LEASE, ROOT, RUN_KINDS, SITE, RequestKind, request_kind
+from newscrawl.meta import LEASE, PAGE_FAILED, ROOT, RUN_KINDS, SITE, RequestKind, request_kind
 from newscrawl.redis import RedisRefused, RedisUnavailable, keys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
@@ -91,7 +91,7 @@ def _failure_reason(lease: Lease) -> str:
     """Why a request failed, for the retry record and the give-up warning ("" if it did not)."""
     failure = lease.item_failure or lease.failure
     if failure is None:
-        return ""
+        return str(lease.entry.request.meta.get(PAGE_FAILED) or "")
     exc = failure.value
     if isinstance(exc, HttpError):
         return f"HTTP {exc.response.status}"
@@ -468,6 +468,12 @@ class Scheduler(BaseScheduler):
         lease = self._leases.get(request.meta.get(LEASE, ""))
         if lease is not None:
             lease.item_failure = failure
+        fault = system_fault(failure.value)
+        site = request.meta.get(SITE)
+        if isinstance(site, str):
+            self.site_stats.failed(site, request_kind(request),
+                                   "storage" if fault is not None and fault.kind == "storage"
+                                   else "pipeline")
         self.stop_on_fault(failure.value)
 
     def _outcome(self, lease: Lease) -> tuple[str, str]:
@@ -483,6 +489,8 @@ class Scheduler(BaseScheduler):
             return (q.OUTCOME_SOURCE_DONE if run_kind else q.OUTCOME_DONE), "ignored"
         if lease.replaced:
             return q.OUTCOME_RELEASE, "replaced"
+        if lease.entry.request.meta.get(PAGE_FAILED):
+            return failed, "page_failed"
         if lease.responded:
             return (q.OUTCOME_SOURCE_DONE if run_kind else q.OUTCOME_DONE), "processed"
         return q.OUTCOME_RELEASE, "no_outcome"

@@ -54,6 +54,7 @@ from newscrawl.meta import (
     DEPTH,
     KIND,
     KNOWN,
+    PAGE_FAILED,
     ROBOTS,
     ROOT,
     SITE,
@@ -400,10 +401,13 @@ class PortalSpider(scrapy.Spider):
         except Exception:
             self._inc("newscrawl/extract/error")
             logger.exception("Extraction failed for %s", response.url)
+            self._page_failed(response, site.name, "extraction error")
             return
         if article is None or not (article.text or "").strip():
             self._inc("newscrawl/extract/no_body")
-            logger.info("No article body on %s: not stored", response.url)
+            logger.info("No article body on %s: not stored (tried again by a later run)",
+                        response.url)
+            self._page_failed(response, site.name, "no article body")
             return
         self._inc("newscrawl/extract/article")
         try:
@@ -437,7 +441,7 @@ class PortalSpider(scrapy.Spider):
         self._inc("newscrawl/download/failed")
         self._inc(f"newscrawl/download/failed/{reason}")
         if isinstance(site, str) and site in self.sites:
-            self.site_stats.inc_many(site, {"failed": 1, f"failed/{kind}": 1})
+            self.site_stats.failed(site, kind, "download")
         detail = failure.getErrorMessage()
         if reason == "other":
             detail = f"{failure.type.__name__}: {detail}" if failure.type else detail
@@ -526,7 +530,13 @@ class PortalSpider(scrapy.Spider):
         failed download is counted per site by :meth:`on_error`)."""
         self._inc(f"newscrawl/{_PLURAL[kind]}/{reason}")
         if downloaded and isinstance(site_name, str) and site_name in self.sites:
-            self.site_stats.inc(site_name, "failed", kind)
+            self.site_stats.failed(site_name, kind, "extraction")
+
+    def _page_failed(self, response: Response, site_name: str, reason: str) -> None:
+        """An article page fetched but not usable: counted, and a failed attempt for the
+        scheduler (fetched again by a later run, up to NEWSCRAWL_MAX_ATTEMPTS)."""
+        response.meta[PAGE_FAILED] = reason
+        self.site_stats.failed(site_name, RequestKind.ARTICLE, "extraction")
 
     def _unusable(self, site: Site, kind: str, response: Response, exc: SourceError) -> None:
         self._source_failed(site.name, kind, exc.reason)
