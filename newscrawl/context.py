@@ -40,6 +40,7 @@ class SchedulingConfig:
     redis_retry_seconds: float
     url_retention_days: int
     run_ttl: int
+    heartbeat_seconds: float
     idle_exit_seconds: float
     deadletter_max: int
 
@@ -61,9 +62,15 @@ class SchedulingConfig:
             url_retention_days=int(num("NEWSCRAWL_URL_RETENTION_DAYS",
                                        defaults.URL_RETENTION_DAYS)),
             run_ttl=int(num("NEWSCRAWL_RUN_TTL", defaults.RUN_TTL, 1)),
+            heartbeat_seconds=num("NEWSCRAWL_HEARTBEAT_SECONDS", defaults.HEARTBEAT_SECONDS, 1),
             idle_exit_seconds=num("NEWSCRAWL_IDLE_EXIT_SECONDS", defaults.IDLE_EXIT_SECONDS),
             deadletter_max=int(num("NEWSCRAWL_DEADLETTER_MAX", defaults.DEADLETTER_MAX)),
         )
+
+    @property
+    def heartbeat_interval(self) -> float:
+        """Seconds between heartbeats: a quarter of NEWSCRAWL_HEARTBEAT_SECONDS, at least 0.5."""
+        return max(0.5, self.heartbeat_seconds / 4)
 
     @property
     def reap_interval(self) -> float:

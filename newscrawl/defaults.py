@@ -26,7 +26,8 @@ LEASE_SECONDS = 120  # in-flight lease; expired leases (dead workers) are requeu
 MAX_ATTEMPTS = 3  # failed downloads of an article before giving up on it
 REDIS_RETRY_SECONDS = 60  # retry Redis this long, then stop (exit code 3)
 URL_RETENTION_DAYS = 365  # done-URL records older than this are pruned
-RUN_TTL = 900  # run marker TTL (refreshed while the run's first worker lives)
+RUN_TTL = 900  # run marker TTL (refreshed while a worker of the run lives)
+HEARTBEAT_SECONDS = 10  # a worker is dead this long after its last heartbeat (every quarter)
 IDLE_EXIT_SECONDS = 10  # exit after the queue is empty and nothing in flight
 DEADLETTER_MAX = 10000  # unreadable queue entries kept in the dead-letter list
 
@@ -54,6 +55,7 @@ SETTINGS: dict[str, Any] = {
     "NEWSCRAWL_REDIS_RETRY_SECONDS": REDIS_RETRY_SECONDS,
     "NEWSCRAWL_URL_RETENTION_DAYS": URL_RETENTION_DAYS,
     "NEWSCRAWL_RUN_TTL": RUN_TTL,
+    "NEWSCRAWL_HEARTBEAT_SECONDS": HEARTBEAT_SECONDS,
     "NEWSCRAWL_IDLE_EXIT_SECONDS": IDLE_EXIT_SECONDS,
     "NEWSCRAWL_URL_FIELD": URL_FIELD,
     "NEWSCRAWL_TEXT_FIELD": TEXT_FIELD,

@@ -79,6 +79,7 @@ def system_fault(exc: BaseException) -> SystemFault | None:
     from newscrawl.index import IncompatibleIndexError
     from newscrawl.redis import RedisUnavailable
     from newscrawl.redis._retry import RedisRefused
+    from newscrawl.scheduling.run import RunRefused
 
     if isinstance(exc, RedisRefused):
         return SystemFault("redis", f"Redis refused {exc.what}: {_reply(exc.reply)}",
@@ -86,6 +87,9 @@ def system_fault(exc: BaseException) -> SystemFault | None:
     if isinstance(exc, RedisUnavailable):
         return SystemFault("redis", str(exc), "The queue and the in-flight requests stay in"
                            " Redis and are resumed by the next run", ExitCode.REDIS_UNAVAILABLE)
+    if isinstance(exc, RunRefused):
+        msg = str(exc)
+        return SystemFault("run", msg.split("; ")[0], msg.split("; ", 1)[-1], ExitCode.ERROR)
     if isinstance(exc, IncompatibleIndexError):
         return SystemFault("index", str(exc).split(". ")[0],
                            str(exc).split(". ", 1)[-1], ExitCode.ERROR)

@@ -64,7 +64,7 @@ def start(workers: list[Worker], tmp_path: Path, sites: Path, srv: RedisServer, 
 
 def articles(layout: Layout) -> list[tuple[Any, str]]:
     """Article pages that must be fetched exactly once, ever."""
-    return layout.all_good_articles() + layout.no_body
+    return layout.all_good_articles()
 
 
 def fetched(layout: Layout) -> int:
@@ -84,8 +84,11 @@ def test_second_run_fetches_no_article_but_revisits_lists(
     first = article_hits(articles(portals))
     assert set(first.values()) == {1}
     lists = {p: portals.a.hit_counts()[p] for p in portals.a_lists}
+    video = article_hits(portals.no_body)
     second = run(tmp_path, sites, redis_server)
     assert article_hits(articles(portals)) == first  # no article fetched again
+    # a page without an article body is a failed attempt: tried again by the next run
+    assert article_hits(portals.no_body) == {u: n + 1 for u, n in video.items()}
     # the start page and the first list page again; nothing new there: the walk stops
     assert {p: portals.a.hit_counts()[p] for p in portals.a_lists} == {
         "/": lists["/"] + 1, "/list/1.html": lists["/list/1.html"] + 1,
@@ -148,7 +151,8 @@ def test_killed_worker_loses_nothing(
     hits = article_hits(articles(portals))
     assert all(hits.values())
     assert {u for u, n in hits.items() if n > 1} <= hit_before
-    assert rescuer.stats["newscrawl/scheduler/requeued_expired"] >= 4
+    assert "Took over crawl run" in rescuer.log
+    assert rescuer.stats["newscrawl/scheduler/requeued_dead_worker"] >= 4
     assert client.zcard(INFLIGHT) == 0 and client.zcard(QUEUE) == 0
 
 
@@ -169,7 +173,8 @@ def test_sigterm_finishes_in_flight_requests(
     assert stored_first and set(stored_first.values()) == {1}
     slow_articles(portals, 0)
     second = run(tmp_path, sites, redis_server)
-    assert "Joined crawl run" in second.log  # the interrupted run goes on
+    # no worker of the interrupted run is alive: taken over at once, its queue goes on
+    assert "Took over crawl run" in second.log
     assert_stored_once(portals, stored_urls(tmp_path))
     assert set(article_hits(articles(portals)).values()) == {1}
 
@@ -246,3 +251,25 @@ def test_pickle_in_queue_runs_no_code(
     assert result.stats["newscrawl/scheduler/dead_letter"] == 1
     assert client.llen(DEADLETTER) == 1
     assert_stored_once(portals, stored_urls(tmp_path))
+
+
+def test_a_rerun_right_after_kill_9_takes_over_at_once_with_the_default_lease(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    # The default lease (120 s) and heartbeat (10 s): the killed worker's requests must not wait
+    # for either to expire, and its run must not be joined as if it were alive.
+    slow_articles(portals, 3.0)
+    worker = start(workers, tmp_path, sites, redis_server, "killed",
+                   "NEWSCRAWL_LEASE_SECONDS=120", "NEWSCRAWL_HEARTBEAT_SECONDS=10")
+    wait_for(lambda: fetched(portals) >= 4, what="articles in flight")
+    worker.kill()
+    slow_articles(portals, 0)
+    started = time.monotonic()
+    rescuer = run_crawl(tmp_path, sites, *FAST, "NEWSCRAWL_LEASE_SECONDS=120",
+                        redis_url=redis_server.url, timeout=60)
+    assert rescuer.returncode == 0, rescuer.log[-4000:]
+    assert time.monotonic() - started < 60
+    assert "Joined crawl run" not in rescuer.log and "Took over crawl run" in rescuer.log
+    assert_stored_once(portals, stored_urls(tmp_path))
+    assert redis_server.client().zcard(INFLIGHT) == 0

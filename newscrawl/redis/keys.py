@@ -47,6 +47,18 @@ CRAWL_RETRY = "{prefix}:{spider}:retry"
 CRAWL_DEADLETTER = "{prefix}:{spider}:deadletter"
 # String with TTL: the id of the current run (SET NX EX by the worker that starts the run).
 CRAWL_RUN = "{prefix}:{spider}:run"
+# String with TTL: the fingerprint of the sites (names and keys) the current run crawls; a worker
+# with other sites does not join a live run.
+CRAWL_RUN_SITES = "{prefix}:{spider}:run:sites"
+# Hash: worker id (host:pid:random) -> JSON {host, pid, run, beat} of the workers that registered;
+# a worker whose heartbeat key is gone is removed (and its leases requeued) by the next heartbeat.
+CRAWL_WORKERS = "{prefix}:{spider}:workers"
+# String with TTL (NEWSCRAWL_HEARTBEAT_SECONDS, refreshed every quarter of it): the worker's
+# heartbeat, holding its run id.
+CRAWL_WORKER = "{prefix}:{spider}:worker:{worker}"
+# Hash: in-flight queue entry -> the id of the worker holding it (its entries go back to the
+# queue at once when its heartbeat is gone).
+CRAWL_INFLIGHT_OWNERS = "{prefix}:{spider}:inflight:owners"
 # Set with TTL: fingerprints of start/list pages already scheduled in run {run}.
 CRAWL_LISTSEEN = "{prefix}:{spider}:listseen:{run}"
 # Set with TTL (a day after its last update): the list pages (8-byte fingerprints) that the walk

@@ -120,6 +120,8 @@ class LeasedPriorityQueue(Base):
         failures_key: str,
         retry_key: str,
         lease_seconds: float,
+        owners_key: str = "",
+        worker_id: str = "",
         retry: RetryPolicy,
         deadletter_max: int,
         on_dead_letter: Callable[[bytes, str], None] | None = None,
@@ -132,6 +134,11 @@ class LeasedPriorityQueue(Base):
         self.pending_key = pending_key
         self.failures_key = failures_key
         self.retry_key = retry_key
+        # the hash of in-flight entry -> worker holding it, and this worker's id (run.py: a
+        # worker's entries go back to the queue at once when its heartbeat is gone); "" keeps
+        # no owners (leases then return to the queue when they expire)
+        self.owners_key = owners_key
+        self.worker_id = worker_id
         self.lease_ms = int(lease_seconds * 1000)
         self.retry = retry
         self.deadletter_max = deadletter_max
@@ -225,8 +232,8 @@ class LeasedPriorityQueue(Base):
         self.push_entry(payload, request.priority, spec)
 
     def pop_raw(self) -> bytes | None:
-        raw = self.retry.call(self._pop, keys=[self.key, self.inflight_key], args=[self.lease_ms],
-                         what="dequeue")
+        raw = self.retry.call(self._pop, keys=[self.key, self.inflight_key, self.owners_key],
+                              args=[self.lease_ms, self.worker_id], what="dequeue")
         return bytes(raw) if raw is not None else None
 
     def pop(self, timeout: int = 0, max_bad: int = 100) -> Entry | None:
@@ -268,13 +275,15 @@ class LeasedPriorityQueue(Base):
 
     def reap(self, limit: int = 1000) -> int:
         """Move entries whose lease expired back to the queue; returns how many."""
-        return int(self.retry.call(self._reap, keys=[self.inflight_key, self.key, self.seq_key],
-                              args=[limit], what="reap expired leases"))
+        return int(self.retry.call(
+            self._reap, keys=[self.inflight_key, self.key, self.seq_key, self.owners_key],
+            args=[limit], what="reap expired leases"))
 
     def requeue(self, raw: bytes) -> bool:
         """Give a leased entry back to the queue (e.g. at shutdown)."""
-        return bool(self.retry.call(self._requeue, keys=[self.inflight_key, self.key, self.seq_key],
-                               args=[raw], what="requeue"))
+        return bool(self.retry.call(
+            self._requeue, keys=[self.inflight_key, self.key, self.seq_key, self.owners_key],
+            args=[raw, self.worker_id], what="requeue"))
 
     def ack(
         self,
@@ -297,13 +306,14 @@ class LeasedPriorityQueue(Base):
         longer in flight).
         """
         keys = [self.inflight_key, self.pending_key, self.failures_key,
-                failed_key or self.key + ":none", self.retry_key, *(k for k, _ in seen)]
+                failed_key or self.key + ":none", self.retry_key, self.owners_key,
+                *(k for k, _ in seen)]
         record = json.dumps({"url": entry.request.url, "kind": entry.kind, "reason": reason,
                              "ts": int(time.time()), "entry": entry.raw.decode("utf-8")},
                             ensure_ascii=False)
         args: list[Any] = [entry.raw, outcome, entry.fp, "1" if entry.pending else "0", day,
                            max_attempts, failed_ttl if failed_key else 0, record,
-                           *(m for _, m in seen)]
+                           self.worker_id, *(m for _, m in seen)]
         return int(self.retry.call(self._ack, keys=keys, args=args, what="ack"))
 
     def retry_records(self, count: int = 500) -> Iterator[tuple[bytes, dict[str, Any]]]:

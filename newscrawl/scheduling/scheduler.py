@@ -48,7 +48,9 @@ from newscrawl.scheduling.run import (
     REASON_REDIS_UNAVAILABLE,
     REASON_SYSTEM_FAULT,
     RunMarker,
+    RunRefused,
     set_current_run,
+    sites_fingerprint,
 )
 from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
 
@@ -120,6 +122,8 @@ class Scheduler(BaseScheduler):
         self._close_reason = REASON_REDIS_UNAVAILABLE
         self._idle_since: float | None = None
         self._last_reap = time.monotonic()
+        self._last_beat = time.monotonic()
+        self._others_alive = 0  # other live workers at the last heartbeat
         self._finished = False
         self._loop: Any = None
         self._unhook_engine: Callable[[], None] | None = None
@@ -159,7 +163,7 @@ class Scheduler(BaseScheduler):
     def open(self, spider: Spider) -> None:
         try:
             self._open(spider)
-        except RedisUnavailable as exc:
+        except (RedisUnavailable, RunRefused) as exc:
             # Not raised: Scrapy would leave the scraper unopened and log tracebacks at close.
             # Closing is asked for once every component is open (CloseSpider from spider_opened).
             self.stop_on_fault(exc, close=False)
@@ -170,6 +174,23 @@ class Scheduler(BaseScheduler):
 
     def _open(self, spider: Spider) -> None:
         self.spider = spider
+        sites = getattr(spider, "sites", None)
+        self.run = RunMarker(
+            self.server,
+            self.df.keys(keys.CRAWL_RUN),
+            queue_key=self.df.keys(keys.CRAWL_QUEUE),
+            inflight_key=self.df.keys(keys.CRAWL_INFLIGHT),
+            pending_key=self.df.pending_key,
+            ttl=self.config.run_ttl,
+            retry=self.df.retry,
+            seq_key=self.df.keys(keys.CRAWL_SEQ),
+            registry_key=self.df.keys(keys.CRAWL_WORKERS),
+            worker_prefix=self.df.keys(keys.CRAWL_WORKER, worker=""),
+            owners_key=self.df.keys(keys.CRAWL_INFLIGHT_OWNERS),
+            heartbeat_seconds=self.config.heartbeat_seconds,
+            sites=sites_fingerprint({name: repr(site) for name, site in sites.items()})
+            if isinstance(sites, dict) else "",
+        )
         self.queue = self.queue_cls(
             self.server,
             spider,
@@ -181,25 +202,28 @@ class Scheduler(BaseScheduler):
             failures_key=self.df.failures_key,
             retry_key=self.df.retry_key,
             lease_seconds=self.config.lease_seconds,
+            owners_key=self.run.owners_key,
+            worker_id=self.run.worker_id,
             retry=self.df.retry,
             deadletter_max=self.config.deadletter_max,
             on_dead_letter=lambda raw, error: self._inc("dead_letter"),
             on_meta_dropped=self._meta_dropped,
         )
-        self.run = RunMarker(
-            self.server,
-            self.df.keys(keys.CRAWL_RUN),
-            queue_key=self.queue.key,
-            inflight_key=self.queue.inflight_key,
-            pending_key=self.df.pending_key,
-            ttl=self.config.run_ttl,
-            retry=self.df.retry,
-        )
         # Redis must be reachable to start (retried up to NEWSCRAWL_REDIS_RETRY_SECONDS).
-        if self.run.claim():
+        claimed = self.run.claim()
+        if self.run.rescued:
+            self._inc("requeued_dead_worker", self.run.rescued)
+        if claimed and self.run.took_over:
+            self._inc("run_took_over")
+            logger.info(
+                "Took over crawl run %s: none of its workers is alive (%d requests they held"
+                " put back in the queue); started run %s (this worker schedules the start pages)",
+                self.run.took_over, self.run.rescued, self.run.run_id)
+        if claimed:
             self._inc("run_started")
-            logger.info("Started crawl run %s (this worker schedules the start pages)",
-                        self.run.run_id)
+            if not self.run.took_over:
+                logger.info("Started crawl run %s (this worker schedules the start pages)",
+                            self.run.run_id)
             self.df.prune()
             set_current_run(self.crawler, self.run.run_id)
             self._queue_failed()
@@ -314,6 +338,8 @@ class Scheduler(BaseScheduler):
             if self.queue.requeue(lease.entry.raw):
                 self._inc("requeued_at_close")
         self._leases.clear()
+        if self.run is not None:
+            self.run.leave()  # a worker gone is not waited for
 
     def flush(self) -> None:
         assert self.queue is not None
@@ -539,6 +565,12 @@ class Scheduler(BaseScheduler):
         # Wake the engine so a worker with free slots takes requests others have queued.
         compat.wake_engine(self.crawler.engine)
         now = time.monotonic()
+        if now - self._last_beat >= self.config.heartbeat_interval:
+            try:
+                self._heartbeat()
+            except RedisUnavailable as exc:
+                self.stop_on_fault(exc)
+                return
         if now - self._last_reap < self.config.reap_interval:
             return
         self._last_reap = now
@@ -552,10 +584,18 @@ class Scheduler(BaseScheduler):
             if reaped:
                 self._inc("requeued_expired", reaped)
                 logger.info("Requeued %d requests whose worker died (lease expired)", reaped)
-            self.run.refresh()
         except RedisUnavailable as exc:
             self.stop_on_fault(exc)
             return
+
+    def _heartbeat(self) -> None:
+        assert self.run is not None
+        self._last_beat = time.monotonic()
+        self._others_alive = self.run.heartbeat()
+        if self.run.rescued:
+            self._inc("requeued_dead_worker", self.run.rescued)
+            logger.info("Requeued %d requests of a worker that stopped beating",
+                        self.run.rescued)
 
     def _on_idle(self, spider: Spider) -> None:
         if self._fatal is not None or self.queue is None:
@@ -575,7 +615,14 @@ class Scheduler(BaseScheduler):
             raise DontCloseSpider
         if self._idle_since is None:
             self._idle_since = now
-        if now - self._idle_since < self.config.idle_exit_seconds:
+        try:
+            self._heartbeat()
+        except RedisUnavailable as exc:
+            self.stop_on_fault(exc)
+            return
+        # Alone, with nothing queued or in flight anywhere, no one can add work: done now.
+        # Another live worker may still add some (its start pages): wait for it.
+        if self._others_alive and now - self._idle_since < self.config.idle_exit_seconds:
             raise DontCloseSpider
         self._finished = True
         logger.info("Queue empty and nothing in flight for %.1f s: done", now - self._idle_since)

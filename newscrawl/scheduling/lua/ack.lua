@@ -1,6 +1,7 @@
--- KEYS: inflight, pending, failures, failed-this-run set, retry, seen shard...
+-- KEYS: inflight, pending, failures, failed-this-run set, retry, owners hash ('' for none),
+--       seen shard...
 -- ARGV: payload, outcome, fp, pending flag, day, max attempts, failed-this-run TTL (0: none),
---       retry record (JSON kept in the retry hash until a later run fetches it),
+--       retry record (JSON kept in the retry hash until a later run fetches it), worker id,
 --       seen member... (one per shard)
 local ACK_LOST = -1
 local ACK_RELEASED = 0
@@ -12,6 +13,9 @@ local OUTCOME_FAILED = 'failed'
 local OUTCOME_SOURCE_DONE = 'srcdone'
 local OUTCOME_SOURCE_FAILED = 'srcfailed'
 
+if KEYS[6] ~= '' and redis.call('HGET', KEYS[6], ARGV[1]) == ARGV[9] then
+  redis.call('HDEL', KEYS[6], ARGV[1])
+end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return ACK_LOST end
 if ARGV[4] == '1' then
   if redis.call('HINCRBY', KEYS[2], ARGV[3], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[3]) end
@@ -22,7 +26,7 @@ local function forget()
   redis.call('HDEL', KEYS[5], ARGV[3])
 end
 local function mark_done()
-  for i = 6, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[5], ARGV[i + 3]) end
+  for i = 7, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[5], ARGV[i + 3]) end
   forget()
 end
 -- a failed attempt: counted; queued again by the next run's first worker (retry hash) until

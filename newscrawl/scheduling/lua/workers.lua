@@ -1,0 +1,42 @@
+-- Worker liveness (run.py), prepended to heartbeat.lua and claim.lua after lib.lua.
+-- A worker is alive while its heartbeat key ({prefix}:{spider}:worker:{id}) exists; the
+-- registry hash lists the workers that registered, the owners hash the worker holding each
+-- in-flight entry. The entries of a worker found dead go back to the queue at once (not when
+-- their leases expire).
+local function rescue(inflight, queue, seq, owners, dead)
+  local n = 0
+  local flat = redis.call('HGETALL', owners)
+  for i = 1, #flat, 2 do
+    if dead[flat[i + 1]] then
+      redis.call('HDEL', owners, flat[i])
+      if redis.call('ZREM', inflight, flat[i]) == 1 then
+        push(queue, seq, flat[i], priority_of(flat[i]))
+        n = n + 1
+      end
+    end
+  end
+  return n
+end
+-- Forget the dead workers of the registry (rescuing their entries); returns the number of live
+-- workers other than `me` and the number of requests rescued.
+local function sweep(registry, inflight, queue, seq, owners, worker_prefix, me)
+  local live, dead, any = 0, {}, false
+  for _, id in ipairs(redis.call('HKEYS', registry)) do
+    if id ~= me then
+      if redis.call('EXISTS', worker_prefix .. id) == 1 then
+        live = live + 1
+      else
+        dead[id] = true
+        any = true
+        redis.call('HDEL', registry, id)
+      end
+    end
+  end
+  local rescued = 0
+  if any then rescued = rescue(inflight, queue, seq, owners, dead) end
+  return live, rescued
+end
+local function register(registry, heartbeat, me, run, ttl_ms, info)
+  redis.call('SET', heartbeat, run, 'PX', ttl_ms)
+  redis.call('HSET', registry, me, info)
+end
