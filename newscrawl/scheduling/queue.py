@@ -332,6 +332,46 @@ class LeasedPriorityQueue(Base):
             if not cursor:
                 return
 
+    def drop_sites(self, keep: Callable[[str], bool], batch: int = 1000) -> dict[str, int]:
+        """Remove the queued entries whose site (meta ``newscrawl_site``) ``keep`` rejects, with
+        their pending counts; returns site -> entries removed. For a run taken over with another
+        sites file (run.py): its queue holds requests for sites no longer crawled."""
+        from newscrawl.meta import SITE
+
+        dropped: dict[str, int] = {}
+        cursor = 0
+        while True:
+            cursor, items = self.retry.call(self.server.zscan, self.key, cursor, count=batch,
+                                            what="read the queue")
+            doomed: list[tuple[bytes, str, bytes | None]] = []
+            for raw, _score in items:
+                try:
+                    obj = json.loads(raw)
+                    site = obj["r"]["meta"].get(SITE)
+                    fp = bytes.fromhex(obj["fp"]) if obj.get("p") == 1 else None
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue
+                if isinstance(site, str) and not keep(site):
+                    doomed.append((bytes(raw), site, fp))
+            if doomed:
+                def remove(doomed: list[tuple[bytes, str, bytes | None]] = doomed) -> None:
+                    pipe = self.server.pipeline(transaction=False)
+                    for raw, _site, fp in doomed:
+                        pipe.zrem(self.key, raw)
+                        if fp is not None:
+                            pipe.hincrby(self.pending_key, fp, -1)
+                    pipe.execute()
+                    # counts that reached zero go (push.lua treats an existing field as pending)
+                    for _raw, _site, fp in doomed:
+                        if fp is not None and int(self.server.hget(self.pending_key, fp) or 0) <= 0:
+                            self.server.hdel(self.pending_key, fp)
+
+                self.retry.call(remove, what="drop requests of removed sites")
+                for _raw, site, _fp in doomed:
+                    dropped[site] = dropped.get(site, 0) + 1
+            if not cursor:
+                return dropped
+
     def forget_retry(self, fp: bytes) -> None:
         self.retry.call(self.server.hdel, self.retry_key, fp, what="forget a failed request")
 

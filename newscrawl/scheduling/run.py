@@ -115,6 +115,7 @@ class RunMarker:
     claimed: bool = False
     took_over: str = ""  # the id of the dead run this worker took over
     rescued: int = 0  # requests of dead workers put back in the queue by the last call
+    previous_sites: str = ""  # the sites fingerprint of the run taken over ('' if unknown)
     worker_id: str = field(default_factory=lambda: worker_name())
 
     @property
@@ -136,7 +137,7 @@ class RunMarker:
         new_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + os.urandom(4).hex()
         self._forget_dead_local_workers()
         script = self.server.register_script(_CLAIM)
-        code, run_id, other, rescued, _sites = self.retry.call(
+        code, run_id, other, rescued, sites = self.retry.call(
             script,
             keys=[self.key, self.sites_key, self.queue_key, self.inflight_key, self.pending_key,
                   self.seq_key, self.registry_key, self.heartbeat_key, self.owners_key],
@@ -149,6 +150,7 @@ class RunMarker:
             raise RunRefused(_text(run_id), self.workers())
         self.claimed = int(code) in (RUN_STARTED, RUN_TOOK_OVER)
         self.took_over = _text(other) if int(code) == RUN_TOOK_OVER else ""
+        self.previous_sites = _text(sites)
         self.run_id = _text(run_id)
         return self.claimed
 

@@ -224,6 +224,9 @@ class Scheduler(BaseScheduler):
             if not self.run.took_over:
                 logger.info("Started crawl run %s (this worker schedules the start pages)",
                             self.run.run_id)
+            if isinstance(sites, dict) and self.run.previous_sites \
+                    and self.run.previous_sites != self.run.sites:
+                self._drop_removed_sites(sites)
             self.df.prune()
             set_current_run(self.crawler, self.run.run_id)
             self._queue_failed()
@@ -251,6 +254,17 @@ class Scheduler(BaseScheduler):
 
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
+
+    def _drop_removed_sites(self, sites: dict[str, Any]) -> None:
+        """The queue of a run crawled with another sites file: requests for sites no longer in
+        this file are dropped (counted, one INFO line naming the sites)."""
+        assert self.queue is not None
+        dropped = self.queue.drop_sites(lambda site: site in sites)
+        if dropped:
+            self._inc("dropped_removed_site", sum(dropped.values()))
+            logger.info("Dropped %d queued requests of sites not in this sites file: %s",
+                        sum(dropped.values()),
+                        ", ".join(f"{site} ({n})" for site, n in sorted(dropped.items())))
 
     def _queue_failed(self) -> None:
         """Queue again what failed in earlier runs (the retry hash), wherever it sits: a page

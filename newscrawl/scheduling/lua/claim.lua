@@ -3,7 +3,7 @@
 -- ARGV: new run id, run ttl (s), worker id, heartbeat ttl ms, info JSON, worker key prefix,
 --       sites fingerprint
 -- Returns {RUN_* code, the run's id, the run taken over or refused ('' if none), requests
---          rescued, the run's sites fingerprint}.
+--          rescued, the sites fingerprint of the run joined, refused or taken over ('' if none)}.
 local RUN_JOINED = 0
 local RUN_STARTED = 1
 local RUN_TOOK_OVER = 2
@@ -11,8 +11,8 @@ local RUN_REFUSED = 3
 
 local live, rescued = sweep(KEYS[7], KEYS[4], KEYS[3], KEYS[6], KEYS[9], ARGV[6], ARGV[3])
 local current = redis.call('GET', KEYS[1])
+local sites = redis.call('GET', KEYS[2]) or ''
 if current and live > 0 then
-  local sites = redis.call('GET', KEYS[2]) or ''
   if sites ~= '' and sites ~= ARGV[7] then return {RUN_REFUSED, current, current, rescued, sites} end
   register(KEYS[7], KEYS[8], ARGV[3], current, ARGV[4], ARGV[5])
   return {RUN_JOINED, current, '', rescued, sites}
@@ -34,4 +34,4 @@ if redis.call('ZCARD', KEYS[3]) == 0 and redis.call('ZCARD', KEYS[4]) == 0 then
 end
 local code = RUN_STARTED
 if current then code = RUN_TOOK_OVER end
-return {code, ARGV[1], current or '', rescued, ARGV[7]}
+return {code, ARGV[1], current or '', rescued, sites}
