@@ -26,6 +26,9 @@ COMMANDS_MODULE = "newscrawl.commands"
 USER_AGENT = "newscrawl/0.1 (+https://github.com/newscrawl/newscrawl)"
 ROBOTSTXT_OBEY = True
 AUTOTHROTTLE_ENABLED = True
+# AutoThrottle's first delay per host (Scrapy's default is 5 s): the second request to a portal,
+# the start page after robots.txt, waited 5 s; AutoThrottle adapts the delay from there.
+AUTOTHROTTLE_START_DELAY = 1.0
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
 DOWNLOAD_TIMEOUT = 30

@@ -239,7 +239,7 @@ def test_joining_worker_leaves_sitemaps_and_feeds_to_the_run(
     add_articles(p, range(1, 9))
     p.set("/sitemap.xml", xml_page(urlset([p.url(art(i)) for i in range(1, 5)])))
     p.set("/rss.xml", xml_page(rss(rss_links(p, [5, 6, 7, 8]))))
-    p.delay([art(i) for i in range(1, 9)], 0.8)
+    p.delay([art(i) for i in range(1, 9)], 2.0)  # long enough for the late worker to join
     sites = tmp_path / "sites.toml"
     sites.write_text(
         f'[[sites]]\nname = "maps"\narticle_url = {ARTICLE_URL}\n'

@@ -116,6 +116,8 @@ class RunMarker:
     took_over: str = ""  # the id of the dead run this worker took over
     rescued: int = 0  # requests of dead workers put back in the queue by the last call
     previous_sites: str = ""  # the sites fingerprint of the run taken over ('' if unknown)
+    idle: bool = False  # this worker has nothing to do (told to the others with its heartbeat)
+    busy_others: int = 0  # other live workers not idle at the last heartbeat
     worker_id: str = field(default_factory=lambda: worker_name())
 
     @property
@@ -128,7 +130,8 @@ class RunMarker:
 
     def _info(self) -> str:
         return json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
-                           "run": self.run_id, "beat": round(time.time(), 1)})
+                           "run": self.run_id, "beat": round(time.time(), 1),
+                           "idle": self.idle})
 
     def claim(self) -> bool:
         """Start a new run, take over a dead one, or join the current one. True if this worker
@@ -174,7 +177,7 @@ class RunMarker:
         """Refresh this worker's heartbeat (and the run marker while the run is ours); move the
         leases of dead workers back to the queue. Returns the number of other live workers."""
         script = self.server.register_script(_HEARTBEAT)
-        live, rescued = self.retry.call(
+        live, rescued, busy = self.retry.call(
             script,
             keys=[self.registry_key, self.heartbeat_key, self.key, self.sites_key,
                   self.inflight_key, self.queue_key, self.seq_key, self.owners_key],
@@ -183,6 +186,7 @@ class RunMarker:
             what="heartbeat",
         )
         self.rescued = int(rescued)
+        self.busy_others = int(busy)
         return int(live)
 
     def workers(self) -> list[dict[str, object]]:

@@ -490,6 +490,8 @@ class Scheduler(BaseScheduler):
         if self.stats is not None:
             self.stats.inc_value("scheduler/dequeued/redis")
         self._idle_since = None
+        if self.run is not None:
+            self.run.idle = False
         return request
 
     # --- completion -----------------------------------------------------------------------------
@@ -624,19 +626,23 @@ class Scheduler(BaseScheduler):
             self.stop_on_fault(exc)
             return
         now = time.monotonic()
+        assert self.run is not None
         if busy:
             self._idle_since = None
+            self.run.idle = False
             raise DontCloseSpider
         if self._idle_since is None:
             self._idle_since = now
+        self.run.idle = True
         try:
             self._heartbeat()
         except RedisUnavailable as exc:
             self.stop_on_fault(exc)
             return
-        # Alone, with nothing queued or in flight anywhere, no one can add work: done now.
-        # Another live worker may still add some (its start pages): wait for it.
-        if self._others_alive and now - self._idle_since < self.config.idle_exit_seconds:
+        # Nothing queued or in flight anywhere and every other live worker idle too (its start
+        # pages all scheduled): no one can add work, done now. A worker still busy may add some
+        # (its start pages): waited for, up to NEWSCRAWL_IDLE_EXIT_SECONDS.
+        if self.run.busy_others and now - self._idle_since < self.config.idle_exit_seconds:
             raise DontCloseSpider
         self._finished = True
         logger.info("Queue empty and nothing in flight for %.1f s: done", now - self._idle_since)

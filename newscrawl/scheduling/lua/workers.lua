@@ -18,13 +18,16 @@ local function rescue(inflight, queue, seq, owners, dead)
   return n
 end
 -- Forget the dead workers of the registry (rescuing their entries); returns the number of live
--- workers other than `me` and the number of requests rescued.
+-- workers other than `me`, the number of requests rescued and how many of those live workers
+-- were not idle at their last heartbeat (their info's "idle" flag).
 local function sweep(registry, inflight, queue, seq, owners, worker_prefix, me)
-  local live, dead, any = 0, {}, false
+  local live, busy, dead, any = 0, 0, {}, false
   for _, id in ipairs(redis.call('HKEYS', registry)) do
     if id ~= me then
       if redis.call('EXISTS', worker_prefix .. id) == 1 then
         live = live + 1
+        local ok, info = pcall(cjson.decode, redis.call('HGET', registry, id))
+        if not (ok and type(info) == 'table' and info['idle'] == true) then busy = busy + 1 end
       else
         dead[id] = true
         any = true
@@ -34,7 +37,7 @@ local function sweep(registry, inflight, queue, seq, owners, worker_prefix, me)
   end
   local rescued = 0
   if any then rescued = rescue(inflight, queue, seq, owners, dead) end
-  return live, rescued
+  return live, rescued, busy
 end
 local function register(registry, heartbeat, me, run, ttl_ms, info)
   redis.call('SET', heartbeat, run, 'PX', ttl_ms)
