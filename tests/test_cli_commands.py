@@ -326,7 +326,7 @@ def test_fingerprint_several_jsonl_files(
 def test_long_file_is_read_only_as_far_as_the_fingerprint_looks(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from newscrawl.cli import _read_text
+    from newscrawl.cli._common import read_text as _read_text
 
     max_chars = get_fingerprinter().config.max_chars
     text = (ARTICLE + "\n") * (2 * max_chars // len(ARTICLE) + 2)
@@ -449,7 +449,7 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
 def test_progress_only_on_a_terminal() -> None:
     import io
 
-    from newscrawl.cli import Progress
+    from newscrawl.cli._common import Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -535,7 +535,7 @@ def test_redis_cli_errors_exit_1_and_connection_options_are_refused(
 def test_eval_names_the_first_bad_lines_then_counts(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from newscrawl.cli import NAMED_BAD_LINES
+    from newscrawl.cli._common import NAMED_BAD_LINES
 
     big = tmp_path / "notes.txt"
     big.write_text("".join(f"plain text line {i}\n" for i in range(20000)), encoding="utf-8")
@@ -586,3 +586,23 @@ def test_one_wording_for_a_missing_file(
     ):
         code, _, err = run_cli(capsys, *argv)
         assert code == 1 and f"newscrawl: error: no such file: {missing}\n" in err, (argv, err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "command", "unknown"),
+    [
+        (["duplicates", "--limt", "5"], "duplicates", "--limt 5"),
+        (["dedup", "--json", "docs.jsonl"], "dedup", "--json docs.jsonl"),  # not --jsonl
+        (["stats", "--js"], "stats", "--js"),  # not --json
+        (["--prefix", "p", "check", "--max-dist", "2", "x.txt"], "check", "--max-dist"),
+    ],
+)
+def test_a_bad_or_abbreviated_flag_shows_the_usage_of_its_command(
+    argv: list[str], command: str, unknown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert err.startswith(f"usage: newscrawl {command} "), err
+    assert f"newscrawl {command}: error: unrecognized arguments: {unknown}" in err

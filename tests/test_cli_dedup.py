@@ -208,3 +208,13 @@ def test_rebuild_recipe_over_the_daily_article_files(tmp_path: Path) -> None:
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["fingerprints"] == 2
     assert json.loads(stats.stdout)["version"] == layout_version(get_decision().version)
+
+
+def test_one_wording_for_a_file_that_cannot_be_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, url_args: list[str]
+) -> None:
+    missing = tmp_path / "missing.jsonl"
+    code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(missing))
+    assert code == 1 and out == [] and f"newscrawl: error: no such file: {missing}\n" in err
+    code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(tmp_path))
+    assert code == 1 and out == [] and f"newscrawl: error: is a directory: {tmp_path}\n" in err

@@ -28,15 +28,16 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from newscrawl import defaults
-from newscrawl.cli import (
+from newscrawl.cli._common import (
     CliError,
+    JsonLines,
+    file_error,
     Progress,
-    _distance,
-    _hex,
-    _JsonLines,
-    _positive,
-    _print_json,
-    _redis,
+    hamming_distance,
+    hex_or_none,
+    open_redis,
+    positive_int,
+    print_json,
 )
 from newscrawl.exitcodes import ExitCode
 
@@ -54,7 +55,7 @@ class _Doc:
         self.reason: str | None = None
 
 
-def _docs(lines: _JsonLines) -> Iterator[_Doc]:
+def _docs(lines: JsonLines) -> Iterator[_Doc]:
     for where, obj in lines:
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             lines.reject(f"{where}: expected an object with a string 'text' and an 'id' or 'url'")
@@ -75,7 +76,7 @@ def _open(path: str) -> IO[bytes]:
     try:
         return sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
+        raise file_error(path, exc) from None
 
 
 def cmd_dedup(args: argparse.Namespace) -> int:
@@ -102,7 +103,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     bad = 0
     counts = {"documents": 0, "duplicates": 0, "no_fingerprint": 0}
     with (
-        _redis(args) as client,
+        open_redis(args) as client,
         SimhashIndex(
             client,
             prefix=args.prefix,
@@ -127,7 +128,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
             for d in batch:
                 out: dict[str, Any] = {
                     "id": d.id,
-                    "simhash": _hex(d.fingerprint),
+                    "simhash": hex_or_none(d.fingerprint),
                     "duplicate_of": None,
                     "distance": None,
                 }
@@ -152,7 +153,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                             seen_at=time.time(),
                             **extra,
                         )
-                _print_json(out)
+                print_json(out)
                 counts["documents"] += 1
             progress.update(len(batch))
 
@@ -164,7 +165,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                     print(f"newscrawl: error: {exc}", file=sys.stderr)
                     bad += 1
                     continue
-                lines = _JsonLines(fh, path)
+                lines = JsonLines(fh, path)
                 batch: list[_Doc] = []
                 try:
                     for doc in _docs(lines):
@@ -202,7 +203,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_dedup(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``dedup`` on the ``newscrawl`` command's subparsers."""
     p = sub.add_parser(
         "dedup",
@@ -222,19 +223,19 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-distance",
-        type=_distance,
+        type=hamming_distance,
         default=defaults.MAX_DISTANCE,
         help="Hamming distance of the simhash search (as NEWSCRAWL_MAX_DISTANCE)",
     )
     p.add_argument(
         "--retention-days",
-        type=_positive,
+        type=positive_int,
         default=None,
         help="ignore fingerprints older than this many days",
     )
     p.add_argument(
         "--batch",
-        type=_positive,
+        type=positive_int,
         default=200,
         help="documents per pipelined round trip (default 200)",
     )
