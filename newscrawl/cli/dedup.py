@@ -31,8 +31,8 @@ from newscrawl import defaults
 from newscrawl.cli._common import (
     CliError,
     JsonLines,
-    file_error,
     Progress,
+    file_error,
     hamming_distance,
     hex_or_none,
     open_redis,

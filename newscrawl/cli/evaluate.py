@@ -19,8 +19,7 @@ from newscrawl.exitcodes import ExitCode
 def cmd_eval(args: argparse.Namespace) -> int:
     """The report of ``run_eval`` on the well-formed lines; bad lines named (the first few) and
     counted on stderr."""
-    from newscrawl.evaluation import PairFormatError, evaluate, format_report
-    from newscrawl.evaluation.pairs import Pair, parse_pair
+    from newscrawl.evaluation import Pair, PairFormatError, evaluate, format_report, parse_pair
 
     good: list[Pair] = []
     try:
