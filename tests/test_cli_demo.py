@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 from redisserver import embedded_servers
 
 REPO = Path(__file__).resolve().parent.parent
-PORTAL = tomllib.loads((REPO / "newscrawl" / "demo" / "portal.toml").read_text(encoding="utf-8"))
-TITLES = {a["path"]: a["title"] for a in PORTAL["articles"]}
+SITE = REPO / "newscrawl" / "demo" / "site"  # the portal's files, served as they are
+
+
+def _title(page: Path) -> str:
+    raw = page.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("gbk")  # article 1006: GBK bytes under a wrong declaration
+    found = re.search(r"<h1>(.*?)</h1>", text)
+    assert found, page
+    return html.unescape(found.group(1))
+
+
+TITLES = {"/" + str(p.relative_to(SITE)): _title(p) for p in sorted(SITE.glob("news/*/*.html"))}
 ORIGINALS = [p for p in TITLES if "/100" in p]
 REPRINTS = {"/news/20261119/2001.html": "/news/20261116/1002.html",
             "/news/20261120/2002.html": "/news/20261118/1005.html"}
