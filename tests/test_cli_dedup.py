@@ -111,6 +111,12 @@ def test_dedup_twice_finds_every_document_of_a_shared_fingerprint(
     assert [o["reason"] for o in again] == ["already_indexed"] * 4
     assert [o["duplicate_of"] for o in again] == [None] * 4
     assert SimhashIndex(r, version=get_decision().version).count() == 2
+    code, stats_out, err = _run(capsys, *url_args, "stats", "--json")
+    assert code == 0, err
+    assert (stats_out[0]["fingerprints"], stats_out[0]["articles"]) == (2, 4)
+    assert main([*url_args, "stats"]) == 0
+    text = capsys.readouterr().out
+    assert "fingerprints stored:     2\n" in text and "articles indexed:        4 (" in text
 
 
 def test_dedup_batches_see_earlier_documents_of_the_same_batch(
@@ -218,3 +224,19 @@ def test_one_wording_for_a_file_that_cannot_be_read(
     assert code == 1 and out == [] and f"newscrawl: error: no such file: {missing}\n" in err
     code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(tmp_path))
     assert code == 1 and out == [] and f"newscrawl: error: is a directory: {tmp_path}\n" in err
+
+
+def test_dry_run_says_already_indexed_like_a_real_run(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    """The crawl's own stored articles checked again: each is in the index under its own URL."""
+    docs = _write(tmp_path / "day.jsonl", [
+        {"url": "https://a.example/1", "title": "t", "text": ORIGINAL},
+        {"url": "https://a.example/2", "title": "t", "text": REPRINT},
+    ])
+    assert _run(capsys, *url_args, "dedup", "--jsonl", str(docs))[0] == 0
+    real = _run(capsys, *url_args, "dedup", "--jsonl", str(docs))
+    dry = _run(capsys, *url_args, "dedup", "--dry-run", "--jsonl", str(docs))
+    assert dry[0] == real[0] == 0
+    assert dry[1] == real[1]
+    assert dry[1][0]["reason"] == "already_indexed" and dry[1][0]["duplicate_of"] is None

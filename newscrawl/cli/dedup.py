@@ -15,7 +15,7 @@ plus ``"reason"`` when there is no fingerprint (``too_short``, ``empty``) or whe
 already in the index under its own key (``already_indexed``: a second run over the same files).
 The index keys a document by its ``url`` when given, else by its ``id``. Near-duplicates go to the
 duplicate log as in the crawl. ``--dry-run`` checks against the index as it is, adding and
-recording nothing. Documents are sent in pipelined batches: the server runs their scripts in
+recording nothing; its output is a real run's (``already_indexed`` included). Documents are sent in pipelined batches: the server runs their scripts in
 order, so the decision for document k sees documents < k, exactly as one call each.
 """
 
@@ -136,7 +136,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 if d.fingerprint is None:
                     out["reason"] = d.reason
                     counts["no_fingerprint"] += 1
-                elif match is not None and match.doc_id == d.key and not args.dry_run:
+                elif match is not None and match.doc_id == d.key:  # also with --dry-run
                     out["reason"] = "already_indexed"
                 elif match is not None:
                     out["duplicate_of"] = match.doc_id

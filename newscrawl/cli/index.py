@@ -47,6 +47,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
         f"prefix:                  {stats['prefix']}",
         f"fingerprint version:     {stats['version'] or '(none yet)'}",
         f"fingerprints stored:     {stats['fingerprints']}",
+        f"articles indexed:        {stats['articles']}"
+        + (
+            " (articles whose texts the sketch tells apart may share a fingerprint)"
+            if stats["articles"] != stats["fingerprints"]
+            else ""
+        ),
         f"duplicates recorded:     {stats['duplicates']}",
         f"buckets:                 {stats['buckets']} "
         f"(per block {', '.join(f'{b}: {n}' for b, n in stats['buckets_per_block'].items())})",
