@@ -15,8 +15,9 @@ plus ``"reason"`` when there is no fingerprint (``too_short``, ``empty``) or whe
 already in the index under its own key (``already_indexed``: a second run over the same files).
 The index keys a document by its ``url`` when given, else by its ``id``. Near-duplicates go to the
 duplicate log as in the crawl. ``--dry-run`` checks against the index as it is, adding and
-recording nothing; its output is a real run's (``already_indexed`` included). Documents are sent in pipelined batches: the server runs their scripts in
-order, so the decision for document k sees documents < k, exactly as one call each.
+recording nothing; its output is a real run's (``already_indexed`` included). Documents are sent
+in pipelined batches: the server runs their scripts in order, so the decision for document k sees
+documents < k, exactly as one call each.
 """
 
 from __future__ import annotations
