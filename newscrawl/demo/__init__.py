@@ -6,7 +6,7 @@ page and list pages 2 and 3 (pagination) linking to the article pages under ``ne
 1006 is GBK-encoded while its HTML declares iso-8859-1; articles 2001 and 2002 are reprints of 1002
 and 1005 (a source line or a footer added, a sentence reworded), which the crawl drops as
 near-duplicates. Every text was written for this demo; the places and people are made up.
-``sites.toml`` is the sites file of the demo's crawl (``{base}``: the portal's address).
+``demo-sites.toml`` is the sites file of the demo's crawl (``{base}``: the portal's address).
 
 :mod:`newscrawl.demo.run` serves the portal, runs the real ``scrapy crawl portal`` on it and prints
 what the crawl stored and dropped.

@@ -43,7 +43,7 @@ class SamplePortal:
 
 def sites_toml(base: str) -> str:
     """The sites file of the demo's crawl of the portal at ``base``."""
-    template = resources.files(__package__).joinpath("sites.toml").read_text(encoding="utf-8")
+    template = resources.files(__package__).joinpath("demo-sites.toml").read_text(encoding="utf-8")
     return template.format(base=base, host=HOST)
 
 
