@@ -86,6 +86,24 @@ def test_demo_twice_crawls_then_fetches_nothing_again(tmp_path: Path) -> None:
     assert len(stored(data)) == 7
     assert embedded_servers(data) == []
 
+    # the documented recipe for the last run's per-site figures, after the run
+    recipes = [line.split("   #")[0] for line in
+               (REPO / "docs" / "redis-keys.md").read_text(encoding="utf-8").splitlines()
+               if "the last run's per-site figures" in line]
+    assert len(recipes) == 1
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("REDIS_URL", None)
+    shell = (f'newscrawl() {{ "{sys.executable}" -m newscrawl.cli --data-dir "{data}" "$@"; }}\n'
+             + recipes[0])
+    done = subprocess.run(["bash", "-c", shell], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    figures = dict(zip(lines[::2], lines[1::2], strict=True))
+    assert figures.get("demo/stored", "0") == "0", done.stdout  # the second run stored nothing
+    assert int(figures.get("demo/pages/start", "0")) == 1, done.stdout
+    assert embedded_servers(data) == []
+
 
 def test_demo_port_in_use_and_foreign_directory(tmp_path: Path) -> None:
     data = tmp_path / "d"
