@@ -653,3 +653,40 @@ def test_redis_cli_gets_the_password_from_the_environment_not_its_command_line(
     assert all(secret not in c and "s3cret" not in c for c in seen), seen
     assert "password" not in err.lower(), err  # redis-cli's warning about -a / -u
     assert out.strip() == ""  # BLPOP timed out: authenticated, and the command ran
+
+
+def test_check_names_the_candidates_the_sketch_rejected_and_why(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    """Two daily reports of one template share a simhash; their figures differ, so the sketch
+    tells them apart: check names the stored one and says why it is no near-duplicate."""
+    template = (
+        "{d}日人民币汇率中间价公布\n中国外汇交易中心{d}日公布，人民币对美元汇率中间价报{usd}，较前一"
+        "交易日{dir}{bp}个基点；对欧元报{eur}，对日元报{jpy}（100日元）。市场人士表示，人民币汇率在合理"
+        "均衡水平上保持基本稳定，双向波动特征明显，企业应树立汇率风险中性理念。"
+    )
+
+    def report(day: int, usd: str, up: bool, bp: int) -> str:
+        return template.format(d=day, usd=usd, dir="上调" if up else "下调", bp=bp,
+                               eur=f"7.{day}12", jpy=f"4.{day}55")
+
+    decision = get_decision()
+    stored, query = report(11, "6.4512", True, 35), report(13, "6.4561", True, 63)
+    a, b = decision.analyze(stored), decision.analyze(query)
+    assert a.fingerprint is not None and a.fingerprint == b.fingerprint  # one simhash
+    SimhashIndex(r, version=decision.version).add(a.fingerprint, "https://fx.example/11", a.sketch)
+    path = tmp_path / "report.txt"
+    path.write_text(query, encoding="utf-8")
+    code, out, err = run_cli(capsys, *url_args, "check", str(path))
+    assert code == 0, err
+    assert "no near-duplicate within distance 3 among 1 stored fingerprints; 1 candidate(s) " \
+        "rejected by the text sketch:" in out
+    assert f"  rejected: distance 0  {a.fingerprint:016x}  https://fx.example/11  (numbers " \
+        "differ: " in out
+    code, out, err = run_cli(capsys, *url_args, "check", "--json", str(path))
+    assert code == 0, err
+    row = json_lines(out)[0]
+    assert row["matches"] == []
+    [rejected] = row["rejected"]  # type: ignore[misc]
+    assert rejected["doc_id"] == "https://fx.example/11" and rejected["distance"] == 0
+    assert str(rejected["reason"]).startswith("numbers differ: ")

@@ -92,6 +92,31 @@ def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
     return lines.bad
 
 
+def why_rejected(query: bytes, stored: bytes | None, thresholds: Any) -> str:
+    """Why the text sketch says two texts with close fingerprints are not one article (the
+    rule of ``newscrawl.simhash.sketch.confirms``, its figures named)."""
+    from newscrawl.simhash.sketch import TextSketch, number_containment, text_containment
+
+    if stored is None:
+        return "stored without a text sketch"
+    a, b = TextSketch.from_bytes(query), TextSketch.from_bytes(stored)
+    if a.shingles == 0 or b.shingles == 0:
+        return "a text too short for the sketch"
+    text = text_containment(a, b) * 100
+    if text < thresholds.text:
+        return (
+            f"texts differ: about {text:.0f}% of the shorter text is in the other "
+            f"(one article: {thresholds.text}% or more)"
+        )
+    numbers = number_containment(a, b) * 100
+    if numbers < thresholds.numbers:
+        return (
+            f"numbers differ: {numbers:.0f}% of the numbers of one text are in the other "
+            f"(one article: {thresholds.numbers}%), e.g. a daily report of other figures"
+        )
+    return "the text sketch does not confirm it"
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from newscrawl.index import IncompatibleIndexError, SimhashIndex
     from newscrawl.simhash import Decision
@@ -108,6 +133,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             print(f"{args.file}: no fingerprint ({result.reason}); nothing to check")
         return ExitCode.OK
+    sketch = decision.analyze(text).sketch
+    assert sketch is not None  # a text with a fingerprint has a sketch
     with open_redis(args) as client, SimhashIndex(
         client,
         prefix=args.prefix,
@@ -116,34 +143,53 @@ def cmd_check(args: argparse.Namespace) -> int:
         retention_days=args.retention_days,
     ) as index:
         try:
-            matches = index.query(result.value, decision.analyze(text).sketch)
+            matches = index.query(result.value, sketch)
+            # the fingerprint's candidates the sketch turned down, and why
+            confirmed = {m.doc_id for m in matches}
+            rejected = [
+                (m, why_rejected(sketch, index.stored_sketch(m.fingerprint, m.doc_id),
+                                 decision.thresholds))
+                for m in index.query(result.value)
+                if m.doc_id not in confirmed
+            ]
         except IncompatibleIndexError as exc:
             raise CliError(str(exc)) from None
         stored = index.count()
     if args.json:
-        print_json(
-            {
-                "file": args.file,
-                "simhash": hex_or_none(result.value),
-                "matches": [
-                    {
-                        "doc_id": m.doc_id,
-                        "simhash": hex_or_none(m.fingerprint),
-                        "distance": m.distance,
-                    }
-                    for m in matches
-                ],
-            }
-        )
+        out: dict[str, Any] = {
+            "file": args.file,
+            "simhash": hex_or_none(result.value),
+            "matches": [
+                {"doc_id": m.doc_id, "simhash": hex_or_none(m.fingerprint), "distance": m.distance}
+                for m in matches
+            ],
+        }
+        if rejected:  # only then: the shape scripts know stays as it was
+            out["rejected"] = [
+                {
+                    "doc_id": m.doc_id,
+                    "simhash": hex_or_none(m.fingerprint),
+                    "distance": m.distance,
+                    "reason": why,
+                }
+                for m, why in rejected
+            ]
+        print_json(out)
         return ExitCode.OK
     print(f"{args.file}: simhash {fingerprint_hex(result.value)}")
     if not matches:
         print(
             f"no near-duplicate within distance {args.max_distance} "
             f"among {stored} stored fingerprints"
+            + (f"; {len(rejected)} candidate(s) rejected by the text sketch:" if rejected else "")
         )
     for m in matches:
         print(f"distance {m.distance}  {fingerprint_hex(m.fingerprint)}  {m.doc_id}")
+    if rejected and matches:
+        print(f"{len(rejected)} other candidate(s) rejected by the text sketch:")
+    for m, why in rejected:
+        print(f"  rejected: distance {m.distance}  {fingerprint_hex(m.fingerprint)}  {m.doc_id}"
+              f"  ({why})")
     return ExitCode.OK
 
 

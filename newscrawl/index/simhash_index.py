@@ -400,6 +400,16 @@ class SimhashIndex:
                 return record[0]
         return None
 
+    def stored_sketch(self, fingerprint: int, doc_id: str) -> bytes | None:
+        """The text sketch stored with ``fingerprint`` under ``doc_id`` (None: not stored, or
+        stored without a sketch). One HGET, as :meth:`stored_day`."""
+        raw = self.client.hget(self.bucket_keys(fingerprint)[0], field_of(fingerprint, 0))
+        for part in split_records(raw) if raw is not None else ():
+            record = parse_record(part)
+            if record is not None and record[1] == doc_id:
+                return record[2]
+        return None
+
     def add_many(
         self,
         items: Iterable[tuple[int, str] | tuple[int, str, bytes | None]],
