@@ -120,7 +120,39 @@ def hex_or_none(value: int | None) -> str | None:
 
 
 def print_json(obj: Any) -> None:
-    print(json.dumps(obj, ensure_ascii=False))
+    """One line of JSON; never NaN or Infinity, which are not JSON (:func:`load_json_line`
+    refuses them on input, so no output holds one)."""
+    print(json.dumps(obj, ensure_ascii=False, allow_nan=False))
+
+
+class NotJson(ValueError):
+    """A line that is not one JSON value newscrawl can use (message: why)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise NotJson(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise NotJson(f"{text} is out of range for a number")
+    return value
+
+
+def load_json_line(raw: bytes | str) -> Any:
+    """The value of one JSON line. :class:`NotJson` for what is not strict JSON: a syntax error,
+    bytes that are not UTF-8, ``NaN``/``Infinity`` (Python's json reads them, and would write
+    them back as invalid JSON), a number out of range, or a value nested so deep that the parser
+    runs out of stack."""
+    try:
+        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except NotJson:
+        raise
+    except RecursionError:
+        raise NotJson("nested too deep") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError, int digits limit
+        raise NotJson(str(exc)) from None
 
 
 def load_fingerprinter(args: argparse.Namespace) -> Any:
@@ -200,8 +232,8 @@ class JsonLines:
                 continue
             where = f"{self.name}:{lineno}"
             try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                obj = load_json_line(raw)
+            except NotJson as exc:
                 self.reject(f"{where}: not JSON: {exc}")
                 continue
             yield where, obj
