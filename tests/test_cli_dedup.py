@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -390,5 +391,47 @@ def test_a_redis_error_stops_at_the_first_document_and_a_rerun_ends_as_one_run(
         assert [o.get("reason") for o in again[:k] if o["duplicate_of"] is None] == \
             ["already_indexed"] * sum(o["duplicate_of"] is None for o in expected[:k])
         assert _index_state(client) == _index_state(whole.client())
+        assert _dedup(capsys, faulty.url, path, "--dry-run")[1] == \
+            _dedup(capsys, whole.url, path, "--dry-run")[1]
+
+
+def _kill_at(server: Any, keys: int) -> None:
+    """Once the server holds ``keys`` keys, kill it (SIGKILL)."""
+    client = server.client()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if client.dbsize() >= keys:
+            server.kill()
+            return
+        time.sleep(0.0005)
+
+
+def test_redis_killed_mid_run_then_a_rerun_ends_as_one_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The connection lost mid-batch (the server killed): Redis ran a first part of the batch in
+    input order, its AOF (appendfsync always) keeps it, and a rerun ends as one run."""
+    from redisserver import RedisServer
+
+    docs = _docs_with_faults_ahead()
+    path = _write(tmp_path / "docs.jsonl", docs)
+    with RedisServer(tmp_path / "whole", persist=False) as whole, \
+            RedisServer(tmp_path / "faulty", persist=True) as faulty:
+        code, expected, err = _dedup(capsys, whole.url, path)
+        assert code == 0, err
+        watcher = threading.Thread(target=_kill_at, args=(faulty, whole.client().dbsize() // 2))
+        watcher.start()
+        code, printed, err = _dedup(capsys, faulty.url, path)
+        watcher.join()
+        assert code == 1
+        k = len(printed)
+        assert 0 < k < len(docs), err
+        assert printed == expected[:k]
+        assert f"Redis failed on {path}:{k + 1} " in err and "ConnectionError" in err, err
+        faulty.start()
+        code, again, err = _dedup(capsys, faulty.url, path)
+        assert code == 0, err
+        assert [o["duplicate_of"] for o in again] == [o["duplicate_of"] for o in expected]
+        assert _index_state(faulty.client()) == _index_state(whole.client())
         assert _dedup(capsys, faulty.url, path, "--dry-run")[1] == \
             _dedup(capsys, whole.url, path, "--dry-run")[1]
