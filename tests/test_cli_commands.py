@@ -690,3 +690,20 @@ def test_check_names_the_candidates_the_sketch_rejected_and_why(
     [rejected] = row["rejected"]  # type: ignore[misc]
     assert rejected["doc_id"] == "https://fx.example/11" and rejected["distance"] == 0
     assert str(rejected["reason"]).startswith("numbers differ: ")
+
+
+def test_json_output_stays_json_when_a_stored_record_holds_nan(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]
+) -> None:
+    """A duplicate record stored with a NaN title (an input older versions took) is printed
+    with null there: every line of --json output is strict JSON."""
+    DuplicateLog(r).record("https://d.example/nan", "https://o.example/1", 1, 5, 4,
+                           title=float("nan"))
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} in the output")
+
+    code, out, err = run_cli(capsys, *url_args, "duplicates", "--json")
+    assert code == 0, err
+    [row] = [json.loads(line, parse_constant=refuse) for line in out.splitlines()]
+    assert row["url"] == "https://d.example/nan" and row["title"] is None

@@ -121,8 +121,22 @@ def hex_or_none(value: int | None) -> str | None:
 
 def print_json(obj: Any) -> None:
     """One line of JSON; never NaN or Infinity, which are not JSON (:func:`load_json_line`
-    refuses them on input, so no output holds one)."""
-    print(json.dumps(obj, ensure_ascii=False, allow_nan=False))
+    refuses them on input; one stored by an older version is printed as null)."""
+    try:
+        line = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        line = json.dumps(_finite_only(obj), ensure_ascii=False, allow_nan=False)
+    print(line)
+
+
+def _finite_only(obj: Any) -> Any:
+    if isinstance(obj, float) and obj != obj or obj in (float("inf"), float("-inf")):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite_only(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite_only(v) for v in obj]
+    return obj
 
 
 class NotJson(ValueError):
