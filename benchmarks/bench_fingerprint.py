@@ -35,9 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baselines import SeedsRecipe  # noqa: E402
+from evalkit import load_sogou, load_thucnews, make_pairs  # noqa: E402
 from fingerprint_variants import SEGMENTERS, VariantConfig, VariantFingerprinter  # noqa: E402
 
-from newscrawl.evaluation import evaluate, load_sogou, load_thucnews, make_pairs  # noqa: E402
+from newscrawl.evaluation import evaluate  # noqa: E402
 from newscrawl.simhash import get_fingerprinter, hamming  # noqa: E402
 
 WORKER = r"""

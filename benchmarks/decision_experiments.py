@@ -3,7 +3,7 @@
 stored one, as a crawl meets them), to choose the decision the index applies.
 
 The stream: originals from THUCNews dev500 and the SogouCS sample, 1-2 reprints of 40 % of them
-later in the stream (edits of ``newscrawl.evaluation.edits``), the Sohu 2021 "same event" texts as
+later in the stream (edits of ``evalkit.edits``), the Sohu 2021 "same event" texts as
 hard negatives, and daily template reports written here (exchange rate, weather, market close,
 lottery, gold price, air quality, fuel price) over 10 days. Or a stream file (JSON Lines with
 ``id``, ``text`` and ``group``: documents of one group are one article; ``template`` true marks a
@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from newscrawl.evaluation import load_sogou, load_thucnews  # noqa: E402
-from newscrawl.evaluation.edits import EDITS, EditContext  # noqa: E402
-from newscrawl.evaluation.pairs import NEAR_IDENTICAL, char3_jaccard  # noqa: E402
+from evalkit.edits import EDITS, EditContext  # noqa: E402
+from evalkit.pairs import NEAR_IDENTICAL, char3_jaccard, load_sogou, load_thucnews  # noqa: E402
+
 from newscrawl.simhash import get_fingerprinter  # noqa: E402
 from newscrawl.simhash.sketch import (  # noqa: E402
     TextSketch,

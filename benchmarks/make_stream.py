@@ -16,11 +16,11 @@ simulated days and holds:
   Sohu texts are headlines or snippets that portals do not reprint as articles), 45 % get one
   reprint later in the stream and 15 % two
   (``<id>~r1``, ``<id>~r2``), on the same day or up to 3 days later, each with 1-3 edits of
-  ``newscrawl.evaluation.edits.STREAM_EDITS`` (source line, editor line, footer, "相关阅读"
+  ``evalkit.edits.STREAM_EDITS`` (source line, editor line, footer, "相关阅读"
   headline list, image captions, headline tag, reworded headline, editor's note, a dropped
   sentence, truncation, typos, punctuation width), applied text edits first, then the headline,
   then what a portal wraps around a text.
-* **daily template reports** written by ``newscrawl.evaluation.templates.daily_reports``: weather,
+* **daily template reports** written by ``evalkit.templates.daily_reports``: weather,
   exchange rate, market close, lottery, fuel and gold prices, air quality, traffic restrictions and
   sports results, several cities / outlets / wordings, one report a series a day
   (``tpl-<kind><n>-MMDD``, e.g. ``tpl-fx2-0305``). Each is a distinct article. 20 % of them are
@@ -87,10 +87,11 @@ from datetime import date, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from newscrawl.evaluation.edits import STREAM_EDITS, EditContext  # noqa: E402
-from newscrawl.evaluation.pairs import load_sogou, load_thucnews  # noqa: E402
-from newscrawl.evaluation.templates import daily_reports  # noqa: E402
+from evalkit.edits import STREAM_EDITS, EditContext  # noqa: E402
+from evalkit.pairs import load_sogou, load_thucnews  # noqa: E402
+from evalkit.templates import daily_reports  # noqa: E402
 
 NEAR_EXACT = 0.5
 REPRINT = 0.9

@@ -115,13 +115,37 @@ def _where(path: str, index: int, name: str | None) -> str:
     return f"sites file {path}: {site}"
 
 
+#: what to do about a regex in double quotes, where TOML reads backslashes as escapes
+SINGLE_QUOTES_HINT = (
+    "write regexes in single quotes, where TOML keeps backslashes as written: "
+    "article_url = '/news/\\d+\\.html$'"
+)
+_CONTROL_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def quote_regex(pattern: str) -> str:
+    """A regex as it is written in the sites file: in TOML's single quotes, each backslash once
+    (``repr`` doubles them, which is not what the user wrote)."""
+    if "'" not in pattern and "\n" not in pattern:
+        return f"'{pattern}'"
+    return f"'''{pattern}'''"
+
+
 def _regex(value: Any, where: str, key: str) -> re.Pattern[str]:
     if not isinstance(value, str) or not value:
         raise SitesError(f'{where}: key "{key}" must be a non-empty string (a regex)')
+    controls = sorted({_CONTROL_ESCAPES[c] for c in value if c in _CONTROL_ESCAPES})
+    if controls:  # "\b" in double quotes is a backspace to TOML, not a word boundary
+        raise SitesError(
+            f'{where}: key "{key}" holds {", ".join(controls)} read by TOML as control '
+            f"character(s) (in double quotes a backslash starts an escape): {SINGLE_QUOTES_HINT}"
+        )
     try:
         return re.compile(value)
     except re.error as exc:
-        raise SitesError(f'{where}: key "{key}" is not a valid regex ({exc}): {value!r}') from None
+        raise SitesError(
+            f'{where}: key "{key}" is not a valid regex ({exc}): {quote_regex(value)}'
+        ) from None
 
 
 def _str_list(value: Any, where: str, key: str) -> list[str]:
@@ -317,7 +341,8 @@ def load_sites(path: str | Path) -> list[Site]:
     except UnicodeDecodeError as exc:
         raise SitesError(f"sites file {p}: not UTF-8 ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
-        raise SitesError(f"sites file {p}: invalid TOML: {exc}") from None
+        hint = f"; {SINGLE_QUOTES_HINT}" if "Unescaped '\\'" in str(exc) else ""
+        raise SitesError(f"sites file {p}: invalid TOML: {exc}{hint}") from None
     return parse_sites(data, str(p))
 
 

@@ -14,7 +14,7 @@ from mockportal import Article
 from scrapy.utils.test import get_crawler
 
 from newscrawl.cli import main
-from newscrawl.cli_clusters import iter_records
+from newscrawl.cli.clusters import iter_records
 from newscrawl.context import CrawlContext
 from newscrawl.index import DuplicateLog
 from newscrawl.items import ArticleItem

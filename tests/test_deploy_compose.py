@@ -306,6 +306,70 @@ def test_crawler_data_dir_is_a_named_volume(
     assert dockerfile_env()["NEWSCRAWL_DATA_DIR"] == data_dir
 
 
+def _deploy_texts() -> dict[str, str]:
+    files = [COMPOSE, ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+             *sorted((ROOT / "deploy").rglob("*"))]
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in files if p.is_file()
+            and "_incoming" not in p.parts}
+
+
+def test_one_command_scales_the_crawlers() -> None:
+    """`docker compose up --scale crawler=N` without the service name also starts the other
+    services in the foreground; every place says the same command, naming the crawler service."""
+    commands = [
+        (name, m.group(0))
+        for name, text in _deploy_texts().items()
+        for m in re.finditer(r"docker compose up(?: -d)? --scale crawler=\d+(?: [\w-]+)?", text)
+    ]
+    assert len(commands) >= 3, commands  # the compose header, operations.md, the cron file
+    for name, command in commands:
+        assert command.endswith(" crawler"), (name, command)
+
+
+def _compose_cli_recipes() -> list[list[str]]:
+    text = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = text[text.index("## The newscrawl command on the cluster"):]
+    section = section[: section.index("\n## ", 1)]
+    return [shlex.split(line.split("#", 1)[0].split(">", 1)[0])
+            for line in section.splitlines() if line.startswith("docker compose run")]
+
+
+def test_the_compose_cli_recipe_runs_newscrawl_commands_the_crawler_image_can_run(
+    crawler_svc: dict[str, Any],
+) -> None:
+    from newscrawl.cli import build_parser
+
+    recipes = _compose_cli_recipes()
+    assert len(recipes) >= 3, recipes
+    env = env_of(crawler_svc)
+    assert "REDIS_URL" in env and env["NEWSCRAWL_DATA_DIR"] in volume_targets(crawler_svc)
+    parser = build_parser()
+    used = set()
+    for argv in recipes:
+        service_at = argv.index("crawler")
+        assert argv[:3] == ["docker", "compose", "run"] and "--rm" in argv[3:service_at], argv
+        assert argv[service_at + 1] == "newscrawl", argv  # the image's console script
+        args = parser.parse_args(argv[service_at + 2:])  # flags and commands newscrawl has
+        used.add(args.command)
+    assert {"stats", "duplicates", "clusters"} <= used
+    script = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'newscrawl = "newscrawl.cli:main"' in script
+    assert any(kind == "RUN" and "pip install" in arg and " ." in arg
+               for kind, arg in dockerfile_instructions())
+
+
+def test_the_cron_lines_log_goes_to_an_ignored_file() -> None:
+    logs = {
+        m.group(1)
+        for text in _deploy_texts().values()
+        for m in re.finditer(r"^(?:# )?15 3 \* \* \* .*?>> (\S+)", text, flags=re.M)
+    }
+    assert logs, "no cron line found"
+    for log in logs:
+        done = subprocess.run(["git", "check-ignore", "-q", "--no-index", log], cwd=ROOT)
+        assert done.returncode == 0, f"{log} is not in .gitignore"
+
+
 # --- Dockerfile ----------------------------------------------------------------------------------
 
 

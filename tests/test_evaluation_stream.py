@@ -15,13 +15,12 @@ from typing import Any
 import pytest
 from mockportal import Article
 
-from newscrawl.evaluation.edits import STREAM_EDITS, EditContext
-from newscrawl.evaluation.templates import daily_reports
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import bench_stream  # noqa: E402
 import make_stream  # noqa: E402
+from evalkit.edits import STREAM_EDITS, EditContext  # noqa: E402
+from evalkit.templates import daily_reports  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from crawlrun import run_crawl
 
-from newscrawl.sites import SitesError, load_sites, parse_sites
+from newscrawl.sites import SitesError, load_sites, parse_sites, quote_regex
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -128,6 +128,24 @@ def test_duplicate_name_and_empty_file() -> None:
         parse_sites({})
     with pytest.raises(SitesError, match='unknown top-level key "site"'):
         parse_sites({"site": []})
+
+
+def test_regexes_are_echoed_as_written_and_double_quotes_get_a_hint(tmp_path: Path) -> None:
+    bad = GOOD.replace("'/a/\\d+\\.html$'", "'/a/(\\d+\\.html$'")
+    with pytest.raises(SitesError) as info:
+        load_sites(write(tmp_path, bad))
+    assert str(info.value).endswith(": '/a/(\\d+\\.html$'"), info.value  # one backslash each
+    double = GOOD.replace("'/a/\\d+\\.html$'", '"/a/\\d+\\.html$"')
+    with pytest.raises(SitesError) as info:
+        load_sites(write(tmp_path, double))
+    assert "invalid TOML" in str(info.value) and "write regexes in single quotes" in str(info.value)
+    # valid TOML, but "\b" in double quotes is a backspace, not a word boundary
+    backspace = GOOD.replace("'/a/\\d+\\.html$'", '"/a/\\bnews\\\\d+"')
+    with pytest.raises(SitesError) as info:
+        load_sites(write(tmp_path, backspace))
+    assert 'key "article_url" holds \\b read by TOML as control character' in str(info.value)
+    assert "write regexes in single quotes" in str(info.value)
+    assert quote_regex("/a/\\d+'x") == "'''/a/\\d+'x'''"
 
 
 def test_missing_file_and_bad_toml(tmp_path: Path) -> None:

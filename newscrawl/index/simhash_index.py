@@ -400,6 +400,16 @@ class SimhashIndex:
                 return record[0]
         return None
 
+    def stored_sketch(self, fingerprint: int, doc_id: str) -> bytes | None:
+        """The text sketch stored with ``fingerprint`` under ``doc_id`` (None: not stored, or
+        stored without a sketch). One HGET, as :meth:`stored_day`."""
+        raw = self.client.hget(self.bucket_keys(fingerprint)[0], field_of(fingerprint, 0))
+        for part in split_records(raw) if raw is not None else ():
+            record = parse_record(part)
+            if record is not None and record[1] == doc_id:
+                return record[2]
+        return None
+
     def add_many(
         self,
         items: Iterable[tuple[int, str] | tuple[int, str, bytes | None]],
@@ -438,8 +448,24 @@ class SimhashIndex:
         ``(fingerprint, doc_id, sketch)`` in order, in one pipeline.
 
         The same decisions as one call each, in the same order: the server runs the scripts one
-        after the other, so item k sees items < k (atomic each, not as a batch).
+        after the other, so item k sees items < k (atomic each, not as a batch). The first error
+        is raised (the other items have run: see :meth:`check_each` to know which).
         """
+        out: list[Match | None] = []
+        for result in self.check_each(items, add=add):
+            if isinstance(result, redis.ResponseError):
+                raise result
+            out.append(result)
+        return out
+
+    def check_each(
+        self, items: Sequence[tuple[int, str, bytes | None]], *, add: bool = True
+    ) -> list[Match | None | redis.ResponseError]:
+        """:meth:`check_many`, with the error of each item that failed in its place (Redis runs
+        the items after a failed one too: e.g. an item refused for a wrong-typed bucket key, the
+        next one added). ``None``: no match (with ``add``, the item was added). An index of
+        another version raises :class:`IncompatibleIndexError`; a lost connection raises (Redis
+        ran a first part of the items, in order)."""
         self._maybe_tune()
         now = self.clock()
         today = day_number(now)
@@ -455,11 +481,12 @@ class SimhashIndex:
                 mode, f, doc_id if add else "", today, min_day, now, self._check_sketch(sketch)
             )
             self._script(keys, args, client=pipe)
-        out: list[Match | None] = []
+        out: list[Match | None | redis.ResponseError] = []
         for result in pipe.execute(raise_on_error=False):
             if isinstance(result, redis.ResponseError):
                 self._raise_incompatible(result)
-                raise result
+                out.append(result)
+                continue
             found = self._matches(result)
             out.append(found[0] if found else None)
         return out

@@ -8,7 +8,7 @@ from typing import Any
 import redis
 
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
-from newscrawl.index.simhash_index import _glob_escape, _text
+from newscrawl.index.simhash_index import _glob_escape, _load_lua, _text
 from newscrawl.redis.keys import DUPLICATES, SIMHASH_META
 
 
@@ -27,23 +27,31 @@ def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[st
     fingerprints. The sizes of block 2 and 3 hashes include the text sketches' band entries
     stored in them (what the listpack limit counts). ``fingerprints`` counts distinct
     fingerprints: docs stored with the same one (texts their sketches tell apart) share its
-    block-0 value, one record each, and count once.
+    block-0 value, one record each, and count once; ``articles`` counts the records (counted in
+    Redis, ``lua/count_docs.lua``: nothing but the counts crosses the network).
     """
     meta_key = SIMHASH_META.format(prefix=prefix)
     raw_meta = client.hgetall(meta_key)
     meta = {_text(k): _text(v) for k, v in raw_meta.items()}
     sizes: dict[int, list[int]] = {0: [], 1: [], 2: [], 3: []}
     hashtable = 0
+    articles = 0
+    count_docs = client.register_script(_load_lua("count_docs.lua"))
     pattern = _glob_escape(prefix) + ":simhash:[0-3]:*"
     batch: list[str] = []
 
     def flush() -> None:
-        nonlocal hashtable
+        nonlocal hashtable, articles
         pipe = client.pipeline(transaction=False)
         for key in batch:
             pipe.hlen(key)
             pipe.object("encoding", key)
+        block0 = [k for k in batch if k[len(prefix) + len(":simhash:")] == "0"]
+        if block0:
+            count_docs(keys=block0, client=pipe)
         results = pipe.execute()
+        if block0:
+            articles += int(results[-1])
         for i, key in enumerate(batch):
             block = int(key[len(prefix) + len(":simhash:")])
             sizes[block].append(int(results[2 * i]))
@@ -67,6 +75,7 @@ def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[st
         "prefix": prefix,
         "version": meta.get("version"),
         "fingerprints": sum(sizes[0]),
+        "articles": articles,
         "fingerprints_counter": int(meta.get("count", 0)),
         "duplicates": int(client.hlen(DUPLICATES.format(prefix=prefix))),
         "buckets": len(all_sizes),

@@ -8,6 +8,10 @@ disallowed path were fetched. Here each waiter gets its own Deferred, fired with
 robots.txt is parsed (or None if it could not be fetched), so no request passes before robots.txt
 is known.
 
+robots.txt is downloaded once per host and run: the spider's own request for it (a site with
+``sitemap_urls = ["robots"]`` reads its ``Sitemap:`` lines, meta ``newscrawl_robots``) is answered
+with the response this middleware downloaded, not fetched a second time.
+
 Two more differences: a refused request raises :class:`RobotsForbidden` (an ``IgnoreRequest``,
 so the spider's errback can tell it apart by type), and a robots.txt that cannot be downloaded
 (host unreachable, timeout) is one WARNING line without a traceback instead of an ERROR: the
@@ -23,14 +27,17 @@ from typing import TYPE_CHECKING
 from scrapy import Request
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as _ScrapyRobotsTxt
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from newscrawl import _scrapy_compat as compat
+from newscrawl.meta import ROBOTS
 
 if TYPE_CHECKING:
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.robotstxt import RobotParser
 
@@ -47,6 +54,21 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxt):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         compat.require(self, compat.ROBOTS_INTERNALS, "RobotsTxtMiddleware")
+        #: netloc -> the robots.txt response downloaded for it (for the spider's own request)
+        self._responses: dict[str, Response] = {}
+
+    async def process_request(  # type: ignore[override]  # may answer with a Response
+        self, request: Request, spider: Spider | None = None
+    ) -> Response | None:
+        if request.meta.get(ROBOTS) and urlparse_cached(request).path == "/robots.txt":
+            # the spider reads the Sitemap: lines of the robots.txt fetched here anyway
+            await self.robot_parser(request)
+            fetched = self._responses.get(urlparse_cached(request).netloc)
+            if fetched is not None:
+                return fetched.replace(request=request)  # not downloaded again
+            return None  # it could not be downloaded here: the spider's request tries itself
+        await super().process_request(request)
+        return None
 
     def process_request_2(self, rp: RobotParser | None, request: Request) -> None:
         try:
@@ -84,6 +106,7 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxt):
         try:
             assert self.crawler.engine is not None
             resp = await self.crawler.engine.download_async(robotsreq)
+            self._responses[netloc] = resp
             await self._parse_robots(resp, netloc, request)
         except Exception as exc:
             if not isinstance(exc, IgnoreRequest):

@@ -67,7 +67,7 @@ from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
-from newscrawl.sites import Site, SitesError, default_sites_path, load_sites
+from newscrawl.sites import Site, SitesError, default_sites_path, load_sites, quote_regex
 from newscrawl.sitestats import SiteStats, run_outcome
 from newscrawl.sources import (
     SourceDocument,
@@ -137,7 +137,8 @@ def failure_reason(failure: Failure) -> str:
 
 
 def _pattern(site: Site) -> str:
-    return site.article_url.pattern if site.article_url is not None else ""
+    """article_url as written in the sites file (``%r`` would double its backslashes)."""
+    return quote_regex(site.article_url.pattern) if site.article_url is not None else "''"
 
 
 class PortalSpider(scrapy.Spider):
@@ -179,7 +180,7 @@ class PortalSpider(scrapy.Spider):
             for url in site.start_urls:
                 if site.is_article(url):
                     logger.warning(
-                        "Site %s: start URL %s also matches article_url %r; it is read as a"
+                        "Site %s: start URL %s also matches article_url %s; it is read as a"
                         " start page (start and list pages win). Make article_url stricter.",
                         site.name, url, _pattern(site),
                     )
@@ -309,7 +310,7 @@ class PortalSpider(scrapy.Spider):
         if site.name not in self._warned_ambiguous:
             self._warned_ambiguous.add(site.name)
             logger.warning(
-                "Site %s: list page %s also matches article_url %r; it is followed as a list"
+                "Site %s: list page %s also matches article_url %s; it is followed as a list"
                 " page (follow_url wins). Make article_url stricter.",
                 site.name, url, _pattern(site),
             )
@@ -476,7 +477,7 @@ class PortalSpider(scrapy.Spider):
             elif not summary.get("links/seen"):
                 logger.warning(
                     "Site %s: its %d start/list/sitemap/feed page(s) yielded no article link:"
-                    " does article_url %r match its article URLs?",
+                    " does article_url %s match its article URLs?",
                     summary.name, summary.sources_fetched,
                     _pattern(self.sites[summary.name]),
                 )

@@ -1,4 +1,9 @@
-"""Precision/recall of a fingerprinter on labelled pairs, per Hamming threshold and per kind.
+"""Precision/recall of a fingerprinter on labelled pairs, per Hamming threshold and per kind:
+what ``newscrawl eval PAIRS.jsonl`` reports on pairs a user labelled (e.g. reprints found in their
+own crawl, and articles that must stay apart), to choose ``NEWSCRAWL_MAX_DISTANCE``.
+
+A pair is one JSON line ``{"a": text, "b": text, "duplicate": true|false, "kind": str}`` (``kind``
+optional: the report has a row per kind).
 
 A pair is predicted "duplicate" at threshold k when both texts have a fingerprint and their Hamming
 distance is <= k. A text without fingerprint (empty/too short) makes its pair "not duplicate".
@@ -6,14 +11,14 @@ distance is <= k. A text without fingerprint (empty/too short) makes its pair "n
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from newscrawl.evaluation.pairs import Pair, read_pairs
 from newscrawl.simhash.core import hamming
 
 THRESHOLDS = tuple(range(9))
@@ -21,6 +26,57 @@ CHOSEN = 3
 # Duplicate pairs are also scored by the length (characters) of their first text: one sentence
 # is a larger share of a short text, so recall depends on length.
 LENGTH_BOUNDS = (500, 1000, 2000)
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: str
+    b: str
+    duplicate: bool
+    kind: str
+
+    def to_json(self) -> str:
+        obj = {"a": self.a, "b": self.b, "duplicate": self.duplicate, "kind": self.kind}
+        return json.dumps(obj, ensure_ascii=False)
+
+
+class PairFormatError(ValueError):
+    """A malformed pair, its message naming the file and line."""
+
+
+def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str]) -> int:
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for p in pairs:
+            fh.write(p.to_json() + "\n")
+            n += 1
+    return n
+
+
+def parse_pair(obj: object, where: str) -> Pair:
+    if not isinstance(obj, dict):
+        raise PairFormatError(f"{where}: expected a JSON object")
+    a, b, dup, kind = obj.get("a"), obj.get("b"), obj.get("duplicate"), obj.get("kind", "")
+    if not isinstance(a, str) or not isinstance(b, str):
+        raise PairFormatError(f"{where}: 'a' and 'b' must be strings")
+    if not isinstance(dup, bool):
+        raise PairFormatError(f"{where}: 'duplicate' must be true or false")
+    if not isinstance(kind, str):
+        raise PairFormatError(f"{where}: 'kind' must be a string")
+    return Pair(a, b, dup, kind or ("duplicate" if dup else "negative"))
+
+
+def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
+    """Pairs of a JSONL file; a malformed line raises PairFormatError naming file and line."""
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PairFormatError(f"{path}:{n}: not JSON: {exc}") from exc
+            yield parse_pair(obj, f"{path}:{n}")
 
 
 class SupportsFingerprint(Protocol):

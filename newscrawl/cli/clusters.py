@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from newscrawl.cli._common import open_redis, positive_int, print_json
 from newscrawl.exitcodes import ExitCode
 from newscrawl.formats import SECONDS_PER_DAY
 from newscrawl.index.duplicates import DuplicateLog, DuplicateRecord
@@ -119,10 +120,9 @@ def fill_titles(clusters: list[Cluster], store_dir: Path) -> None:
 
 
 def cmd_clusters(args: argparse.Namespace) -> int:
-    from newscrawl import cli
     from newscrawl.redis import resolve_data_dir
 
-    with cli._redis(args) as client:
+    with open_redis(args) as client:
         log = DuplicateLog(client, prefix=args.prefix)
         clusters = group(iter_records(log))
     total_clusters = len(clusters)
@@ -135,7 +135,7 @@ def cmd_clusters(args: argparse.Namespace) -> int:
     fill_titles(clusters, store_dir.expanduser())
     if args.json:
         for cluster in clusters:
-            cli._print_json(cluster.to_json_dict())
+            print_json(cluster.to_json_dict())
         return ExitCode.OK
     if not clusters:
         print("no near-duplicates recorded")
@@ -165,8 +165,6 @@ def _when(ts: float) -> str:
 
 def add_clusters(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the ``clusters`` parser to ``sub`` (the subparsers; ``common``: shared options)."""
-    from newscrawl import cli
-
     p = sub.add_parser(
         "clusters",
         parents=[common],
@@ -178,7 +176,7 @@ def add_clusters(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per original")
     p.add_argument(
         "--limit",
-        type=cli._positive,
+        type=positive_int,
         default=None,
         metavar="N",
         help="show the newest N originals (N >= 1; default: all)",

@@ -15,36 +15,47 @@ plus ``"reason"`` when there is no fingerprint (``too_short``, ``empty``) or whe
 already in the index under its own key (``already_indexed``: a second run over the same files).
 The index keys a document by its ``url`` when given, else by its ``id``. Near-duplicates go to the
 duplicate log as in the crawl. ``--dry-run`` checks against the index as it is, adding and
-recording nothing. Documents are sent in pipelined batches: the server runs their scripts in
-order, so the decision for document k sees documents < k, exactly as one call each.
+recording nothing; its output is a real run's (``already_indexed`` included). Documents are sent
+in pipelined batches: the server runs their scripts in order, so the decision for document k sees
+documents < k, exactly as one call each.
+
+A Redis error stops the command at the first document Redis could not check and add: the
+decisions before it are printed, the later documents of its batch that Redis ran anyway are
+removed again (``SimhashIndex.check_each`` tells which ran), so the index holds exactly the
+documents before it and a rerun over the same input ends as one uninterrupted run would.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Iterator
 from typing import IO, Any
 
+import redis
+
 from newscrawl import defaults
-from newscrawl.cli import (
+from newscrawl.cli._common import (
     CliError,
+    JsonLines,
     Progress,
-    _distance,
-    _hex,
-    _JsonLines,
-    _positive,
-    _print_json,
-    _redis,
+    file_error,
+    hamming_distance,
+    hex_or_none,
+    open_redis,
+    positive_int,
+    print_json,
 )
 from newscrawl.exitcodes import ExitCode
 
 
 class _Doc:
-    __slots__ = ("id", "key", "text", "title", "fingerprint", "sketch", "reason")
+    __slots__ = ("id", "key", "text", "title", "fingerprint", "sketch", "reason", "where")
 
-    def __init__(self, ident: Any, key: str, text: str, title: Any) -> None:
+    def __init__(self, ident: Any, key: str, text: str, title: Any, where: str) -> None:
+        self.where = where  # FILE:LINE
         self.id = ident
         self.key = key
         self.text = text
@@ -54,7 +65,7 @@ class _Doc:
         self.reason: str | None = None
 
 
-def _docs(lines: _JsonLines) -> Iterator[_Doc]:
+def _docs(lines: JsonLines) -> Iterator[_Doc]:
     for where, obj in lines:
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             lines.reject(f"{where}: expected an object with a string 'text' and an 'id' or 'url'")
@@ -68,14 +79,29 @@ def _docs(lines: _JsonLines) -> Iterator[_Doc]:
             lines.reject(f"{where}: expected an 'id' (string or number) or a 'url'")
             continue
         key = url if url else str(ident)
-        yield _Doc(ident, key, obj["text"], obj.get("title"))
+        yield _Doc(ident, key, obj["text"], obj.get("title"), where)
+
+
+class _Stopped(Exception):
+    """Redis failed on a document: the command stops there (message: what and what to do)."""
+
+
+def _stop_message(d: _Doc, error: Exception, printed: int, undo: str) -> str:
+    return (
+        f"Redis failed on {d.where} (id {json.dumps(d.id, ensure_ascii=False)}): "
+        f"{type(error).__name__}: {error}. Stopped there: the {printed} document(s) before it "
+        f"are checked, added and printed, nothing from it on is indexed{undo}. Fix Redis (e.g. "
+        "free memory or raise maxmemory) and run the same command over the same input again: "
+        "the documents already added then say already_indexed, and the index ends as after one "
+        "uninterrupted run"
+    )
 
 
 def _open(path: str) -> IO[bytes]:
     try:
         return sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
+        raise file_error(path, exc) from None
 
 
 def cmd_dedup(args: argparse.Namespace) -> int:
@@ -102,7 +128,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     bad = 0
     counts = {"documents": 0, "duplicates": 0, "no_fingerprint": 0}
     with (
-        _redis(args) as client,
+        open_redis(args) as client,
         SimhashIndex(
             client,
             prefix=args.prefix,
@@ -113,29 +139,64 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     ):
         log = DuplicateLog(client, prefix=args.prefix)
         progress = Progress("dedup")
+        unrecorded: list[str] = []  # near-duplicates whose duplicate record Redis refused
+
+        def undo(later: list[_Doc], results: dict[int, Any]) -> str:
+            """Remove what the pipeline added after the failed document (Redis ran those too):
+            the index then holds exactly the documents before it. '' if done, else why not."""
+            if args.dry_run:
+                return ""
+            failed = 0
+            for d in later:
+                if id(d) in results and results[id(d)] is None:  # no match: it was added
+                    try:
+                        index.remove(d.fingerprint, d.key)  # type: ignore[arg-type]
+                    except redis.RedisError:
+                        failed += 1
+            if failed:
+                return (
+                    f" (except {failed} later document(s) of its batch that Redis added and "
+                    "refused to remove again: a rerun finds them already indexed)"
+                )
+            return ""
 
         def flush(batch: list[_Doc]) -> None:
             checked = [d for d in batch if d.fingerprint is not None]
             try:
-                matches = index.check_many(
+                each = index.check_each(
                     [(d.fingerprint, d.key, d.sketch) for d in checked],  # type: ignore[misc]
                     add=not args.dry_run,
                 )
             except IncompatibleIndexError as exc:
                 raise CliError(str(exc)) from None
-            found = dict(zip(map(id, checked), matches, strict=True))
-            for d in batch:
+            except redis.RedisError as exc:
+                # the connection was lost: Redis ran a first part of the batch, in input order,
+                # so a rerun over the same input still ends as an uninterrupted run
+                first = checked[0] if checked else batch[0]
+                raise _Stopped(
+                    _stop_message(first, exc, counts["documents"], " unless Redis ran part "
+                                  "of its batch before the connection broke (in input order)")
+                ) from None
+            found = dict(zip(map(id, checked), each, strict=True))
+            # the first document Redis could not check and add; the later ones of the batch
+            # that Redis ran anyway (another key of a wrong type...) are removed again
+            failed = next(
+                (n for n, d in enumerate(batch) if isinstance(found.get(id(d)), Exception)), None
+            )
+            undone = "" if failed is None else undo(batch[failed + 1 :], found)
+            for d in batch[:failed]:
                 out: dict[str, Any] = {
                     "id": d.id,
-                    "simhash": _hex(d.fingerprint),
+                    "simhash": hex_or_none(d.fingerprint),
                     "duplicate_of": None,
                     "distance": None,
                 }
                 match = found.get(id(d))
+                assert not isinstance(match, Exception)
                 if d.fingerprint is None:
                     out["reason"] = d.reason
                     counts["no_fingerprint"] += 1
-                elif match is not None and match.doc_id == d.key and not args.dry_run:
+                elif match is not None and match.doc_id == d.key:  # also with --dry-run
                     out["reason"] = "already_indexed"
                 elif match is not None:
                     out["duplicate_of"] = match.doc_id
@@ -143,18 +204,28 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                     counts["duplicates"] += 1
                     if not args.dry_run:
                         extra = {"title": d.title} if d.title is not None else {}
-                        log.record(
-                            d.key,
-                            match.doc_id,
-                            match.distance,
-                            d.fingerprint,
-                            match.fingerprint,
-                            seen_at=time.time(),
-                            **extra,
-                        )
-                _print_json(out)
+                        try:
+                            log.record(
+                                d.key,
+                                match.doc_id,
+                                match.distance,
+                                d.fingerprint,
+                                match.fingerprint,
+                                seen_at=time.time(),
+                                **extra,
+                            )
+                        except redis.RedisError as exc:
+                            # the decision stands (it changed nothing in the index); a rerun
+                            # over the same input decides it again and records it then
+                            unrecorded.append(f"{d.where}: {type(exc).__name__}: {exc}")
+                print_json(out)
                 counts["documents"] += 1
-            progress.update(len(batch))
+            progress.update(len(batch) if failed is None else failed)
+            if failed is not None:
+                d = batch[failed]
+                error = found[id(d)]
+                assert isinstance(error, Exception)
+                raise _Stopped(_stop_message(d, error, counts["documents"], undone))
 
         try:
             for path in paths:
@@ -164,7 +235,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                     print(f"newscrawl: error: {exc}", file=sys.stderr)
                     bad += 1
                     continue
-                lines = _JsonLines(fh, path)
+                lines = JsonLines(fh, path)
                 batch: list[_Doc] = []
                 try:
                     for doc in _docs(lines):
@@ -182,9 +253,14 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                     print(f"newscrawl: error: {path}: {exc.strerror or exc}", file=sys.stderr)
                     bad += 1
                 finally:
+                    lines.close()
                     bad += lines.bad
                     if fh is not sys.stdin.buffer:
                         fh.close()
+        except _Stopped as exc:
+            stopped: str | None = str(exc)
+        else:
+            stopped = None
         finally:
             progress.close()
     if progress.enabled:
@@ -198,11 +274,22 @@ def cmd_dedup(args: argparse.Namespace) -> int:
             f"newscrawl: error: {bad} malformed line(s) or unreadable file(s) skipped",
             file=sys.stderr,
         )
+    sys.stdout.flush()  # what was decided is printed before an error
+    if unrecorded:
+        print(
+            f"newscrawl: error: the duplicate records of {len(unrecorded)} near-duplicate(s) "
+            f"could not be written (first: {unrecorded[0]}); their decisions above stand, and "
+            "running the same command over the same input again records them",
+            file=sys.stderr,
+        )
+    if stopped is not None:
+        print(f"newscrawl: error: {stopped}", file=sys.stderr)
+    if bad or unrecorded or stopped is not None:
         return ExitCode.ERROR
     return ExitCode.OK
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_dedup(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``dedup`` on the ``newscrawl`` command's subparsers."""
     p = sub.add_parser(
         "dedup",
@@ -222,19 +309,19 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-distance",
-        type=_distance,
+        type=hamming_distance,
         default=defaults.MAX_DISTANCE,
         help="Hamming distance of the simhash search (as NEWSCRAWL_MAX_DISTANCE)",
     )
     p.add_argument(
         "--retention-days",
-        type=_positive,
+        type=positive_int,
         default=None,
         help="ignore fingerprints older than this many days",
     )
     p.add_argument(
         "--batch",
-        type=_positive,
+        type=positive_int,
         default=200,
         help="documents per pipelined round trip (default 200)",
     )

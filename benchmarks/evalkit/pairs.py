@@ -1,7 +1,8 @@
-"""Labelled pairs for the near-duplicate benchmark, corpus loaders and JSONL input/output.
+"""Labelled pairs for the near-duplicate benchmark made from corpora (the pair format, reading and
+writing are :mod:`newscrawl.evaluation`'s).
 
 A pair is ``{"a": text, "b": text, "duplicate": bool, "kind": str}``. Positive kinds are the edit
-kinds of ``newscrawl.evaluation.edits`` (plus ``exact`` for real duplicate bodies found in a
+kinds of :mod:`evalkit.edits` (plus ``exact`` for real duplicate bodies found in a
 corpus); negative kinds are ``same_category`` (two different articles of one category) and, from
 the Sohu text-matching data, ``sohu_same_event`` / ``sohu_same_topic`` / ``sohu_unrelated``.
 
@@ -18,11 +19,12 @@ import random
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from newscrawl.evaluation.edits import EDITS, EditContext
+from evalkit.edits import EDITS, EditContext
+from newscrawl.evaluation import Pair, PairFormatError
 
 NEAR_IDENTICAL = 0.5
 NEGATIVE_KINDS = ("same_category", "sohu_same_event", "sohu_same_topic", "sohu_unrelated")
@@ -36,28 +38,12 @@ class Doc:
     ident: str = ""
 
 
-@dataclass(frozen=True)
-class Pair:
-    a: str
-    b: str
-    duplicate: bool
-    kind: str
-
-    def to_json(self) -> str:
-        obj = {"a": self.a, "b": self.b, "duplicate": self.duplicate, "kind": self.kind}
-        return json.dumps(obj, ensure_ascii=False)
-
-
 @dataclass
 class PairSet:
     pairs: list[Pair] = field(default_factory=list)
     excluded: dict[str, int] = field(
         default_factory=dict
     )  # kind -> near-identical negatives left out
-
-
-class PairFormatError(ValueError):
-    pass
 
 
 # --- similarity used only to keep true reprints out of the negatives -----------------------------
@@ -181,37 +167,3 @@ def make_pairs(
     return out
 
 
-# --- JSONL ---------------------------------------------------------------------------------------
-def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str]) -> int:
-    n = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for p in pairs:
-            fh.write(p.to_json() + "\n")
-            n += 1
-    return n
-
-
-def parse_pair(obj: object, where: str) -> Pair:
-    if not isinstance(obj, dict):
-        raise PairFormatError(f"{where}: expected a JSON object")
-    a, b, dup, kind = obj.get("a"), obj.get("b"), obj.get("duplicate"), obj.get("kind", "")
-    if not isinstance(a, str) or not isinstance(b, str):
-        raise PairFormatError(f"{where}: 'a' and 'b' must be strings")
-    if not isinstance(dup, bool):
-        raise PairFormatError(f"{where}: 'duplicate' must be true or false")
-    if not isinstance(kind, str):
-        raise PairFormatError(f"{where}: 'kind' must be a string")
-    return Pair(a, b, dup, kind or ("duplicate" if dup else "negative"))
-
-
-def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
-    """Pairs of a JSONL file; a malformed line raises PairFormatError naming file and line."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PairFormatError(f"{path}:{n}: not JSON: {exc}") from exc
-            yield parse_pair(obj, f"{path}:{n}")

@@ -1,0 +1,144 @@
+"""The ``newscrawl`` command: fingerprints, the near-duplicate index and its records.
+
+    newscrawl demo [--data-dir DIR] [--port N]
+    newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
+    newscrawl check FILE [--json] [--encoding ENC]
+    newscrawl dedup [--jsonl FILE ...] [--dry-run]
+    newscrawl duplicates [--json] [--limit N]
+    newscrawl clusters [--json] [--limit N]
+    newscrawl stats [--json]
+    newscrawl prune --days N
+    newscrawl reset [--spider NAME] [--index] [--yes] [--force]
+    newscrawl eval PAIRS.jsonl
+    newscrawl redis-cli [ARGS ...]
+
+Redis: ``--redis-url`` (default ``$REDIS_URL``), else the embedded Redis kept in ``--data-dir``
+(default ``$NEWSCRAWL_DATA_DIR``, else ``.newscrawl/``); keys under ``--prefix`` (default
+``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). Exit codes: 0 ok, 1 error, 2 usage, 130
+interrupted.
+
+This module holds the parser and :func:`main`; :mod:`newscrawl.cli._common` what the commands
+share; one module per command or small group (``fingerprint`` and ``check`` in
+:mod:`~newscrawl.cli.fingerprint`; ``duplicates``, ``stats`` and ``prune`` in
+:mod:`~newscrawl.cli.index`). A command is added through :data:`COMMANDS` (see docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from newscrawl.cli._common import CliError, Parser, common_options
+from newscrawl.cli.clusters import add_clusters
+from newscrawl.cli.dedup import add_dedup
+from newscrawl.cli.demo import add_demo
+from newscrawl.cli.evaluate import add_eval
+from newscrawl.cli.fingerprint import add_check, add_fingerprint
+from newscrawl.cli.index import add_duplicates, add_prune, add_stats
+from newscrawl.cli.redis_cli import add_redis_cli
+from newscrawl.cli.reset import add_reset
+from newscrawl.exitcodes import ExitCode
+
+__all__ = ["COMMANDS", "CliError", "build_parser", "main"]
+
+#: The commands, in the order ``newscrawl --help`` lists them. A new command is one function
+#: ``add_<name>(sub, common)`` in its module that adds its parser (``parents=[common]``) and
+#: sets ``func``; ``pass_unknown=True`` lets the command take options it does not declare (in
+#: ``args.args``).
+COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
+    add_demo,
+    add_fingerprint,
+    add_check,
+    add_dedup,
+    add_duplicates,
+    add_clusters,
+    add_stats,
+    add_prune,
+    add_reset,
+    add_eval,
+    add_redis_cli,
+]
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    from newscrawl import __version__
+
+    common = common_options()
+    parser = Parser(
+        prog="newscrawl",
+        description="Look at what newscrawl crawled: fingerprints, the near-duplicate index, "
+        "recorded duplicates, the crawl's Redis; and a demo crawl.",
+        epilog="Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (Ctrl-C). "
+        "`newscrawl COMMAND --help` for the options of a command.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"newscrawl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub, common)
+    return parser, dict(sub.choices)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``newscrawl`` and its commands."""
+    return _build()[0]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser, commands = _build()
+    args, unknown = parser.parse_known_args(argv)
+    if getattr(args, "func", None) is None:  # no command: the list of commands, not only usage
+        parser.print_help(sys.stderr)
+        return ExitCode.USAGE
+    command_parser = commands[args.command]
+    if unknown:
+        if not getattr(args, "pass_unknown", False):
+            # the usage of the command the flag was given to, not the list of commands
+            command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.args = [*unknown, *args.args]  # redis-cli options such as --no-raw
+    for name, default in (("redis_url", None), ("data_dir", None), ("verbose", False)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    if not hasattr(args, "prefix") or not args.prefix:
+        from newscrawl.redis import resolve_prefix
+
+        args.prefix = resolve_prefix()
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "fingerprint":
+        stdin_uses = list(args.files).count("-") + list(args.jsonl or ()).count("-")
+        if stdin_uses > 1:
+            command_parser.error("standard input ('-') can be read only once")
+    if sys.stdout is None:  # started with stdout closed: every result would be lost
+        if sys.stderr is not None:
+            print("newscrawl: error: standard output is closed", file=sys.stderr)
+        return ExitCode.ERROR
+    try:
+        code = int(args.func(args))
+        sys.stdout.flush()  # a write error (disk full) surfaces here, not at exit
+        return code
+    except CliError as exc:
+        print(f"newscrawl: error: {exc}", file=sys.stderr)
+        return ExitCode.ERROR
+    except KeyboardInterrupt:
+        print("newscrawl: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # e.g. `newscrawl duplicates | head`: stop quietly
+        sys.stderr.close()
+        return ExitCode.OK
+    except OSError as exc:  # writing the output failed (e.g. disk full)
+        print(f"newscrawl: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        try:  # what is still buffered goes nowhere at exit instead of failing again there
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+        return ExitCode.ERROR

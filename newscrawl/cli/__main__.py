@@ -1,0 +1,7 @@
+"""``python -m newscrawl.cli``: the ``newscrawl`` command."""
+
+import sys
+
+from newscrawl.cli import main
+
+sys.exit(main())

@@ -1,0 +1,127 @@
+"""``newscrawl reset``: forget a spider's crawl state (and with ``--index`` the index)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from newscrawl.cli._common import CliError, open_redis
+from newscrawl.exitcodes import ExitCode
+
+
+def _count_keys(client: Any, pattern: str) -> list[str]:
+    return [k.decode() if isinstance(k, bytes) else k for k in client.scan_iter(pattern, 1000)]
+
+
+def _confirm(summary: str) -> bool:
+    """Show what would be done (also without a terminal, before refusing), then ask."""
+    print(summary, file=sys.stderr)
+    try:
+        interactive = bool(sys.stdin and sys.stdin.isatty())
+    except (OSError, ValueError):
+        interactive = False
+    if not interactive:
+        raise CliError("not confirmed: standard input is not a terminal (pass --yes)")
+    print("Continue? [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    """Delete a spider's crawl state (and with ``--index`` the near-duplicate index and the
+    duplicate records); the stored article files stay."""
+    from newscrawl.redis import keys
+
+    spider = args.spider
+    if not spider or ":" in spider or "*" in spider or spider in ("simhash", "duplicates"):
+        raise CliError(f"not a spider name: {spider!r}")
+    prefix = args.prefix
+    crawl_pattern = f"{prefix}:{spider}:*"
+    with open_redis(args) as client:
+        run_key = keys.CRAWL_RUN.format(prefix=prefix, spider=spider)
+        inflight_key = keys.CRAWL_INFLIGHT.format(prefix=prefix, spider=spider)
+        run_ttl = client.ttl(run_key)  # the marker is deleted when a run finishes
+        in_flight = client.zcard(inflight_key)
+        if (client.exists(run_key) or in_flight) and not args.force:
+            state = (f"({run_key} set" + (f", expires in {run_ttl} s" if run_ttl >= 0 else "")
+                     + f"; {in_flight} request(s) in flight)")
+            if in_flight:
+                raise CliError(f"a run of spider {spider!r} looks active {state}: stop its "
+                               "workers first, or pass --force if they are gone")
+            raise CliError(
+                f"a run of spider {spider!r} is not finished {state}: a stopped run keeps its "
+                "marker so that the next crawl resumes it; --force resets it anyway (stop its "
+                "workers first if any still run)"
+            )
+        crawl_keys = _count_keys(client, crawl_pattern)
+        index_keys: list[str] = []
+        if args.index:
+            index_keys = _count_keys(client, f"{prefix}:simhash:*")
+            index_keys += [
+                k
+                for k in (
+                    keys.DUPLICATES.format(prefix=prefix),
+                    keys.DUPLICATES_LOG.format(prefix=prefix),
+                )
+                if client.exists(k)
+            ]
+        queued = client.zcard(keys.CRAWL_QUEUE.format(prefix=prefix, spider=spider))
+        seen_shards = sum(1 for k in crawl_keys if k.startswith(f"{prefix}:{spider}:seen:"))
+        what = (
+            f"crawl state of spider {spider!r}: {len(crawl_keys)} key(s) {crawl_pattern} "
+            f"({queued} queued, {in_flight} in flight, {seen_shards} shard(s) of done URLs)"
+        )
+        if args.index:
+            what += (
+                f"; near-duplicate index and duplicate records: {len(index_keys)} key(s) "
+                f"{prefix}:simhash:*, {prefix}:duplicates*"
+            )
+        if not crawl_keys and not index_keys:
+            print(f"nothing to reset: no keys {crawl_pattern}" + (
+                f", {prefix}:simhash:*, {prefix}:duplicates*" if args.index else ""))
+            return ExitCode.OK
+        after = (
+            "the next crawl fetches and stores every article again (the article files keep "
+            "the old copies)"
+            if args.index
+            else "the next crawl fetches every article page again; articles in the index and "
+            "the article store are not stored again"
+        )
+        if not args.yes and not _confirm(f"would delete the {what}\n{after}."):
+            print("nothing deleted", file=sys.stderr)
+            return ExitCode.ERROR
+        deleted = 0
+        todo = crawl_keys + index_keys
+        for i in range(0, len(todo), 1000):
+            deleted += int(client.delete(*todo[i : i + 1000]))
+    print(f"deleted {deleted} key(s): {what}")
+    print(after)
+    return ExitCode.OK
+
+
+def add_reset(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "reset",
+        parents=[common],
+        help="forget what the crawl knows about a spider (queue, done URLs, failures...)",
+        description="Delete the crawl state of a spider: every key {prefix}:{spider}:* (queue, "
+        "in-flight leases, done URLs, pending and failure records, dead letters, run marker, "
+        "list pages seen). The next crawl fetches every article page again; articles already "
+        "in the index and the article store are not stored again. With --index, also the "
+        "near-duplicate index and the recorded duplicates ({prefix}:simhash:*, "
+        "{prefix}:duplicates*): the next crawl then stores every article again. Stored "
+        "article files are never touched.",
+    )
+    p.add_argument("--spider", default="portal", help="spider name (default: portal)")
+    p.add_argument(
+        "--index",
+        action="store_true",
+        help="also the near-duplicate index and the duplicate records (all spiders)",
+    )
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--force", action="store_true", help="reset even while a run of the spider is marked active"
+    )
+    p.set_defaults(func=cmd_reset)
+
+
