@@ -14,12 +14,10 @@ Imports neither Scrapy nor the scheduler: the pipelines, the scheduler and the c
 from __future__ import annotations
 
 import errno
-import re
 from dataclasses import dataclass
 
-import redis
-
 from newscrawl.exitcodes import ExitCode
+from newscrawl.redis._retry import RedisRefused, RedisUnavailable, redis_refusal, refusal_text
 
 #: errno values of a store that cannot be written: the disk, not the article, is at fault
 STORAGE_ERRNOS = frozenset({
@@ -27,18 +25,18 @@ STORAGE_ERRNOS = frozenset({
     errno.ENOTDIR, errno.EISDIR, errno.EMFILE, errno.ENFILE,
 })
 
-#: Redis error replies that no retry fixes: the server refuses to write (out of memory, its
-#: persistence failing, a read-only server) or a key holds another type than ours
-_REDIS_REFUSALS: dict[str, str] = {
-    "OOM": "Redis is at its maxmemory: raise maxmemory (or free memory) and run again",
-    "MISCONF": "Redis cannot persist its data (disk full or not writable where it saves its"
-               " RDB/AOF): free space there and run again",
-    "READONLY": "Redis is a read-only replica: point REDIS_URL at the primary",
-    "WRONGTYPE": "a newscrawl key holds a value of another type (another program writing under"
-                 " NEWSCRAWL_REDIS_PREFIX?): use another prefix or delete the key",
-    "NOPERM": "the Redis user lacks a permission newscrawl needs (docs/operations.md)",
-}
-_REFUSAL_WORD = re.compile(r"(?:^|: -|: )(" + "|".join(_REDIS_REFUSALS) + r")\b")
+
+class RunRefused(RuntimeError):
+    """A live run crawls another sites file: this worker does not join it."""
+
+    def __init__(self, run_id: str, workers: list[dict[str, object]]) -> None:
+        self.run_id = run_id
+        self.workers = workers
+        who = ", ".join(f"{w.get('host')}:{w.get('pid')}" for w in workers) or "unknown"
+        super().__init__(
+            f"crawl run {run_id} is live with another sites file (its workers: {who}); wait for"
+            " it to finish, or stop its workers (SIGTERM/Ctrl-C): the next crawl then takes the"
+            " run over with this sites file")
 
 
 @dataclass(frozen=True)
@@ -54,35 +52,13 @@ class SystemFault:
         return f"{self.error}. {self.advice}"
 
 
-def redis_refusal(exc: BaseException) -> str | None:
-    """The advice for a Redis error reply no retry fixes (OOM, MISCONF, WRONGTYPE...), else
-    None. Connection errors are not refusals: they are retried (newscrawl.redis.RetryPolicy)."""
-    if not isinstance(exc, redis.ResponseError):
-        return None
-    if isinstance(exc, redis.ReadOnlyError):
-        return _REDIS_REFUSALS["READONLY"]
-    # the reply's first word; in a script's error it follows "@user_script:<line>: -"
-    match = _REFUSAL_WORD.search(str(exc))
-    return _REDIS_REFUSALS[match.group(1)] if match else None
-
-
-def _reply(exc: BaseException) -> str:
-    """The refusal in a Redis error, without the script's location ("@user_script:43: -")."""
-    text = str(exc)
-    match = _REFUSAL_WORD.search(text)
-    return (text[match.start(1):] if match else text).rstrip(". ")
-
-
 def system_fault(exc: BaseException) -> SystemFault | None:
     """The system fault ``exc`` is, or None for an error that is the site's or the article's
     (counted and retried on a later run)."""
     from newscrawl.index import IncompatibleIndexError
-    from newscrawl.redis import RedisUnavailable
-    from newscrawl.redis._retry import RedisRefused
-    from newscrawl.scheduling.run import RunRefused
 
     if isinstance(exc, RedisRefused):
-        return SystemFault("redis", f"Redis refused {exc.what}: {_reply(exc.reply)}",
+        return SystemFault("redis", f"Redis refused {exc.what}: {refusal_text(exc.reply)}",
                            exc.advice, ExitCode.REDIS_UNAVAILABLE)
     if isinstance(exc, RedisUnavailable):
         return SystemFault("redis", str(exc), "The queue and the in-flight requests stay in"
@@ -95,7 +71,7 @@ def system_fault(exc: BaseException) -> SystemFault | None:
                            str(exc).split(". ", 1)[-1], ExitCode.ERROR)
     advice = redis_refusal(exc)
     if advice is not None:
-        return SystemFault("redis", f"Redis refused a command: {_reply(exc)}", advice,
+        return SystemFault("redis", f"Redis refused a command: {refusal_text(exc)}", advice,
                            ExitCode.REDIS_UNAVAILABLE)
     if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
         where = f" ({exc.filename})" if exc.filename else ""

@@ -20,6 +20,7 @@ command but before the reply arrived, the command runs again.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -38,6 +39,40 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     ConnectionError,
     TimeoutError,
 )
+
+
+#: Redis error replies that no retry fixes: the server refuses to write (out of memory, its
+#: persistence failing, a read-only server) or a key holds another type than ours
+_REDIS_REFUSALS: dict[str, str] = {
+    "OOM": "Redis is at its maxmemory: raise maxmemory (or free memory) and run again",
+    "MISCONF": "Redis cannot persist its data (disk full or not writable where it saves its"
+               " RDB/AOF): free space there and run again",
+    "READONLY": "Redis is a read-only replica: point REDIS_URL at the primary",
+    "WRONGTYPE": "a newscrawl key holds a value of another type (another program writing under"
+                 " NEWSCRAWL_REDIS_PREFIX?): use another prefix or delete the key",
+    "NOPERM": "the Redis user lacks a permission newscrawl needs (docs/operations.md)",
+}
+_REFUSAL_WORD = re.compile(r"(?:^|: -|: )(" + "|".join(_REDIS_REFUSALS) + r")\b")
+
+
+def redis_refusal(exc: BaseException) -> str | None:
+    """The advice for a Redis error reply no retry fixes (OOM, MISCONF, WRONGTYPE...), else
+    None. Connection errors are not refusals: they are retried (newscrawl.redis.RetryPolicy)."""
+    if not isinstance(exc, redis.ResponseError):
+        return None
+    if isinstance(exc, redis.ReadOnlyError):
+        return _REDIS_REFUSALS["READONLY"]
+    # the reply's first word; in a script's error it follows "@user_script:<line>: -"
+    match = _REFUSAL_WORD.search(str(exc))
+    return _REDIS_REFUSALS[match.group(1)] if match else None
+
+
+def refusal_text(exc: BaseException) -> str:
+    """The refusal in a Redis error, without the script's location ("@user_script:43: -")."""
+    text = str(exc)
+    match = _REFUSAL_WORD.search(text)
+    return (text[match.start(1):] if match else text).rstrip(". ")
+
 
 
 class RedisUnavailable(RuntimeError):
@@ -170,8 +205,6 @@ class RetryPolicy:
                 continue
             except redis.ResponseError as exc:
                 # OOM, MISCONF, WRONGTYPE...: retrying cannot fix them; the crawl stops
-                from newscrawl.faults import redis_refusal
-
                 advice = redis_refusal(exc)
                 if advice is None:
                     raise

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from newscrawl.faults import RunRefused
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.queue import MAX_PRIORITY, PRIORITY_SPAN
 
@@ -56,19 +57,6 @@ _CLAIM = load("lib.lua", "workers.lua", "claim.lua", constants={**globals(), **_
 _HEARTBEAT = load("lib.lua", "workers.lua", "heartbeat.lua", constants={**globals(), **_LIB})
 _LEAVE = load("leave.lua", constants=globals())
 _REFRESH = load("refresh.lua", constants=globals())
-
-
-class RunRefused(RuntimeError):
-    """A live run crawls another sites file: this worker does not join it."""
-
-    def __init__(self, run_id: str, workers: list[dict[str, object]]) -> None:
-        self.run_id = run_id
-        self.workers = workers
-        who = ", ".join(f"{w.get('host')}:{w.get('pid')}" for w in workers) or "unknown"
-        super().__init__(
-            f"crawl run {run_id} is live with another sites file (its workers: {who}); wait for"
-            " it to finish, or stop its workers (SIGTERM/Ctrl-C): the next crawl then takes the"
-            " run over with this sites file")
 
 
 def sites_fingerprint(sites: object) -> str:

@@ -38,7 +38,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from newscrawl import _scrapy_compat as compat
 from newscrawl.context import CrawlContext, SchedulingConfig
 from newscrawl.exitcodes import set_exit_code
-from newscrawl.faults import SystemFault, system_fault
+from newscrawl.faults import RunRefused, SystemFault, system_fault
 from newscrawl.formats import today
 from newscrawl.meta import LEASE, PAGE_FAILED, ROOT, RUN_KINDS, SITE, RequestKind, request_kind
 from newscrawl.redis import RedisRefused, RedisUnavailable, keys
@@ -48,7 +48,6 @@ from newscrawl.scheduling.run import (
     REASON_REDIS_UNAVAILABLE,
     REASON_SYSTEM_FAULT,
     RunMarker,
-    RunRefused,
     set_current_run,
     sites_fingerprint,
 )
