@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -100,17 +101,26 @@ def test_reset_asks_and_refuses_during_a_run(
     code, _, err = run(capsys, *url, "reset")
     assert code == 1 and "Continue? [y/N]" in err and "nothing deleted" in err
     assert r.exists("newscrawl:portal:requests")
-    r.set("newscrawl:portal:run", "run-1", ex=600)  # a run in progress
+    # a worker alive (its heartbeat and registry entry, as a crawl keeps them): refused
+    r.set("newscrawl:portal:run", "run-1", ex=600)
+    r.hset("newscrawl:portal:workers", "host1:4242:ab",
+           json.dumps({"host": "host1", "pid": 4242, "run": "run-1"}))
+    r.set("newscrawl:portal:worker:host1:4242:ab", "run-1", ex=600)
+    r.zadd("newscrawl:portal:inflight", {"{}": 1e12})
     code, _, err = run(capsys, *url, "reset", "--yes")
-    assert code == 1 and "a run of spider 'portal' is not finished" in err
-    assert "expires in" in err and r.exists("newscrawl:portal:requests")
-    # a stopped run (nothing in flight) keeps its marker for the next crawl: said, with --force
-    assert "a stopped run keeps its marker so that the next crawl resumes it" in err
-    assert "--force resets it anyway" in err
-    r.zadd("newscrawl:portal:inflight", {"{}": 1e12})  # a request in flight: a live worker
-    code, _, err = run(capsys, *url, "reset", "--yes")
-    assert code == 1 and "stop its workers first, or pass --force if they are gone" in err
-    r.delete("newscrawl:portal:inflight")
+    assert code == 1 and "a run of spider 'portal' is live: 1 worker(s) alive (host1:4242)" in err
+    assert "stop its workers first, or pass --force if they are gone" in err
+    assert r.exists("newscrawl:portal:requests")
+    # its heartbeat gone (killed, stopped): a stopped run is reset without --force, as the next
+    # crawl would take it over
+    r.delete("newscrawl:portal:worker:host1:4242:ab")
+    monkeypatch.setattr("sys.stdin", Tty("y\n"))
+    code, out, err = run(capsys, *url, "reset")
+    assert code == 0, err
+    assert not list(r.scan_iter("newscrawl:portal:*"))
+    r.set("newscrawl:portal:requests:seq", 1)
+    r.hset("newscrawl:portal:workers", "host1:4242:ab", "{}")
+    r.set("newscrawl:portal:worker:host1:4242:ab", "run-1", ex=600)
     monkeypatch.setattr("sys.stdin", Tty("y\n"))
     code, out, err = run(capsys, *url, "reset", "--force")
     assert code == 0, err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -27,6 +28,22 @@ def _confirm(summary: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
+def live_workers(client: Any, prefix: str, spider: str) -> list[dict[str, Any]]:
+    """The registered workers of ``spider`` whose heartbeat is alive (their host, pid, run)."""
+    from newscrawl.redis import keys
+
+    alive = []
+    registry = keys.CRAWL_WORKERS.format(prefix=prefix, spider=spider)
+    for worker, info in client.hgetall(registry).items():
+        name = worker.decode() if isinstance(worker, bytes) else str(worker)
+        if client.exists(keys.CRAWL_WORKER.format(prefix=prefix, spider=spider, worker=name)):
+            try:
+                alive.append(dict(json.loads(info)))
+            except ValueError:
+                alive.append({"host": name})
+    return alive
+
+
 def cmd_reset(args: argparse.Namespace) -> int:
     """Delete a spider's crawl state (and with ``--index`` the near-duplicate index and the
     duplicate records); the stored article files stay."""
@@ -38,21 +55,15 @@ def cmd_reset(args: argparse.Namespace) -> int:
     prefix = args.prefix
     crawl_pattern = f"{prefix}:{spider}:*"
     with open_redis(args) as client:
-        run_key = keys.CRAWL_RUN.format(prefix=prefix, spider=spider)
         inflight_key = keys.CRAWL_INFLIGHT.format(prefix=prefix, spider=spider)
-        run_ttl = client.ttl(run_key)  # the marker is deleted when a run finishes
         in_flight = client.zcard(inflight_key)
-        if (client.exists(run_key) or in_flight) and not args.force:
-            state = (f"({run_key} set" + (f", expires in {run_ttl} s" if run_ttl >= 0 else "")
-                     + f"; {in_flight} request(s) in flight)")
-            if in_flight:
-                raise CliError(f"a run of spider {spider!r} looks active {state}: stop its "
-                               "workers first, or pass --force if they are gone")
+        alive = live_workers(client, prefix, spider)
+        if alive and not args.force:
+            who = ", ".join(f"{w.get('host')}:{w.get('pid')}" for w in alive)
             raise CliError(
-                f"a run of spider {spider!r} is not finished {state}: a stopped run keeps its "
-                "marker so that the next crawl resumes it; --force resets it anyway (stop its "
-                "workers first if any still run)"
-            )
+                f"a run of spider {spider!r} is live: {len(alive)} worker(s) alive ({who});"
+                f" {in_flight} request(s) in flight: stop its workers first, or pass --force if"
+                " they are gone")
         crawl_keys = _count_keys(client, crawl_pattern)
         index_keys: list[str] = []
         if args.index:
