@@ -1,6 +1,7 @@
 """The ``newscrawl`` command: fingerprints, the near-duplicate index and its records.
 
     newscrawl demo [--data-dir DIR] [--port N]
+    newscrawl status [--spider NAME] [--json] [--watch] [--interval S]
     newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
     newscrawl check FILE [--json] [--encoding ENC]
     newscrawl dedup [--jsonl FILE ...] [--dry-run]
@@ -41,6 +42,7 @@ from newscrawl.cli.fingerprint import add_check, add_fingerprint
 from newscrawl.cli.index import add_duplicates, add_prune, add_stats
 from newscrawl.cli.redis_cli import add_redis_cli
 from newscrawl.cli.reset import add_reset
+from newscrawl.cli.status import add_status
 from newscrawl.exitcodes import ExitCode
 
 __all__ = ["COMMANDS", "CliError", "build_parser", "main"]
@@ -51,6 +53,7 @@ __all__ = ["COMMANDS", "CliError", "build_parser", "main"]
 #: ``args.args``).
 COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
     add_demo,
+    add_status,
     add_fingerprint,
     add_check,
     add_dedup,

@@ -104,6 +104,7 @@ class RunMarker:
     took_over: str = ""  # the id of the dead run this worker took over
     rescued: int = 0  # requests of dead workers put back in the queue by the last call
     previous_sites: str = ""  # the sites fingerprint of the run taken over ('' if unknown)
+    pages: int = 0  # pages this worker fetched (told with its heartbeat, for newscrawl status)
     idle: bool = False  # this worker has nothing to do (told to the others with its heartbeat)
     busy_others: int = 0  # other live workers not idle at the last heartbeat
     worker_id: str = field(default_factory=lambda: worker_name())
@@ -119,7 +120,7 @@ class RunMarker:
     def _info(self) -> str:
         return json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                            "run": self.run_id, "beat": round(time.time(), 1),
-                           "idle": self.idle})
+                           "idle": self.idle, "pages": self.pages})
 
     def claim(self) -> bool:
         """Start a new run, take over a dead one, or join the current one. True if this worker

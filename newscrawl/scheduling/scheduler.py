@@ -606,6 +606,8 @@ class Scheduler(BaseScheduler):
     def _heartbeat(self) -> None:
         assert self.run is not None
         self._last_beat = time.monotonic()
+        if self.stats is not None:
+            self.run.pages = int(self.stats.get_value("response_received_count", 0) or 0)
         self._others_alive = self.run.heartbeat()
         if self.run.rescued:
             self._inc("requeued_dead_worker", self.run.rescued)
