@@ -178,3 +178,32 @@ def test_huge_page_is_bounded() -> None:
     assert art is not None
     assert P1 in art.text
     assert elapsed < 60  # generous bound: catches unbounded parsing, not a speed target
+
+
+# A portal that serves its article as a bare fragment: no <html>, no <body>, one root element
+# with one child (the shape the extraction library rejects as "not HTML").
+FRAGMENT = (
+    '<div class="article"><div class="content">'
+    + "".join(f"<p>{p}</p>" for p in (P1, P2, P3))
+    + "</div></div>"
+)
+
+
+def test_fragment_without_html_and_body_extracts() -> None:
+    art = extract_article(FRAGMENT, "http://x.example/a/1.html")
+    assert art is not None
+    assert art.text.split("\n") == [P1, P2, P3]
+
+
+def test_fragment_with_head_elements_keeps_its_title() -> None:
+    html = f'<meta charset="utf-8"><title>{TITLE}_示例网</title>{FRAGMENT}'
+    art = extract_article(html, "http://x.example/a/1.html")
+    assert art is not None
+    assert art.title == TITLE
+    assert art.text.split("\n") == [P1, P2, P3]
+
+
+def test_fragment_without_article_text_is_still_none() -> None:
+    html = '<div class="player"><div><video src="/v/1.mp4"></video><a href="/">首页</a></div></div>'
+    assert extract_article(html, "http://x.example/v/1.html") is None
+

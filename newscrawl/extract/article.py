@@ -30,6 +30,9 @@ MAX_HTML_CHARS = 2_000_000
 MIN_BODY_CHARS = 40
 # A page must contain an HTML tag near its start to be treated as HTML (not JSON, PDF, text).
 _HTML_SNIFF_CHARS = 65_536
+# The extraction library treats a page as HTML only when "html" is among its first 50 characters.
+_LIBRARY_SNIFF = re.compile("html", re.I)
+_LIBRARY_SNIFF_CHARS = 50
 _HTML_TAG = re.compile(r"<(?:html|head|body|div|p|article|title|meta|section|span|table)\b", re.I)
 # Text around the body searched for the date line and the byline.
 _ZONE_BEFORE = 400
@@ -296,6 +299,41 @@ def _clean_author(value: str | None) -> str | None:
     return "; ".join(n for n in names if unique.get(n.lower()) == n) or None
 
 
+def _chars(text: str) -> int:
+    return sum(1 for c in text if not c.isspace())
+
+
+def _as_document(html: str) -> str:
+    """The page as the library accepts it: it rejects a page whose first 50 characters do not say
+    ``html`` and whose root element has fewer than two children (a bare ``<div>`` fragment, as
+    some portals serve their article pages), so such a page gets an ``<html>`` start tag. The
+    parser then puts head elements in the head and the rest in the body, as a browser does.
+    """
+    if _LIBRARY_SNIFF.search(html, 0, _LIBRARY_SNIFF_CHARS):
+        return html
+    return "<html>" + html
+
+
+def _library(html: str, url: str, strategy: _Strategy, *, favor: str | None) -> object | None:
+    """The extraction library's document (text and metadata), or None when it finds no body."""
+    try:
+        return trafilatura.bare_extraction(
+            html,
+            url=url or None,
+            with_metadata=True,
+            include_comments=False,
+            include_tables=True,
+            favor_precision=favor == "precision",
+            favor_recall=favor == "recall",
+            date_extraction_params={
+                "original_date": True,
+                "extensive_search": strategy.library_date_extensive,
+            },
+        )
+    except Exception as exc:  # the library's failure modes are not enumerable
+        raise ExtractionError(f"trafilatura failed on {url}: {exc!r}") from exc
+
+
 def _library_date(doc: object) -> ParsedDate | None:
     return parse_date(getattr(doc, "date", None))
 
@@ -318,23 +356,7 @@ def _extract(
     if tree is None:
         return None
 
-    try:
-        doc = trafilatura.bare_extraction(
-            html,
-            url=url or None,
-            with_metadata=True,
-            include_comments=False,
-            include_tables=True,
-            favor_precision=strategy.favor == "precision",
-            favor_recall=strategy.favor == "recall",
-            date_extraction_params={
-                "original_date": True,
-                "extensive_search": strategy.library_date_extensive,
-            },
-        )
-    except Exception as exc:  # the library's failure modes are not enumerable
-        raise ExtractionError(f"trafilatura failed on {url}: {exc!r}") from exc
-
+    doc = _library(_as_document(html), url, strategy, favor=strategy.favor)
     text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
     library_title = (getattr(doc, "title", None) or None) if doc is not None else None
     sel = selectors or {}
@@ -348,7 +370,7 @@ def _extract(
         title = re.sub(r"\s+", " ", title).strip() or None
     if title and "text" not in sel and text.split("\n", 1)[0].strip() == title:
         text = text.split("\n", 1)[1] if "\n" in text else ""  # the headline is the title
-    if sum(1 for c in text if not c.isspace()) < MIN_BODY_CHARS:
+    if _chars(text) < MIN_BODY_CHARS:
         return None
 
     page_text = _visible_text(tree)
