@@ -207,3 +207,53 @@ def test_fragment_without_article_text_is_still_none() -> None:
     html = '<div class="player"><div><video src="/v/1.mp4"></video><a href="/">首页</a></div></div>'
     assert extract_article(html, "http://x.example/v/1.html") is None
 
+
+
+@pytest.mark.parametrize(
+    ("where", "markup", "expected"),
+    [
+        # running text after 记者/作者 is not a byline
+        ("tail", "<p>记者证实，该项目将于年底前全面完工并投入使用，届时可惠及周边居民。</p>", None),
+        ("tail", "<p>据记者采访了解，多数受访企业对下半年的市场前景持乐观态度。</p>", None),
+        ("tail", "<p>记者获悉，相关部门正在研究制定配套措施。</p>", None),
+        ("tail", "<p>【免责声明】本文仅代表作者本人观点，与本网无关。</p>", None),
+        ("tail", "<p>以上内容为作者个人观点，不代表本站立场。</p>", None),
+        ("tail", "<p>【作者单位：某某大学经济学院】</p>", None),
+        ("info", '<a href="/blog">记者博客</a> <a href="/bbs">论坛</a>', None),
+        # a forum page's navigation after the label
+        ("info", "作者：首页 论坛 帖子 回复", None),
+        # the name stops at the next label or a non-name word
+        ("tail", "<p>责任编辑：吕峥 来源：新华网</p>", "吕峥"),
+        ("tail", "<p>（记者陈智 整合）</p>", "陈智"),
+        # a name glued to 记者 is taken when it starts with a surname
+        ("info", "本报记者王五", "王五"),
+        ("info", "澎湃新闻记者 段彦超 廖艳", "段彦超; 廖艳"),
+        # an agency is an author
+        ("info", "作者：新华社", "新华社"),
+    ],
+)
+def test_byline_precision(where: str, markup: str, expected: str | None) -> None:
+    html = zh_page(**{where: markup})
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == expected
+
+
+@pytest.mark.parametrize(
+    ("meta_author", "expected"),
+    [
+        ("作者：记者 刘洋", "刘洋"),
+        ("扬眼 企鹅号", "扬眼"),
+        ("我已授权", None),
+        ("Jane Doe is a staff reporter", "Jane Doe"),
+        ("Analysis by Jane Doe; CNN Editor-at-large", "Jane Doe"),
+        ("JOHN ROE; AP National Political Writer", "JOHN ROE"),
+        ("Name; Email Com", None),
+        ("Jane Doe; John Roe", "Jane Doe; John Roe"),
+    ],
+)
+def test_metadata_author_is_cleaned_to_names(meta_author: str, expected: str | None) -> None:
+    html = zh_page(head=f'<meta name="author" content="{meta_author}">')
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == expected

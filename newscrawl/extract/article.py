@@ -17,7 +17,7 @@ from lxml import etree
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.selectors import compile_selector, validate_selectors
 from newscrawl.extract.title import choose_title
-from newscrawl.extract.zh import _NOT_NAMES, author_from_lines, cjk_share
+from newscrawl.extract.zh import author_from_lines, cjk_share, clean_author
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,6 @@ _META_DATE_XPATH = etree.XPath(
 )
 _JSONLD_XPATH = etree.XPath("//script[@type='application/ld+json']/text()")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]{8,40})"')
-_AUTHOR_JUNK = frozenset({"username", "admin", "administrator", "editor", "staff", "unknown"})
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe")
 
 
@@ -287,16 +286,10 @@ def _zones(page_text: str, title: str | None, body: str) -> tuple[str, str]:
 def _clean_author(value: str | None) -> str | None:
     if not value:
         return None
-    value = value.strip()
-    low = value.lower()
+    low = value.strip().lower()
     if "www" in low or ".com" in low or ".cn" in low or len(value) > 60 or "■" in value:
         return None
-    if low in _AUTHOR_JUNK or value in _NOT_NAMES:
-        return None
-    # "Jeffrey Gettleman; JEFFREY GETTLEMAN" -> "Jeffrey Gettleman"
-    names = list(dict.fromkeys(n.strip() for n in value.split(";") if n.strip()))
-    unique = {n.lower(): n for n in reversed(names)}
-    return "; ".join(n for n in names if unique.get(n.lower()) == n) or None
+    return clean_author(value)
 
 
 def _chars(text: str) -> int:
