@@ -114,3 +114,33 @@ def test_meta_title_with_markup_and_broken_json_ld() -> None:
     art = extract_article(html, URL)
     assert art is not None
     assert art.title == headline
+
+
+SUBJECT = "老城区改造该听谁的"
+
+
+@pytest.mark.parametrize(
+    ("title", "top"),
+    [
+        # a forum: the site and board in <title>, the thread subject in a Discuz-style span
+        ("CCTV.example- 央视论坛",
+         f'<table><tr><td><span id="thread_subject">{SUBJECT}</span></td></tr></table>'),
+        ("bbs.example.com - 城建论坛", f'<div class="post-subject"><b>{SUBJECT}</b></div>'),
+        # a breadcrumb for a title: site > channel
+        ("示例艺网>艺术教育", f'<div class="subject">{SUBJECT}</div>'),
+        ("示例艺网 › 城市 › 艺术教育", f'<div class="subject">{SUBJECT}</div>'),
+    ],
+)
+def test_thread_or_post_subject_beats_a_site_or_channel_title(title: str, top: str) -> None:
+    art = extract_article(page(f"<title>{title}</title>", top), URL)
+    assert art is not None
+    assert art.title == SUBJECT
+
+
+def test_a_short_title_holding_a_domain_is_a_site_name() -> None:
+    # <title> and og:title agree on the site's name; the subject is the heading above the body
+    site = "CCTV.com- 央视论坛"
+    head = f'<title>{site}</title><meta property="og:title" content="{site}">'
+    art = extract_article(page(head, f"<h2>{SUBJECT}</h2>"), URL)
+    assert art is not None
+    assert art.title == SUBJECT
