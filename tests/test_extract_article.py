@@ -257,3 +257,44 @@ def test_metadata_author_is_cleaned_to_names(meta_author: str, expected: str | N
     art = extract_article(html, "http://x.example/n/1.html")
     assert art is not None
     assert art.author == expected
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "<p>特别声明：以上内容(如有图片或视频亦包括在内)为自媒体平台用户上传并发布，"
+        "本平台仅提供信息存储服务。</p>"
+        "<p>Notice: The content above (including the pictures and videos if any) is uploaded and "
+        "posted by a user of the platform, which is a social media platform and only provides "
+        "information storage services.</p>",
+        "<p>Copyright © 2024 示例网 All Rights Reserved</p>"
+        "<p>京ICP备12345678号 京公网安备1101号</p>",
+        "<p>违法和不良信息举报电话：010-12345678</p><p>举报邮箱：report@example.cn</p>",
+        "<p>相关阅读</p><p>春季农业生产全面展开</p><p>多地出台稳就业新举措</p>",
+        "<p>【打印本页】【关闭窗口】</p>",
+    ],
+)
+def test_boilerplate_that_ends_a_body_is_cut(tail: str) -> None:
+    art = extract_article(zh_page(tail=tail), "http://x.example/n/1.html")
+    assert art is not None
+    assert art.text.split("\n") == [P1, P2, P3]
+
+
+def test_english_related_list_at_the_end_is_cut() -> None:
+    paras = [f"The council met on Tuesday to discuss the budget for item {i}, and the members "
+             "agreed to publish the figures before the next session of the assembly."
+             for i in range(4)]
+    related = "<p>Related:</p><p>Budget vote delayed again</p><p>Mayor names new treasurer</p>"
+    html = ("<html><head><title>Council budget</title></head><body><article><h1>Council budget"
+            "</h1>" + "".join(f"<p>{p}</p>" for p in paras) + related + "</article></body></html>")
+    art = extract_article(html, "https://example.com/news/budget")
+    assert art is not None
+    assert art.text.split("\n") == paras
+
+
+def test_boilerplate_words_inside_a_body_are_kept() -> None:
+    middle = "<p>相关阅读材料显示，版权所有人的权利受到法律保护，举报邮箱已经公布。</p>"
+    html = zh_page().replace(f"<p>{P2}</p>", f"<p>{P2}</p>{middle}")
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert "相关阅读材料显示" in art.text and art.text.endswith(P3)

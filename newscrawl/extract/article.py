@@ -14,6 +14,7 @@ import lxml.html
 import trafilatura
 from lxml import etree
 
+from newscrawl.extract.boilerplate import trim_edges
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.selectors import compile_selector, validate_selectors
 from newscrawl.extract.title import choose_title
@@ -86,6 +87,7 @@ class _Strategy:
     line_author: bool = True
     library_author: bool = True
     favor: str | None = "precision"  # None, "precision" or "recall"
+    trim_edges: bool = True  # cut the boilerplate that ends a body (boilerplate.EDGE_PATTERNS)
 
 
 DEFAULT_STRATEGY = _Strategy()
@@ -397,6 +399,12 @@ def _extract(
             tail=text[-_BODY_EDGE:],
             after=after,
         )
+
+    if strategy.trim_edges and "text" not in sel:
+        # after the author and date passes: a byline may sit among the lines cut here
+        text, cut = trim_edges(text, keep_chars=MIN_BODY_CHARS)
+        if cut:
+            logger.debug("page %s: cut %s at the end of the body", url, ", ".join(cut))
 
     return Article(
         title=title,
