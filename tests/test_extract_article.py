@@ -298,3 +298,59 @@ def test_boilerplate_words_inside_a_body_are_kept() -> None:
     art = extract_article(html, "http://x.example/n/1.html")
     assert art is not None
     assert "相关阅读材料显示" in art.text and art.text.endswith(P3)
+
+
+EN_PARAS = "".join(
+    f"<p>The harbour board said on Monday that the new ferry terminal would open in stages, with "
+    f"the first berth ready for passengers by the summer season, part {i}.</p>" for i in range(3))
+
+
+def en_page(head: str = "", byline: str = "", first: str = "") -> str:
+    return (f"<html><head><title>Ferry terminal to open in stages</title>{head}</head><body>"
+            f"<article><h1>Ferry terminal to open in stages</h1>{byline}{first}{EN_PARAS}"
+            "</article></body></html>")
+
+
+@pytest.mark.parametrize(
+    ("head", "byline"),
+    [
+        ('<meta name="pubdate" content="2019-04-28 06:01:07">',
+         '<p class="byline">Published 28 April 2019, 06:01 UTC</p>'),
+        ('<script type="application/ld+json">{"@type": "NewsArticle", '
+         '"datePublished": "2019-04-28T06:01:07"}</script>',
+         '<div class="meta"><time datetime="2019-04-28T06:01:07">28 April 2019 06:01 GMT</time>'
+         "</div>"),
+    ],
+)
+def test_time_without_offset_takes_the_zone_the_page_states(head: str, byline: str) -> None:
+    art = extract_article(en_page(head, byline), "https://example.com/news/ferry")
+    assert art is not None
+    assert art.published == "2019-04-28T06:01:07+00:00"
+
+
+def test_time_element_beats_a_date_in_the_first_sentence() -> None:
+    byline = ('<div class="meta">By Jane Doe '
+              '<time datetime="2024-03-15T10:20:00Z">15 March</time></div>')
+    first = "<p>2019-11-05: the harbour board first proposed the terminal on that day.</p>"
+    art = extract_article(en_page(byline=byline, first=first), "https://example.com/news/ferry")
+    assert art is not None
+    assert art.published == "2024-03-15T10:20:00+00:00"
+
+
+def test_url_date_beats_a_date_in_the_first_sentence() -> None:
+    html = zh_page().replace(f"<p>{P1}</p>", f"<p>2019年11月5日，{P1}</p>")
+    art = extract_article(html, "http://news.example.cn/2024/0315/c1001-123.html")
+    assert art is not None
+    assert art.published == "2024-03-15"
+
+
+def test_fact_check_page_gives_its_own_date_not_the_checked_statement() -> None:
+    ld = ('{"@context": "https://schema.org", "@type": "ClaimReview", '
+          '"itemReviewed": {"@type": "Claim", "datePublished": "2019-05-01", '
+          '"appearance": {"@type": "CreativeWork", "datePublished": "2019-05-02"}}, '
+          '"claimReviewed": "The terminal was approved in 2019.", '
+          '"datePublished": "2024-03-15T09:00:00+00:00"}')
+    html = en_page(f'<script type="application/ld+json">{ld}</script>')
+    art = extract_article(html, "https://example.com/fact-check/ferry")
+    assert art is not None
+    assert art.published == "2024-03-15T09:00:00+00:00"

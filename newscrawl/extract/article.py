@@ -5,10 +5,12 @@ See docs/design/extraction.md for the measurements behind each choice.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, timedelta, timezone
 
 import lxml.html
 import trafilatura
@@ -54,6 +56,16 @@ _META_DATE_XPATH = etree.XPath(
 )
 _JSONLD_XPATH = etree.XPath("//script[@type='application/ld+json']/text()")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]{8,40})"')
+_JSONLD_DEPTH = 6
+# JSON-LD keys whose objects are not the page (a fact-check's reviewed claim and where it appeared).
+_NOT_THE_PAGE = frozenset({"itemReviewed", "appearance", "firstAppearance", "claimReviewed",
+                           "isBasedOn", "citation", "mentions", "about"})
+_TIME_XPATH = etree.XPath("//body//time[@datetime][not(ancestor::a)]")
+# A zone written next to a date or time: "UTC", "GMT", "UTC+8", "GMT-05:00", "北京时间".
+_ZONE_WORD = re.compile(
+    r"(?<![A-Za-z])(?:UTC|GMT)(?:\s*(?P<sign>[+\-−])\s*(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?)?(?![A-Za-z])"
+    r"|(?P<cst>北京时间)"
+)
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe")
 
 
@@ -213,17 +225,73 @@ def _element_text(el: lxml.html.HtmlElement) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _jsonld_date(raw: str) -> str | None:
+    """The page's own ``datePublished`` in a JSON-LD block: the outermost one, never one inside
+    the thing a fact-check reviews (``itemReviewed``: the statement checked has its own date)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        m = _JSONLD_DATE.search(raw)  # broken JSON: the first one written
+        return m.group(1) if m else None
+    level: list[object] = [data]
+    for _ in range(_JSONLD_DEPTH):
+        below: list[object] = []
+        for node in level:
+            if isinstance(node, list):
+                below.extend(node)
+            elif isinstance(node, dict):
+                value = node.get("datePublished")
+                if isinstance(value, str):
+                    return value
+                below.extend(v for k, v in node.items()
+                             if k not in _NOT_THE_PAGE and isinstance(v, dict | list))
+        if not below:
+            break
+        level = below
+    return None
+
+
 def _meta_date(tree: lxml.html.HtmlElement) -> ParsedDate | None:
     for value in _META_DATE_XPATH(tree):
         parsed = parse_date(str(value))
         if parsed is not None:
             return parsed
     for script in _JSONLD_XPATH(tree):
-        m = _JSONLD_DATE.search(str(script))
-        if m:
-            parsed = parse_date(m.group(1))
-            if parsed is not None:
-                return parsed
+        parsed = parse_date(_jsonld_date(str(script)))
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def _time_texts(tree: lxml.html.HtmlElement) -> str:
+    """The visible text of the page's ``<time>`` elements (where a zone is often printed)."""
+    return " ".join(str(el.text_content()) for el in _TIME_XPATH(tree))
+
+
+def _time_element_date(tree: lxml.html.HtmlElement) -> ParsedDate | None:
+    """The first ``<time datetime>`` of the page that is not in a link (a list of other
+    articles): how many pages print their own date."""
+    for el in _TIME_XPATH(tree):
+        parsed = parse_date(el.get("datetime"))
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def _stated_zone(texts: list[str]) -> timezone | None:
+    """The time zone a page states next to its dates ("10:20 UTC", "GMT+8", "北京时间")."""
+    for text in texts:
+        m = _ZONE_WORD.search(text)
+        if m is None:
+            continue
+        if m.group("cst"):
+            return timezone(timedelta(hours=8))
+        sign, hours, minutes = m.group("sign"), m.group("h"), m.group("m")
+        if not sign:
+            return UTC
+        offset = timedelta(hours=int(hours), minutes=int(minutes or 0))
+        if offset <= timedelta(hours=14):
+            return timezone(-offset if sign in "-−" else offset)
     return None
 
 
@@ -252,6 +320,13 @@ def _below_title(page_text: str, title: str | None) -> str:
     if pos < 0:
         return ""
     return page_text[pos + len(title) : pos + len(title) + _ZONE_BEFORE]
+
+
+def _above_body(zone: str, body: str) -> str:
+    """``zone`` up to where the body's first line starts in it (all of it when it does not)."""
+    first = body.split("\n", 1)[0].strip()[:12]
+    pos = zone.find(first) if first else -1
+    return zone[:pos] if pos >= 0 else zone
 
 
 def _squeeze(text: str) -> tuple[str, list[int]]:
@@ -377,15 +452,26 @@ def _extract(
         published = parse_date(_select(tree, sel["published"], joiner=" "))
     if published is None and strategy.meta_date:
         published = _meta_date(tree)
+    below = _below_title(page_text, title)
     if published is None and strategy.line_date:
-        below = _below_title(page_text, title)
-        found = find_dates(before) or find_dates(text[:_BODY_EDGE]) or find_dates(below)
+        # the page's own date line, above the body: before a date written in the body's text
+        found = find_dates(before) or find_dates(_above_body(below, text))
         if found:
             published = found[0][1]
     if published is None and strategy.url_date:
         published = date_from_url(url)
+    if published is None and strategy.meta_date:
+        published = _time_element_date(tree)
+    if published is None and strategy.line_date:
+        found = find_dates(text[:_BODY_EDGE])
+        if found:
+            published = found[0][1]
     if published is None and strategy.library_date and doc is not None:
         published = _library_date(doc)
+    if published is not None and published.time is not None and published.tz is None:
+        zone = _stated_zone([before, below, _time_texts(tree)])
+        if zone is not None:
+            published = replace(published, tz=zone)
 
     author: str | None = None
     if "author" in sel:
