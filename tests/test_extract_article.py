@@ -354,3 +354,42 @@ def test_fact_check_page_gives_its_own_date_not_the_checked_statement() -> None:
     art = extract_article(html, "https://example.com/fact-check/ferry")
     assert art is not None
     assert art.published == "2024-03-15T09:00:00+00:00"
+
+
+LONG_PARAS = [f"Part {i}: the harbour board said the new terminal would open in stages, and "
+              "that the first berth would be ready for passengers by the summer season next year."
+              for i in range(16)]
+
+
+@pytest.mark.parametrize(
+    "ad",
+    [
+        '<div class="ad-slot full-width"><div class="advertisement">Advertisement</div></div>',
+        '<figure class="embed"><iframe src="https://video.example/v/1"></iframe>'
+        "<figcaption>Video: the terminal site</figcaption></figure>",
+    ],
+)
+@pytest.mark.parametrize("split", [5, 11])
+def test_paragraphs_after_a_full_width_ad_in_the_same_article_are_kept(ad: str, split: int) -> None:
+    def part(paras: list[str]) -> str:
+        return '<div class="article-body">' + "".join(f"<p>{p}</p>" for p in paras) + "</div>"
+
+    html = ("<html><head><title>Terminal to open in stages</title></head><body>"
+            "<nav><a href='/'>Home</a></nav><article><h1>Terminal to open in stages</h1>"
+            f"{part(LONG_PARAS[:split])}{ad}{part(LONG_PARAS[split:])}</article>"
+            "<footer>(c) Example</footer></body></html>")
+    art = extract_article(html, "https://example.com/news/terminal")
+    assert art is not None
+    assert art.text.split("\n") == LONG_PARAS
+
+
+def test_a_link_list_beside_the_body_is_not_taken_for_its_continuation() -> None:
+    links = "".join(f'<p><a href="/n/{i}">Other story number {i}</a></p>' for i in range(8))
+    html = ("<html><head><title>Terminal to open in stages</title></head><body><article>"
+            "<h1>Terminal to open in stages</h1>"
+            '<div class="article-body">' + "".join(f"<p>{p}</p>" for p in LONG_PARAS[:6])
+            + '</div><div class="ad">Advertisement</div>'
+            f'<div class="article-body">{links}</div></article></body></html>')
+    art = extract_article(html, "https://example.com/news/terminal")
+    assert art is not None
+    assert art.text.split("\n") == LONG_PARAS[:6]
