@@ -228,6 +228,8 @@ def test_fragment_without_article_text_is_still_none() -> None:
         # a name glued to 记者 is taken when it starts with a surname
         ("info", "本报记者王五", "王五"),
         ("info", "澎湃新闻记者 段彦超 廖艳", "段彦超; 廖艳"),
+        # a transliteration printed with the name stays with it
+        ("info", "作者：周思博 (Joel Spolsky) 译：陈斌", "周思博 (Joel Spolsky)"),
         # an agency is an author
         ("info", "作者：新华社", "新华社"),
     ],

@@ -53,6 +53,8 @@ _SURNAMES = frozenset(
     "卿国狄平计索宣晋相初门云容敬来扈晁芮都普阙浦戈伏鹿薄邸雍辜羊阿乌母裘亓修邰赫杭况那宿鲜印"
     "逯隆茹诸战慕危玉银亢嵇公哈湛宾戎勾茅利於呼居揭干但尉冶斯元束檀衣信展阴昝智幸奉植衡富尧闭由"
 )
+# A transliteration after a Chinese name: "周思博 (Joel Spolsky)".
+_ALSO_LATIN = r"(?:[ \t]*[(（]([A-Z][A-Za-z.\-]*(?: [A-Z][A-Za-z.\-]*){0,3})[)）])?"
 _IDEOGRAPH = re.compile(rf"[{_CJK}]")
 _SEP = r"(?:\s*[:：︱|]\s*|[ \t\u3000]+)"  # an explicit separator between a label and a name
 # What stands right before 记者 in running text ("据记者", "有记者", "向记者", "接受记者"); in a
@@ -68,7 +70,7 @@ def _reporter(label: str) -> str:
 # A name printed straight after its label with no separator must start with a surname. The first
 # pattern that yields a name wins.
 _PATTERNS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
-    (re.compile(rf"作\s*者(?:{_SEP}|[ \t]*[\[【(（][ \t]*)({_NAMES}|{_LATIN_NAME})"),
+    (re.compile(rf"作\s*者(?:{_SEP}|[ \t]*[\[【(（][ \t]*)({_NAMES}|{_LATIN_NAME}){_ALSO_LATIN}"),
      frozenset({"before", "head", "tail", "after"})),
     (re.compile(rf"[（(]\s*[{_CJK}]{{0,8}}?记者{_SEP}?({_NAMES})\s*[)）]"),
      frozenset({"before", "head", "tail", "after"})),
@@ -130,6 +132,9 @@ def author_from_lines(
             for m in pattern.finditer(zone):
                 glued = m.start(1) > 0 and _IDEOGRAPH.match(zone[m.start(1) - 1]) is not None
                 names = _names(m.group(1), surname_needed=glued)
+                latin = m.group(2) if m.re.groups >= 2 else None
+                if len(names) == 1 and latin:
+                    names[0] = f"{names[0]} ({latin})"
                 if names:
                     return AUTHOR_SEPARATOR.join(names)
     return None
