@@ -176,3 +176,15 @@ def test_western_latin1_page_still_reads_as_its_single_byte_header() -> None:
 )
 def test_has_mojibake(text: str, expected: bool) -> None:
     assert has_mojibake(text) is expected
+
+
+def test_a_page_no_encoding_reads_is_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # UTF-8 and GBK inside one paragraph: no piece decodes cleanly either way
+    body = (b'<html><head><meta charset="utf-8"></head><body>'
+            + b"".join(b"<p>" + ZH.encode() + ZH2.encode("gbk") + b"</p>" for _ in range(3))
+            + b"</body></html>")
+    with caplog.at_level("WARNING", logger="newscrawl.extract.decode"):
+        d = decode_html_detailed(body)
+    assert d.source == "fallback"
+    assert has_mojibake(d.text)
+    assert any("mojibake" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
