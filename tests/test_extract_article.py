@@ -228,6 +228,12 @@ def test_fragment_without_article_text_is_still_none() -> None:
         # a name glued to 记者 is taken when it starts with a surname
         ("info", "本报记者王五", "王五"),
         ("info", "澎湃新闻记者 段彦超 廖艳", "段彦超; 廖艳"),
+        # one byline naming reporters, interns and correspondents
+        ("info", "记者 张三 通讯员 李四", "张三; 李四"),
+        ("info", "本报实习生 刘国栋 周炜本报记者 王燕平", "刘国栋; 周炜; 王燕平"),
+        ("tail", "<p>本报记者王五报道</p>", "王五"),
+        # an empty label does not take the next line's label for a name
+        ("info", "作者：<br>责任编辑：肖春芳", "肖春芳"),
         # a transliteration printed with the name stays with it
         ("info", "作者：周思博 (Joel Spolsky) 译：陈斌", "周思博 (Joel Spolsky)"),
         # an agency is an author

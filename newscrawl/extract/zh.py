@@ -17,15 +17,17 @@ AUTHOR_SEPARATOR = "; "
 
 _CJK = r"\u4e00-\u9fff"
 # A Chinese name: 2-4 ideographs (middle dot allowed for transliterated names), ending at a
-# delimiter so that "记者 张三报道" does not swallow the following word.
-_NAME = rf"(?![们的在是说了表称问从对向将也都和与就被把这那近日从])[{_CJK}][{_CJK}·]{{1,3}}"
-_END = r"(?=$|[\s)）\]】/|,，、。;；:：<>\d]|摄|报道|编辑|来源|发布|发表)"
+# delimiter so that "记者 张三报道" does not swallow the following word (the shortest name that
+# ends at one: "周炜本报记者" is 周炜).
+_NAME = rf"(?![们的在是说了表称问从对向将也都和与就被把这那近日从])[{_CJK}][{_CJK}·]{{1,3}}?"
+_END = r"(?=$|[\s)）\]】/|,，、。;；:：<>\d]|摄|报道|编辑|来源|发布|发表|本报|记者|实习生|通讯员)"
 _NAMES = rf"{_NAME}{_END}(?:[ \t、,，]+{_NAME}{_END})*"
 _LATIN_NAME = r"[A-Za-z][\w.\-]*(?: [A-Z][\w.\-]*){0,3}(?![\w=\"'])"
 
 # Label words: they follow or precede a byline but are not names ("作者：责任编辑：张三",
 # "责任编辑：吕峥 来源：新华网"). A run of names stops at the first of them.
-_NOT_NAMES = frozenset({"作者", "记者", "编辑", "责任编辑", "来源", "本报", "通讯员", "实习生",
+_NOT_NAMES = frozenset({"作者", "记者", "编辑", "责任", "责任编辑", "来源", "本报", "通讯员",
+                        "实习生",
                         "摄影", "手记", "校对", "审核", "发布", "时间", "日期", "未知", "佚名",
                         "整合", "整理", "综合", "编译", "报道", "关注", "企鹅号", "原创", "转载",
                         "出处", "单位", "本人", "个人", "观点", "博客", "专栏", "文章", "最新",
@@ -56,10 +58,18 @@ _SURNAMES = frozenset(
 # A transliteration after a Chinese name: "周思博 (Joel Spolsky)".
 _ALSO_LATIN = r"(?:[ \t]*[(（]([A-Z][A-Za-z.\-]*(?: [A-Z][A-Za-z.\-]*){0,3})[)）])?"
 _IDEOGRAPH = re.compile(rf"[{_CJK}]")
-_SEP = r"(?:\s*[:：︱|]\s*|[ \t\u3000]+)"  # an explicit separator between a label and a name
+# An explicit separator between a label and a name, never across lines.
+_SEP = r"(?:[ \t\u3000\xa0]*[:：︱|][ \t\u3000\xa0]*|[ \t\u3000\xa0]+)"
 # What stands right before 记者 in running text ("据记者", "有记者", "向记者", "接受记者"); in a
 # byline it is a line start, a delimiter or the outlet ("本报记者", "澎湃新闻记者", "见习记者").
 _BEFORE_REPORTER = r"(?<![据有向对让被跟和与名位些的该各多诉受请及等给])"
+
+
+# Labels of the people a byline names: "记者 张三 通讯员 李四", "本报实习生 刘五 本报记者 王六".
+_REPORTER = r"(?:见习|实习|特约|首席)?记者|实习生|通讯员"
+_RUN_LABEL = re.compile(rf"(?:本报|本台|本刊|本网)?(?:{_REPORTER})")
+# A further label and names right after a reporter byline: its names belong to the same byline.
+_CHAIN = re.compile(rf"\s*(?:本报|本台|本刊|本网)?(?:{_REPORTER}){_SEP}?({_NAMES})")
 
 
 def _reporter(label: str) -> str:
@@ -74,7 +84,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
      frozenset({"before", "head", "tail", "after"})),
     (re.compile(rf"[（(]\s*[{_CJK}]{{0,8}}?记者{_SEP}?({_NAMES})\s*[)）]"),
      frozenset({"before", "head", "tail", "after"})),
-    (re.compile(rf"{_reporter('记者')}{_SEP}?({_NAMES})"),
+    (re.compile(rf"{_reporter(_REPORTER)}{_SEP}?({_NAMES})"),
      frozenset({"before", "head", "tail", "after"})),
     (re.compile(rf"(?:^|\s)文\s*[/／|]\s*({_NAMES})"), frozenset({"before", "head", "tail"})),
     (re.compile(rf"(?:责任)?编辑\s*[:：]\s*({_NAMES}|{_LATIN_NAME})"),
@@ -106,11 +116,25 @@ def _names(run: str, *, surname_needed: bool) -> list[str]:
         if not word:
             continue
         cjk = re.fullmatch(rf"[{_CJK}·]+", word) is not None
+        if cjk and _RUN_LABEL.fullmatch(word):
+            continue  # "记者 张三 通讯员 李四": the next label of the same byline
         if cjk and not is_cjk_name(word):
             break
         if cjk and surname_needed and word[0] not in _SURNAMES:
             break
         out.append(word)
+    return out
+
+
+def _chained(zone: str, pos: int) -> list[str]:
+    """The names of the reporter labels that follow a byline at ``pos`` ("… 通讯员 李四")."""
+    out: list[str] = []
+    while (m := _CHAIN.match(zone, pos)) is not None:
+        names = _names(m.group(1), surname_needed=False)
+        if not names:
+            break
+        out += names
+        pos = m.end(1)
     return out
 
 
@@ -135,6 +159,8 @@ def author_from_lines(
                 latin = m.group(2) if m.re.groups >= 2 else None
                 if len(names) == 1 and latin:
                     names[0] = f"{names[0]} ({latin})"
+                if names and any(label in m.group(0) for label in ("记者", "实习生", "通讯员")):
+                    names += [n for n in _chained(zone, m.end(1)) if n not in names]
                 if names:
                     return AUTHOR_SEPARATOR.join(names)
     return None
