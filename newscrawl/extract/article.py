@@ -460,7 +460,7 @@ def _as_document(html: str) -> str:
     return "<html>" + html
 
 
-def _library(html: str, url: str, strategy: _Strategy, *, favor: str | None) -> object | None:
+def _library(html: str, url: str, strategy: _Strategy) -> object | None:
     """The extraction library's document (text and metadata), or None when it finds no body."""
     try:
         return trafilatura.bare_extraction(
@@ -469,8 +469,8 @@ def _library(html: str, url: str, strategy: _Strategy, *, favor: str | None) -> 
             with_metadata=True,
             include_comments=False,
             include_tables=True,
-            favor_precision=favor == "precision",
-            favor_recall=favor == "recall",
+            favor_precision=strategy.favor == "precision",
+            favor_recall=strategy.favor == "recall",
             date_extraction_params={
                 "original_date": True,
                 "extensive_search": strategy.library_date_extensive,
@@ -502,7 +502,7 @@ def _extract(
     if tree is None:
         return None
 
-    doc = _library(_as_document(html), url, strategy, favor=strategy.favor)
+    doc = _library(_as_document(html), url, strategy)
     text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
     library_title = (getattr(doc, "title", None) or None) if doc is not None else None
     sel = selectors or {}
@@ -547,7 +547,7 @@ def _extract(
     if published is None and strategy.library_date and doc is not None:
         published = _library_date(doc)
     if published is not None and published.time is not None and published.tz is None:
-        zone = _stated_zone([before, below, _time_texts(tree)])
+        zone = _stated_zone([before, _above_body(below, text), _time_texts(tree)])
         if zone is not None:
             published = replace(published, tz=zone)
 
