@@ -144,3 +144,16 @@ def test_a_short_title_holding_a_domain_is_a_site_name() -> None:
     art = extract_article(page(head, f"<h2>{SUBJECT}</h2>"), URL)
     assert art is not None
     assert art.title == SUBJECT
+
+
+@pytest.mark.parametrize("site", ["网易娱乐", "央视论坛"])
+def test_a_site_name_title_loses_to_the_subject_line_above_the_body(site: str) -> None:
+    # no heading element anywhere: the subject is a plain table cell above the post
+    html = (f"<html><head><title>{site}</title></head><body>"
+            + "".join(f'<a href="/f{i}">版块{i}</a> ' for i in range(8))
+            + f"<table><tr><td>{SUBJECT}</td></tr><tr><td>{P1}<br>{P2}<br>{P3}</td></tr></table>"
+            "</body></html>")
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == SUBJECT
+    assert SUBJECT not in art.text and P1 in art.text and P3 in art.text

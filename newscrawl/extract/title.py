@@ -76,6 +76,7 @@ _SEPARATOR = re.compile(
 # A short segment ending like a portal, channel or publication name.
 _SITE_WORD = re.compile(
     r"(?:网|網|频道|頻道|新闻|新聞|报|報|在线|日报|晚报|早报|周刊|中心|首页|资讯|博客|论坛|财经|门户"
+    r"|娱乐|体育|科技|汽车|军事|房产|时尚|游戏|社区|贴吧"
     r"|\.com|\.cn|\.net|\.org|\bnews|\btimes|\bpost|\bonline|\bdaily|\bherald|\bjournal"
     r"|\btribune|\bgazette|\bmagazine|\bblog|\bpaper)\W*$",
     re.I,
@@ -293,6 +294,15 @@ def _is_lead_heading(text: str, heading: bool) -> bool:
     )
 
 
+def _is_site_name(k: str, v: _Votes, stripped: set[str], site_keys: set[str]) -> bool:
+    """A candidate that is a site or channel name: a part cut off a title, ``og:site_name``, a
+    short text ending like a portal or channel name, or a short text holding a domain."""
+    text = min(v.forms)[1]
+    return k in stripped or k in site_keys or (
+        len(k) <= _SITE_NAME_MAX_CHARS and _SITE_WORD.search(text) is not None
+    ) or (len(k) <= _SITE_MAX_CHARS and _DOMAIN.search(text) is not None)
+
+
 def choose_title(
     tree: lxml.html.HtmlElement,
     body: str = "",
@@ -381,7 +391,9 @@ def choose_title(
          if _is_lead_heading(t, h) and not (i and lead[i - 1].text.endswith((":", "：")))),
         None,
     )  # the closest heading above the body that is not the value of a "来源：" field
-    declared = bool(votes)
+    # Only site or channel names declared (a forum's or blog's <title> is often just that): the
+    # page's layout is the only other witness of the subject.
+    declared = any(not _is_site_name(k, v, stripped, site_keys) for k, v in votes.items())
     if heading is None and not declared and len(lead) >= 2:
         # No heading-like element: the line just above the body, when shaped like a headline
         # (even a link: some pages link the headline to the article itself).
@@ -405,10 +417,7 @@ def choose_title(
     # A site or channel name (a part cut off a title, og:site_name, a short text ending like a
     # portal name) loses to any other candidate: it is how a logo <h1> or a bare-site <title> looks.
     for k, v in votes.items():
-        text = min(v.forms)[1]
-        if k in stripped or k in site_keys or (
-            len(k) <= _SITE_NAME_MAX_CHARS and _SITE_WORD.search(text) is not None
-        ) or (len(k) <= _SITE_MAX_CHARS and _DOMAIN.search(text) is not None):
+        if _is_site_name(k, v, stripped, site_keys):
             v.score -= _W_SITE_PENALTY
 
     if not votes:
