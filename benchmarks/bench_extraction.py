@@ -7,15 +7,19 @@ Prints markdown tables:
 1. decoding: our byte-trusting decoder vs trusting the declaration (w3lib/Scrapy behaviour), also
    with a wrong HTTP header (``charset=iso-8859-1``, a common server default);
 2. extraction, per dataset and extractor: body token F1 (characters for Chinese, words for
-   English), title / date (day level) / author accuracy where labelled, pages without an article,
-   pages/s (extraction only, after decoding);
+   English), title / date (day level) accuracy where labelled, authors right / wrong / empty on
+   the pages with an author label (a wrong author is worse than none), pages whose title or text
+   shows mojibake (``has_mojibake``), pages without an article, pages/s (extraction only, after
+   decoding); the first row is trafilatura alone, the baseline;
 3. titles, per dataset: the title newscrawl chooses against the extraction library's title alone
    (``library_title`` below, kept for this comparison only): pages
    with an article, share with a title, share whose title is the headline labelled in
    ``benchmarks/labels/titles.tsv`` (our labels of the dev pages; Mozilla's expected titles for the
-   other readability pages). Right = equal to the label up to white space, case and width.
+   other readability pages). Right = equal to the label up to white space, case and width;
+4. boilerplate: per dataset, how many bodies each pattern of ``newscrawl.extract.boilerplate``
+   cut at their end.
 
-Extractors: ``trafilatura`` (bare_extraction, metadata on, library defaults), ``gne``
+Extractors: ``trafilatura alone`` (bare_extraction, metadata on, library defaults), ``gne``
 (GeneralNewsExtractor, defaults), ``newscrawl`` (newscrawl.extract.extract_article). With
 ``--variants`` also newscrawl with single knobs switched (what each added pass is worth).
 """
@@ -41,8 +45,9 @@ from w3lib.encoding import html_to_unicode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from newscrawl.extract import decode_html_detailed  # noqa: E402
+from newscrawl.extract import MIN_BODY_CHARS, decode_html_detailed, has_mojibake  # noqa: E402
 from newscrawl.extract.article import DEFAULT_STRATEGY, _extract, _Strategy  # noqa: E402
+from newscrawl.extract.boilerplate import EDGE_PATTERNS, trim_edges  # noqa: E402
 
 
 @dataclass
@@ -349,9 +354,13 @@ def title_report(pages: list[Page], show_misses: bool) -> str:
     return out
 
 
+# The baseline row: trafilatura alone (library defaults, its own title, date and author).
+BASELINE = "trafilatura alone"
+
+
 def methods(variants: bool) -> dict[str, Callable[[str, str], Out | None]]:
     out: dict[str, Callable[[str, str], Out | None]] = {
-        "trafilatura": run_trafilatura,
+        BASELINE: run_trafilatura,
         "gne": run_gne,
         "newscrawl": make_newscrawl(DEFAULT_STRATEGY),
     }
@@ -367,6 +376,8 @@ def methods(variants: bool) -> dict[str, Callable[[str, str], Out | None]]:
             "nc-no-lib-author": replace(s, library_author=False),
             "nc-favor-recall": replace(s, favor="recall"),
             "nc-favor-precision": replace(s, favor="precision"),
+            "nc-no-edge-trim": replace(s, trim_edges=False),
+            "nc-no-continuations": replace(s, continuations=False),
         }.items():
             out[name] = make_newscrawl(alt)
     return out
@@ -386,7 +397,8 @@ def evaluate(pages: list[Page], name: str, fn: Callable[[str, str], Out | None])
     weak: list[float] = []
     titles: list[bool] = []
     dates: list[bool] = []
-    authors: list[bool] = []
+    right = wrong = empty = 0
+    mojibake = 0
     none = 0
     elapsed = 0.0
     for p in pages:
@@ -396,6 +408,8 @@ def evaluate(pages: list[Page], name: str, fn: Callable[[str, str], Out | None])
         if out is None:
             none += 1
         text = out.text if out else ""
+        if out is not None and (has_mojibake(out.title or "") or has_mojibake(text)):
+            mojibake += 1
         if p.text is not None:
             f1s.append(f1(p.text, text, p.lang))
         if p.weak_text is not None:
@@ -407,13 +421,37 @@ def evaluate(pages: list[Page], name: str, fn: Callable[[str, str], Out | None])
         if p.date is not None:
             dates.append(date_ok(out.published if out else None, p.date))
         if p.author is not None:
-            authors.append(author_ok(out.author if out else None, p.author))
+            got = out.author if out else None
+            if not got:
+                empty += 1
+            elif author_ok(got, p.author):
+                right += 1
+            else:
+                wrong += 1
     body = weak if not f1s else f1s
     tag = "" if f1s else " (weak ref)"
     mean = f"{statistics.mean(body):.3f}{tag}" if body else "–"
     median = f"{statistics.median(body):.3f}" if body else "–"
-    return [name, str(len(pages)), mean, median, _fmt(titles), _fmt(dates), _fmt(authors),
-            str(none), f"{len(pages) / elapsed:.1f}" if elapsed else "–"]
+    labelled = right + wrong + empty
+    authors = f"{right} / {wrong} / {empty}" if labelled else "–"
+    return [name, str(len(pages)), mean, median, _fmt(titles), _fmt(dates), authors,
+            str(mojibake), str(none), f"{len(pages) / elapsed:.1f}" if elapsed else "–"]
+
+
+def edge_report(pages: list[Page]) -> str:
+    """How many bodies each boilerplate pattern (newscrawl.extract.boilerplate) cut, per dataset."""
+    untrimmed = replace(DEFAULT_STRATEGY, trim_edges=False)
+    names = [n for n, _ in EDGE_PATTERNS] + ["related"]
+    rows = []
+    for ds in sorted({p.dataset for p in pages}):
+        counts: Counter[str] = Counter()
+        sub = [p for p in pages if p.dataset == ds]
+        for p in sub:
+            art = _extract(p.html, p.url, None, untrimmed)
+            if art is not None:
+                counts.update(set(trim_edges(art.text, keep_chars=MIN_BODY_CHARS)[1]))
+        rows.append([ds, str(len(sub))] + [str(counts[n]) for n in names])
+    return table(["dataset", "pages"] + names, rows)
 
 
 def table(header: list[str], rows: Iterable[list[str]]) -> str:
@@ -458,7 +496,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, required=True, help="path to corpus/dev")
     ap.add_argument("--datasets", nargs="*", default=list(LOADERS))
-    ap.add_argument("--methods", nargs="*", default=None, help="subset of extractor names")
+    ap.add_argument("--methods", nargs="*", default=None,
+                    help=f"subset of extractor names ('{BASELINE}', 'gne', 'newscrawl', ...)")
     ap.add_argument("--variants", action="store_true", help="also newscrawl with knobs switched")
     ap.add_argument("--titles", type=Path, default=LABELS,
                     help="title labels, dataset/page<TAB>title")
@@ -488,13 +527,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.methods:
         fns = {k: v for k, v in fns.items() if k in args.methods}
     header = ["extractor", "pages", "body F1 mean", "body F1 median", "title acc", "date acc",
-              "author acc", "no article", "pages/s"]
+              "authors right / wrong / empty", "mojibake", "no article", "pages/s"]
     for ds in args.datasets:
         sub = [p for p in pages if p.dataset == ds]
         if not sub:
             continue
         print(f"\n## {ds}\n")
         print(table(header, (evaluate(sub, name, fn) for name, fn in fns.items())))
+    print("\n## Boilerplate cut at the end of bodies (bodies per pattern)\n")
+    print(edge_report(pages))
     return 0
 
 

@@ -329,6 +329,7 @@ class Layout:
     unique: list[tuple[MockPortal, str]]  # good article pages with distinct text
     reprint_groups: list[list[tuple[MockPortal, str]]]  # same text (small edits): keep one each
     no_body: list[tuple[MockPortal, str]]
+    mojibake: list[tuple[MockPortal, str]]  # newscrawl/extract/mojibake; the last is not stored
     failing: list[tuple[MockPortal, str]]  # 404, PDF, redirect loop, oversize: never stored
     disallowed: list[tuple[MockPortal, str]]
     too_deep: list[tuple[MockPortal, str]]
@@ -386,6 +387,31 @@ def build_portals(a: MockPortal, b: MockPortal, *, n_articles: int = 12) -> Layo
         a.add_article(path, art, charset_decl=decl, encoding="gbk", content_type=ctype)
         a_articles.append(path)
         unique.append((a, path))
+    # A page declaring UTF-8 with its second half in GBK: decoded piece by piece, stored clean.
+    mixed = Article.generate("mixed")
+    mixed.source = "甲网"
+    a.articles["/a/203.html"] = mixed
+    html = mixed.html("utf-8")
+    cut = html.index(f"<p>{mixed.paragraphs[len(mixed.paragraphs) // 2]}</p>")
+    a.set("/a/203.html", Page(html[:cut].encode("utf-8") + html[cut:].encode("gbk")))
+    # A page whose text carries mojibake as served (UTF-8 read as Latin-1 by its publisher):
+    # stored, counted in newscrawl/extract/mojibake.
+    garbled = Article.generate("garbled")
+    garbled.source = "甲网"
+    garbled.paragraphs.append("原文：Ã©tÃ© Ã  Paris, rÃ©sumÃ© du dÃ©bat.")
+    a.add_article("/a/204.html", garbled)
+    for path in ("/a/203.html", "/a/204.html"):
+        a_articles.append(path)
+        unique.append((a, path))
+    # A page no encoding reads (UTF-8 and GBK inside each paragraph): counted, not stored.
+    unreadable = Article.generate("unreadable")
+    unreadable_body = unreadable.html("utf-8").encode("utf-8")
+    for p in unreadable.paragraphs:
+        half = len(p) // 2
+        unreadable_body = unreadable_body.replace(
+            p.encode("utf-8"), p[:half].encode("utf-8") + p[half:].encode("gbk"))
+    a.set("/a/205.html", Page(unreadable_body))
+    a_articles.append("/a/205.html")
     # Troublesome pages.
     a.set("/a/301.html", Page(VIDEO_HTML.encode()))  # video: no body
     a.set("/a/302.pdf", Page(PDF_BYTES, "application/pdf"))
@@ -416,6 +442,7 @@ def build_portals(a: MockPortal, b: MockPortal, *, n_articles: int = 12) -> Layo
     return Layout(
         a=a, b=b, unique=unique, reprint_groups=groups,
         no_body=[(a, "/a/301.html")],
+        mojibake=[(a, "/a/204.html"), (a, "/a/205.html")],
         failing=[(a, p) for p in ("/a/302.pdf", "/a/303.html", "/a/305.html", "/a/404.html")],
         disallowed=disallowed,
         too_deep=[(a, "/a/401.html"), (a, "/list/3.html")],

@@ -95,6 +95,8 @@ def test_three_incremental_runs(tmp_path: Path, portals: Layout) -> None:
     assert stats["newscrawl/store/stored"] == len(expected)
     assert stats["newscrawl/extract/no_body"] == len(layout.no_body)
     assert stats["newscrawl/extract/not_html"] == 1
+    assert stats["newscrawl/extract/mojibake"] == len(layout.mojibake)
+    assert key(a, "/a/205.html") not in by_url  # no encoding reads it: not stored as mojibake
     assert stats["newscrawl/download/failed/http_404"] == 1
     assert stats["newscrawl/download/failed/redirect_loop"] == 1
     assert stats["newscrawl/download/failed/too_large"] == 1

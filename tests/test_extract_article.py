@@ -178,3 +178,226 @@ def test_huge_page_is_bounded() -> None:
     assert art is not None
     assert P1 in art.text
     assert elapsed < 60  # generous bound: catches unbounded parsing, not a speed target
+
+
+# A portal that serves its article as a bare fragment: no <html>, no <body>, one root element
+# with one child (the shape the extraction library rejects as "not HTML").
+FRAGMENT = (
+    '<div class="article"><div class="content">'
+    + "".join(f"<p>{p}</p>" for p in (P1, P2, P3))
+    + "</div></div>"
+)
+
+
+def test_fragment_without_html_and_body_extracts() -> None:
+    art = extract_article(FRAGMENT, "http://x.example/a/1.html")
+    assert art is not None
+    assert art.text.split("\n") == [P1, P2, P3]
+
+
+def test_fragment_with_head_elements_keeps_its_title() -> None:
+    html = f'<meta charset="utf-8"><title>{TITLE}_示例网</title>{FRAGMENT}'
+    art = extract_article(html, "http://x.example/a/1.html")
+    assert art is not None
+    assert art.title == TITLE
+    assert art.text.split("\n") == [P1, P2, P3]
+
+
+def test_fragment_without_article_text_is_still_none() -> None:
+    html = '<div class="player"><div><video src="/v/1.mp4"></video><a href="/">首页</a></div></div>'
+    assert extract_article(html, "http://x.example/v/1.html") is None
+
+
+
+@pytest.mark.parametrize(
+    ("where", "markup", "expected"),
+    [
+        # running text after 记者/作者 is not a byline
+        ("tail", "<p>记者证实，该项目将于年底前全面完工并投入使用，届时可惠及周边居民。</p>", None),
+        ("tail", "<p>据记者采访了解，多数受访企业对下半年的市场前景持乐观态度。</p>", None),
+        ("tail", "<p>记者获悉，相关部门正在研究制定配套措施。</p>", None),
+        ("tail", "<p>【免责声明】本文仅代表作者本人观点，与本网无关。</p>", None),
+        ("tail", "<p>以上内容为作者个人观点，不代表本站立场。</p>", None),
+        ("tail", "<p>【作者单位：某某大学经济学院】</p>", None),
+        ("info", '<a href="/blog">记者博客</a> <a href="/bbs">论坛</a>', None),
+        # a forum page's navigation after the label
+        ("info", "作者：首页 论坛 帖子 回复", None),
+        # the name stops at the next label or a non-name word
+        ("tail", "<p>责任编辑：吕峥 来源：新华网</p>", "吕峥"),
+        ("tail", "<p>（记者陈智 整合）</p>", "陈智"),
+        # a name glued to 记者 is taken when it starts with a surname
+        ("info", "本报记者王五", "王五"),
+        ("info", "澎湃新闻记者 段彦超 廖艳", "段彦超; 廖艳"),
+        # one byline naming reporters, interns and correspondents
+        ("info", "记者 张三 通讯员 李四", "张三; 李四"),
+        ("info", "本报实习生 刘国栋 周炜本报记者 王燕平", "刘国栋; 周炜; 王燕平"),
+        ("tail", "<p>本报记者王五报道</p>", "王五"),
+        # an empty label does not take the next line's label for a name
+        ("info", "作者：<br>责任编辑：肖春芳", "肖春芳"),
+        # a transliteration printed with the name stays with it
+        ("info", "作者：周思博 (Joel Spolsky) 译：陈斌", "周思博 (Joel Spolsky)"),
+        # an agency is an author
+        ("info", "作者：新华社", "新华社"),
+    ],
+)
+def test_byline_precision(where: str, markup: str, expected: str | None) -> None:
+    html = zh_page(**{where: markup})
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == expected
+
+
+@pytest.mark.parametrize(
+    ("meta_author", "expected"),
+    [
+        ("作者：记者 刘洋", "刘洋"),
+        ("扬眼 企鹅号", "扬眼"),
+        ("我已授权", None),
+        ("Jane Doe is a staff reporter", "Jane Doe"),
+        ("Analysis by Jane Doe; CNN Editor-at-large", "Jane Doe"),
+        ("JOHN ROE; AP National Political Writer", "JOHN ROE"),
+        ("Name; Email Com", None),
+        ("Jane Doe; John Roe", "Jane Doe; John Roe"),
+    ],
+)
+def test_metadata_author_is_cleaned_to_names(meta_author: str, expected: str | None) -> None:
+    html = zh_page(head=f'<meta name="author" content="{meta_author}">')
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == expected
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "<p>特别声明：以上内容(如有图片或视频亦包括在内)为自媒体平台用户上传并发布，"
+        "本平台仅提供信息存储服务。</p>"
+        "<p>Notice: The content above (including the pictures and videos if any) is uploaded and "
+        "posted by a user of the platform, which is a social media platform and only provides "
+        "information storage services.</p>",
+        "<p>Copyright © 2024 示例网 All Rights Reserved</p>"
+        "<p>京ICP备12345678号 京公网安备1101号</p>",
+        "<p>违法和不良信息举报电话：010-12345678</p><p>举报邮箱：report@example.cn</p>",
+        "<p>相关阅读</p><p>春季农业生产全面展开</p><p>多地出台稳就业新举措</p>",
+        "<p>【打印本页】【关闭窗口】</p>",
+    ],
+)
+def test_boilerplate_that_ends_a_body_is_cut(tail: str) -> None:
+    art = extract_article(zh_page(tail=tail), "http://x.example/n/1.html")
+    assert art is not None
+    assert art.text.split("\n") == [P1, P2, P3]
+
+
+def test_english_related_list_at_the_end_is_cut() -> None:
+    paras = [f"The council met on Tuesday to discuss the budget for item {i}, and the members "
+             "agreed to publish the figures before the next session of the assembly."
+             for i in range(4)]
+    related = "<p>Related:</p><p>Budget vote delayed again</p><p>Mayor names new treasurer</p>"
+    html = ("<html><head><title>Council budget</title></head><body><article><h1>Council budget"
+            "</h1>" + "".join(f"<p>{p}</p>" for p in paras) + related + "</article></body></html>")
+    art = extract_article(html, "https://example.com/news/budget")
+    assert art is not None
+    assert art.text.split("\n") == paras
+
+
+def test_boilerplate_words_inside_a_body_are_kept() -> None:
+    middle = "<p>相关阅读材料显示，版权所有人的权利受到法律保护，举报邮箱已经公布。</p>"
+    html = zh_page().replace(f"<p>{P2}</p>", f"<p>{P2}</p>{middle}")
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert "相关阅读材料显示" in art.text and art.text.endswith(P3)
+
+
+EN_PARAS = "".join(
+    f"<p>The harbour board said on Monday that the new ferry terminal would open in stages, with "
+    f"the first berth ready for passengers by the summer season, part {i}.</p>" for i in range(3))
+
+
+def en_page(head: str = "", byline: str = "", first: str = "") -> str:
+    return (f"<html><head><title>Ferry terminal to open in stages</title>{head}</head><body>"
+            f"<article><h1>Ferry terminal to open in stages</h1>{byline}{first}{EN_PARAS}"
+            "</article></body></html>")
+
+
+@pytest.mark.parametrize(
+    ("head", "byline"),
+    [
+        ('<meta name="pubdate" content="2019-04-28 06:01:07">',
+         '<p class="byline">Published 28 April 2019, 06:01 UTC</p>'),
+        ('<script type="application/ld+json">{"@type": "NewsArticle", '
+         '"datePublished": "2019-04-28T06:01:07"}</script>',
+         '<div class="meta"><time datetime="2019-04-28T06:01:07">28 April 2019 06:01 GMT</time>'
+         "</div>"),
+    ],
+)
+def test_time_without_offset_takes_the_zone_the_page_states(head: str, byline: str) -> None:
+    art = extract_article(en_page(head, byline), "https://example.com/news/ferry")
+    assert art is not None
+    assert art.published == "2019-04-28T06:01:07+00:00"
+
+
+def test_time_element_beats_a_date_in_the_first_sentence() -> None:
+    byline = ('<div class="meta">By Jane Doe '
+              '<time datetime="2024-03-15T10:20:00Z">15 March</time></div>')
+    first = "<p>2019-11-05: the harbour board first proposed the terminal on that day.</p>"
+    art = extract_article(en_page(byline=byline, first=first), "https://example.com/news/ferry")
+    assert art is not None
+    assert art.published == "2024-03-15T10:20:00+00:00"
+
+
+def test_url_date_beats_a_date_in_the_first_sentence() -> None:
+    html = zh_page().replace(f"<p>{P1}</p>", f"<p>2019年11月5日，{P1}</p>")
+    art = extract_article(html, "http://news.example.cn/2024/0315/c1001-123.html")
+    assert art is not None
+    assert art.published == "2024-03-15"
+
+
+def test_fact_check_page_gives_its_own_date_not_the_checked_statement() -> None:
+    ld = ('{"@context": "https://schema.org", "@type": "ClaimReview", '
+          '"itemReviewed": {"@type": "Claim", "datePublished": "2019-05-01", '
+          '"appearance": {"@type": "CreativeWork", "datePublished": "2019-05-02"}}, '
+          '"claimReviewed": "The terminal was approved in 2019.", '
+          '"datePublished": "2024-03-15T09:00:00+00:00"}')
+    html = en_page(f'<script type="application/ld+json">{ld}</script>')
+    art = extract_article(html, "https://example.com/fact-check/ferry")
+    assert art is not None
+    assert art.published == "2024-03-15T09:00:00+00:00"
+
+
+LONG_PARAS = [f"Part {i}: the harbour board said the new terminal would open in stages, and "
+              "that the first berth would be ready for passengers by the summer season next year."
+              for i in range(16)]
+
+
+@pytest.mark.parametrize(
+    "ad",
+    [
+        '<div class="ad-slot full-width"><div class="advertisement">Advertisement</div></div>',
+        '<figure class="embed"><iframe src="https://video.example/v/1"></iframe>'
+        "<figcaption>Video: the terminal site</figcaption></figure>",
+    ],
+)
+@pytest.mark.parametrize("split", [5, 11])
+def test_paragraphs_after_a_full_width_ad_in_the_same_article_are_kept(ad: str, split: int) -> None:
+    def part(paras: list[str]) -> str:
+        return '<div class="article-body">' + "".join(f"<p>{p}</p>" for p in paras) + "</div>"
+
+    html = ("<html><head><title>Terminal to open in stages</title></head><body>"
+            "<nav><a href='/'>Home</a></nav><article><h1>Terminal to open in stages</h1>"
+            f"{part(LONG_PARAS[:split])}{ad}{part(LONG_PARAS[split:])}</article>"
+            "<footer>(c) Example</footer></body></html>")
+    art = extract_article(html, "https://example.com/news/terminal")
+    assert art is not None
+    assert art.text.split("\n") == LONG_PARAS
+
+
+def test_a_link_list_beside_the_body_is_not_taken_for_its_continuation() -> None:
+    links = "".join(f'<p><a href="/n/{i}">Other story number {i}</a></p>' for i in range(8))
+    html = ("<html><head><title>Terminal to open in stages</title></head><body><article>"
+            "<h1>Terminal to open in stages</h1>"
+            '<div class="article-body">' + "".join(f"<p>{p}</p>" for p in LONG_PARAS[:6])
+            + '</div><div class="ad">Advertisement</div>'
+            f'<div class="article-body">{links}</div></article></body></html>')
+    art = extract_article(html, "https://example.com/news/terminal")
+    assert art is not None
+    assert art.text.split("\n") == LONG_PARAS[:6]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from newscrawl.extract import decode_html, decode_html_detailed, validate_encoding
+from newscrawl.extract import decode_html, decode_html_detailed, has_mojibake, validate_encoding
 
 ZH = "国务院发布关于进一步优化营商环境的意见，记者从发布会上了解到相关政策细节。"
 
@@ -118,3 +118,73 @@ def test_bom_wins() -> None:
     text, enc = decode_html(body)
     assert "你好" in text
     assert enc.startswith("utf-16")
+
+
+# Two paragraphs whose GBK bytes avoid the five bytes cp1252 leaves undefined, so a strict cp1252
+# decode of them succeeds (as a wrong single-byte header invites).
+ZH2 = "分行业看，工业生产稳步回升，服务业持续恢复，消费市场保持活跃，就业形势总体稳定。"
+
+
+def test_gb_declaration_beats_single_byte_header_despite_stray_bytes() -> None:
+    html = page("gb2312", ZH + "</p><p>" + ZH2)
+    body = html.encode("gbk").replace(b"</p><p>", b"</p>\xfe<p>")  # one stray byte, as real pages
+    assert not {0x81, 0x8D, 0x8F, 0x90, 0x9D} & set(body)
+    d = decode_html_detailed(body, header_encoding="text/html; charset=iso-8859-1")
+    assert d.encoding == "gb18030"
+    assert ZH in d.text and ZH2 in d.text
+    assert d.replacements == 1
+
+
+def test_undeclared_gb_page_with_stray_bytes_under_a_latin1_header() -> None:
+    body = page(None, ZH + "\n" + ZH2).encode("gbk").replace(b"\n", b"\n\xfe ")
+    d = decode_html_detailed(body, header_encoding="iso-8859-1")
+    assert d.encoding == "gb18030"
+    assert ZH in d.text and ZH2 in d.text
+
+
+def test_page_mixing_utf8_and_gbk_paragraphs_is_decoded_piece_by_piece() -> None:
+    head = '<html><head><meta charset="utf-8"><title>创意产业</title></head><body>'
+    body = (head.encode("utf-8") + f"<p>{ZH}</p>".encode()
+            + f"<p>{ZH2}</p>".encode("gbk") + f"<p>{ZH}</p>".encode("gbk")
+            + b"</body></html>")
+    d = decode_html_detailed(body)
+    assert d.source == "mixed"
+    assert "<title>创意产业</title>" in d.text
+    assert d.text.count(ZH) == 2 and ZH2 in d.text
+    assert d.replacements == 0
+    assert not has_mojibake(d.text)
+
+
+def test_western_latin1_page_still_reads_as_its_single_byte_header() -> None:
+    text = "Le café de la gare a rouvert ses portes après trois années de travaux à Nîmes. " * 3
+    body = f"<html><body><p>{text}</p></body></html>".encode("cp1252")
+    d = decode_html_detailed(body, header_encoding="text/html; charset=iso-8859-1")
+    assert d.encoding == "cp1252"
+    assert text in d.text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("åˆ›æ„\ufffdäº§ä¸šå›­åŒºçš„å‘å±•", True),  # UTF-8 Chinese read as cp1252
+        ("Ã©tÃ© Ã  Paris, Ã§a va", True),  # UTF-8 French read as Latin-1
+        ("损坏的字节\ufffd\ufffd\ufffd在这里", True),
+        (ZH, False),
+        ("Le café de la gare, à Nîmes, a rouvert « enfin ».", False),
+        ("One stray \ufffd replacement and a × sign.", False),
+    ],
+)
+def test_has_mojibake(text: str, expected: bool) -> None:
+    assert has_mojibake(text) is expected
+
+
+def test_a_page_no_encoding_reads_is_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # UTF-8 and GBK inside one paragraph: no piece decodes cleanly either way
+    body = (b'<html><head><meta charset="utf-8"></head><body>'
+            + b"".join(b"<p>" + ZH.encode() + ZH2.encode("gbk") + b"</p>" for _ in range(3))
+            + b"</body></html>")
+    with caplog.at_level("WARNING", logger="newscrawl.extract.decode"):
+        d = decode_html_detailed(body)
+    assert d.source == "fallback"
+    assert has_mojibake(d.text)
+    assert any("mojibake" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)

@@ -114,3 +114,46 @@ def test_meta_title_with_markup_and_broken_json_ld() -> None:
     art = extract_article(html, URL)
     assert art is not None
     assert art.title == headline
+
+
+SUBJECT = "老城区改造该听谁的"
+
+
+@pytest.mark.parametrize(
+    ("title", "top"),
+    [
+        # a forum: the site and board in <title>, the thread subject in a Discuz-style span
+        ("CCTV.example- 央视论坛",
+         f'<table><tr><td><span id="thread_subject">{SUBJECT}</span></td></tr></table>'),
+        ("bbs.example.com - 城建论坛", f'<div class="post-subject"><b>{SUBJECT}</b></div>'),
+        # a breadcrumb for a title: site > channel
+        ("示例艺网>艺术教育", f'<div class="subject">{SUBJECT}</div>'),
+        ("示例艺网 › 城市 › 艺术教育", f'<div class="subject">{SUBJECT}</div>'),
+    ],
+)
+def test_thread_or_post_subject_beats_a_site_or_channel_title(title: str, top: str) -> None:
+    art = extract_article(page(f"<title>{title}</title>", top), URL)
+    assert art is not None
+    assert art.title == SUBJECT
+
+
+def test_a_short_title_holding_a_domain_is_a_site_name() -> None:
+    # <title> and og:title agree on the site's name; the subject is the heading above the body
+    site = "CCTV.com- 央视论坛"
+    head = f'<title>{site}</title><meta property="og:title" content="{site}">'
+    art = extract_article(page(head, f"<h2>{SUBJECT}</h2>"), URL)
+    assert art is not None
+    assert art.title == SUBJECT
+
+
+@pytest.mark.parametrize("site", ["网易娱乐", "央视论坛"])
+def test_a_site_name_title_loses_to_the_subject_line_above_the_body(site: str) -> None:
+    # no heading element anywhere: the subject is a plain table cell above the post
+    html = (f"<html><head><title>{site}</title></head><body>"
+            + "".join(f'<a href="/f{i}">版块{i}</a> ' for i in range(8))
+            + f"<table><tr><td>{SUBJECT}</td></tr><tr><td>{P1}<br>{P2}<br>{P3}</td></tr></table>"
+            "</body></html>")
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == SUBJECT
+    assert SUBJECT not in art.text and P1 in art.text and P3 in art.text

@@ -16,7 +16,13 @@ from newscrawl.extract.article import (
     ExtractionError,
     extract_article,
 )
-from newscrawl.extract.decode import Decoded, decode_html, decode_html_detailed, validate_encoding
+from newscrawl.extract.decode import (
+    Decoded,
+    decode_html,
+    decode_html_detailed,
+    has_mojibake,
+    validate_encoding,
+)
 from newscrawl.extract.selectors import SELECTOR_KEYS, validate_selectors
 
 __all__ = [
@@ -28,6 +34,7 @@ __all__ = [
     "ExtractionError",
     "decode_html",
     "decode_html_detailed",
+    "has_mojibake",
     "extract_article",
     "validate_encoding",
     "validate_selectors",

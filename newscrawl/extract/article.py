@@ -5,19 +5,22 @@ See docs/design/extraction.md for the measurements behind each choice.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, timedelta, timezone
 
 import lxml.html
 import trafilatura
 from lxml import etree
 
+from newscrawl.extract.boilerplate import trim_edges
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.selectors import compile_selector, validate_selectors
 from newscrawl.extract.title import choose_title
-from newscrawl.extract.zh import _NOT_NAMES, author_from_lines, cjk_share
+from newscrawl.extract.zh import author_from_lines, cjk_share, clean_author
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +33,9 @@ MAX_HTML_CHARS = 2_000_000
 MIN_BODY_CHARS = 40
 # A page must contain an HTML tag near its start to be treated as HTML (not JSON, PDF, text).
 _HTML_SNIFF_CHARS = 65_536
+# The extraction library treats a page as HTML only when "html" is among its first 50 characters.
+_LIBRARY_SNIFF = re.compile("html", re.I)
+_LIBRARY_SNIFF_CHARS = 50
 _HTML_TAG = re.compile(r"<(?:html|head|body|div|p|article|title|meta|section|span|table)\b", re.I)
 # Text around the body searched for the date line and the byline.
 _ZONE_BEFORE = 400
@@ -50,7 +56,26 @@ _META_DATE_XPATH = etree.XPath(
 )
 _JSONLD_XPATH = etree.XPath("//script[@type='application/ld+json']/text()")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]{8,40})"')
-_AUTHOR_JUNK = frozenset({"username", "admin", "administrator", "editor", "staff", "unknown"})
+_JSONLD_DEPTH = 6
+# JSON-LD keys whose objects are not the page (a fact-check's reviewed claim and where it appeared).
+_NOT_THE_PAGE = frozenset({"itemReviewed", "appearance", "firstAppearance", "claimReviewed",
+                           "isBasedOn", "citation", "mentions", "about"})
+_P_XPATH = etree.XPath("//body//p")
+# Continuations of a split article body (see _continued).
+_AD_NAME = re.compile(
+    r"(?:^|[\s_-])(?:ads?|advert\w*|ad-?slot|ad-?container|dfp|gpt|promo\w*|sponsor\w*|embed\w*"
+    r"|video|player|banner|outbrain|taboola|newsletter|inline-\w+)(?:$|[\s_-])",
+    re.I,
+)
+_BETWEEN_MAX_CHARS = 200
+_CONTINUATION_MIN_LINE = 20
+_PROSE_LINE = 40  # a paragraph line is at least this long; link and name lists are shorter
+_TIME_XPATH = etree.XPath("//body//time[@datetime][not(ancestor::a)]")
+# A zone written next to a date or time: "UTC", "GMT", "UTC+8", "GMT-05:00", "北京时间".
+_ZONE_WORD = re.compile(
+    r"(?<![A-Za-z])(?:UTC|GMT)(?:\s*(?P<sign>[+\-−])\s*(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?)?(?![A-Za-z])"
+    r"|(?P<cst>北京时间)"
+)
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe")
 
 
@@ -84,6 +109,8 @@ class _Strategy:
     line_author: bool = True
     library_author: bool = True
     favor: str | None = "precision"  # None, "precision" or "recall"
+    trim_edges: bool = True  # cut the boilerplate that ends a body (boilerplate.EDGE_PATTERNS)
+    continuations: bool = True  # add the parts of a body split around an ad (see _continued)
 
 
 DEFAULT_STRATEGY = _Strategy()
@@ -209,17 +236,138 @@ def _element_text(el: lxml.html.HtmlElement) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _jsonld_date(raw: str) -> str | None:
+    """The page's own ``datePublished`` in a JSON-LD block: the outermost one, never one inside
+    the thing a fact-check reviews (``itemReviewed``: the statement checked has its own date)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        m = _JSONLD_DATE.search(raw)  # broken JSON: the first one written
+        return m.group(1) if m else None
+    level: list[object] = [data]
+    for _ in range(_JSONLD_DEPTH):
+        below: list[object] = []
+        for node in level:
+            if isinstance(node, list):
+                below.extend(node)
+            elif isinstance(node, dict):
+                value = node.get("datePublished")
+                if isinstance(value, str):
+                    return value
+                below.extend(v for k, v in node.items()
+                             if k not in _NOT_THE_PAGE and isinstance(v, dict | list))
+        if not below:
+            break
+        level = below
+    return None
+
+
+def _norm_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _between_parts(el: etree._Element) -> bool:
+    """An element that may sit between two parts of one article: an ad, an embed, a caption, a
+    short promo (named so, or short, and without a paragraph of its own)."""
+    if not isinstance(el.tag, str):
+        return True  # a comment
+    if _AD_NAME.search(f"{el.get('class') or ''} {el.get('id') or ''}"):
+        return True
+    text = _norm_line(el.text_content())
+    return len(text) <= _BETWEEN_MAX_CHARS
+
+
+def _continued(tree: lxml.html.HtmlElement, text: str) -> str:
+    """``text`` with the paragraphs of its container's continuations.
+
+    Some pages split one article into sibling containers of the same kind (two
+    ``div.article-body``) around a full-width ad or embed; the library keeps one of them. A
+    sibling with the container's tag and class, separated from it only by ad-like elements, is
+    the same article: its lines are added before or after, in page order.
+    """
+    wanted = {_norm_line(ln) for ln in text.split("\n") if len(ln) >= _CONTINUATION_MIN_LINE}
+    if len(wanted) < 2:
+        return text
+    found = [p for p in _P_XPATH(tree) if _norm_line(p.text_content()) in wanted]
+    if len(found) < 2:
+        return text
+    first_ancestors = list(found[0].iterancestors())
+    last_ancestors = set(found[-1].iterancestors())
+    container = next((a for a in first_ancestors if a in last_ancestors), None)
+    if container is None or container.tag in ("body", "html"):
+        return text
+    parent = container.getparent()
+    if parent is None:
+        return text
+    if not (container.get("class") or "").strip():
+        return text  # a bare <div>/<td> of a table layout: its siblings are anything
+    signature = (container.tag, container.get("class"))
+    siblings = list(parent)
+    at = siblings.index(container)
+    known = set(wanted)
+
+    def gather(order: list[etree._Element]) -> list[str]:
+        out: list[str] = []
+        for sib in order:
+            if isinstance(sib.tag, str) and (sib.tag, sib.get("class")) == signature:
+                lines = [ln for ln in _element_text(sib).split("\n")
+                         if _norm_line(ln) not in known]
+                prose = sum(len(ln) for ln in lines if len(ln) >= _PROSE_LINE)
+                if prose * 2 < sum(len(ln) for ln in lines):
+                    break  # a list of links or names, not the article's paragraphs
+                out.extend(lines)
+            elif not _between_parts(sib):
+                break
+        return out
+
+    after = gather(siblings[at + 1 :])
+    before = list(reversed(gather(list(reversed(siblings[:at])))))
+    if sum(len(ln) for ln in before + after) < MIN_BODY_CHARS:
+        return text
+    return "\n".join([*before, text, *after])
+
+
 def _meta_date(tree: lxml.html.HtmlElement) -> ParsedDate | None:
     for value in _META_DATE_XPATH(tree):
         parsed = parse_date(str(value))
         if parsed is not None:
             return parsed
     for script in _JSONLD_XPATH(tree):
-        m = _JSONLD_DATE.search(str(script))
-        if m:
-            parsed = parse_date(m.group(1))
-            if parsed is not None:
-                return parsed
+        parsed = parse_date(_jsonld_date(str(script)))
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def _time_texts(tree: lxml.html.HtmlElement) -> str:
+    """The visible text of the page's ``<time>`` elements (where a zone is often printed)."""
+    return " ".join(str(el.text_content()) for el in _TIME_XPATH(tree))
+
+
+def _time_element_date(tree: lxml.html.HtmlElement) -> ParsedDate | None:
+    """The first ``<time datetime>`` of the page that is not in a link (a list of other
+    articles): how many pages print their own date."""
+    for el in _TIME_XPATH(tree):
+        parsed = parse_date(el.get("datetime"))
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def _stated_zone(texts: list[str]) -> timezone | None:
+    """The time zone a page states next to its dates ("10:20 UTC", "GMT+8", "北京时间")."""
+    for text in texts:
+        m = _ZONE_WORD.search(text)
+        if m is None:
+            continue
+        if m.group("cst"):
+            return timezone(timedelta(hours=8))
+        sign, hours, minutes = m.group("sign"), m.group("h"), m.group("m")
+        if not sign:
+            return UTC
+        offset = timedelta(hours=int(hours), minutes=int(minutes or 0))
+        if offset <= timedelta(hours=14):
+            return timezone(-offset if sign in "-−" else offset)
     return None
 
 
@@ -248,6 +396,13 @@ def _below_title(page_text: str, title: str | None) -> str:
     if pos < 0:
         return ""
     return page_text[pos + len(title) : pos + len(title) + _ZONE_BEFORE]
+
+
+def _above_body(zone: str, body: str) -> str:
+    """``zone`` up to where the body's first line starts in it (all of it when it does not)."""
+    first = body.split("\n", 1)[0].strip()[:12]
+    pos = zone.find(first) if first else -1
+    return zone[:pos] if pos >= 0 else zone
 
 
 def _squeeze(text: str) -> tuple[str, list[int]]:
@@ -284,16 +439,45 @@ def _zones(page_text: str, title: str | None, body: str) -> tuple[str, str]:
 def _clean_author(value: str | None) -> str | None:
     if not value:
         return None
-    value = value.strip()
-    low = value.lower()
+    low = value.strip().lower()
     if "www" in low or ".com" in low or ".cn" in low or len(value) > 60 or "■" in value:
         return None
-    if low in _AUTHOR_JUNK or value in _NOT_NAMES:
-        return None
-    # "Jeffrey Gettleman; JEFFREY GETTLEMAN" -> "Jeffrey Gettleman"
-    names = list(dict.fromkeys(n.strip() for n in value.split(";") if n.strip()))
-    unique = {n.lower(): n for n in reversed(names)}
-    return "; ".join(n for n in names if unique.get(n.lower()) == n) or None
+    return clean_author(value)
+
+
+def _chars(text: str) -> int:
+    return sum(1 for c in text if not c.isspace())
+
+
+def _as_document(html: str) -> str:
+    """The page as the library accepts it: it rejects a page whose first 50 characters do not say
+    ``html`` and whose root element has fewer than two children (a bare ``<div>`` fragment, as
+    some portals serve their article pages), so such a page gets an ``<html>`` start tag. The
+    parser then puts head elements in the head and the rest in the body, as a browser does.
+    """
+    if _LIBRARY_SNIFF.search(html, 0, _LIBRARY_SNIFF_CHARS):
+        return html
+    return "<html>" + html
+
+
+def _library(html: str, url: str, strategy: _Strategy) -> object | None:
+    """The extraction library's document (text and metadata), or None when it finds no body."""
+    try:
+        return trafilatura.bare_extraction(
+            html,
+            url=url or None,
+            with_metadata=True,
+            include_comments=False,
+            include_tables=True,
+            favor_precision=strategy.favor == "precision",
+            favor_recall=strategy.favor == "recall",
+            date_extraction_params={
+                "original_date": True,
+                "extensive_search": strategy.library_date_extensive,
+            },
+        )
+    except Exception as exc:  # the library's failure modes are not enumerable
+        raise ExtractionError(f"trafilatura failed on {url}: {exc!r}") from exc
 
 
 def _library_date(doc: object) -> ParsedDate | None:
@@ -318,29 +502,15 @@ def _extract(
     if tree is None:
         return None
 
-    try:
-        doc = trafilatura.bare_extraction(
-            html,
-            url=url or None,
-            with_metadata=True,
-            include_comments=False,
-            include_tables=True,
-            favor_precision=strategy.favor == "precision",
-            favor_recall=strategy.favor == "recall",
-            date_extraction_params={
-                "original_date": True,
-                "extensive_search": strategy.library_date_extensive,
-            },
-        )
-    except Exception as exc:  # the library's failure modes are not enumerable
-        raise ExtractionError(f"trafilatura failed on {url}: {exc!r}") from exc
-
+    doc = _library(_as_document(html), url, strategy)
     text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
     library_title = (getattr(doc, "title", None) or None) if doc is not None else None
     sel = selectors or {}
     if "text" in sel:
         text = _select(tree, sel["text"], joiner="\n") or ""
     text = _plain_lines(text)
+    if "text" not in sel and text and strategy.continuations:
+        text = _continued(tree, text)
     title = _select(tree, sel["title"], joiner=" ") if "title" in sel else None
     if not title:
         title = choose_title(tree, text, fallback=library_title)
@@ -348,7 +518,7 @@ def _extract(
         title = re.sub(r"\s+", " ", title).strip() or None
     if title and "text" not in sel and text.split("\n", 1)[0].strip() == title:
         text = text.split("\n", 1)[1] if "\n" in text else ""  # the headline is the title
-    if sum(1 for c in text if not c.isspace()) < MIN_BODY_CHARS:
+    if _chars(text) < MIN_BODY_CHARS:
         return None
 
     page_text = _visible_text(tree)
@@ -360,15 +530,26 @@ def _extract(
         published = parse_date(_select(tree, sel["published"], joiner=" "))
     if published is None and strategy.meta_date:
         published = _meta_date(tree)
+    below = _below_title(page_text, title)
     if published is None and strategy.line_date:
-        below = _below_title(page_text, title)
-        found = find_dates(before) or find_dates(text[:_BODY_EDGE]) or find_dates(below)
+        # the page's own date line, above the body: before a date written in the body's text
+        found = find_dates(before) or find_dates(_above_body(below, text))
         if found:
             published = found[0][1]
     if published is None and strategy.url_date:
         published = date_from_url(url)
+    if published is None and strategy.meta_date:
+        published = _time_element_date(tree)
+    if published is None and strategy.line_date:
+        found = find_dates(text[:_BODY_EDGE])
+        if found:
+            published = found[0][1]
     if published is None and strategy.library_date and doc is not None:
         published = _library_date(doc)
+    if published is not None and published.time is not None and published.tz is None:
+        zone = _stated_zone([before, _above_body(below, text), _time_texts(tree)])
+        if zone is not None:
+            published = replace(published, tz=zone)
 
     author: str | None = None
     if "author" in sel:
@@ -382,6 +563,12 @@ def _extract(
             tail=text[-_BODY_EDGE:],
             after=after,
         )
+
+    if strategy.trim_edges and "text" not in sel:
+        # after the author and date passes: a byline may sit among the lines cut here
+        text, cut = trim_edges(text, keep_chars=MIN_BODY_CHARS)
+        if cut:
+            logger.debug("page %s: cut %s at the end of the body", url, ", ".join(cut))
 
     return Article(
         title=title,

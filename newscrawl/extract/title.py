@@ -70,16 +70,19 @@ _SENTENCE_MARK = re.compile(r"[，。；！？]|[,.;!?](?=\s|$)")
 # ("对比试车—测试") do not.
 _CJK = r"\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef"
 _SEPARATOR = re.compile(
-    r"\s*(?:_+|[|｜]+|»|::|-{2,}|\s[-–—~]\s"
+    r"\s*(?:_+|[|｜]+|[»>＞›]|::|-{2,}|\s[-–—~]\s"
     rf"|(?<=[{_CJK})）\]】])[-–](?=\S)|(?<=\S)[-–](?=[{_CJK}(（\[【]))\s*"
 )
 # A short segment ending like a portal, channel or publication name.
 _SITE_WORD = re.compile(
     r"(?:网|網|频道|頻道|新闻|新聞|报|報|在线|日报|晚报|早报|周刊|中心|首页|资讯|博客|论坛|财经|门户"
+    r"|娱乐|体育|科技|汽车|军事|房产|时尚|游戏|社区|贴吧"
     r"|\.com|\.cn|\.net|\.org|\bnews|\btimes|\bpost|\bonline|\bdaily|\bherald|\bjournal"
     r"|\btribune|\bgazette|\bmagazine|\bblog|\bpaper)\W*$",
     re.I,
 )
+# A short text holding a domain name ("CCTV.com- 央视论坛", "sina.com.cn") is a site name.
+_DOMAIN = re.compile(r"[a-z0-9]\.(?:com|cn|net|org)\b", re.I)
 _SITE_MAX_CHARS = 24  # a title part this short ending like a portal name is a site/channel name
 _SHORT_PART = 12  # printed width (a CJK character counts 2) of a "short" title part
 _SITE_NAME_MAX_CHARS = 10  # ... and a whole candidate this short (a logo <h1>, a bare-site <title>)
@@ -103,7 +106,11 @@ _TEXT_XPATH = etree.XPath(
     " or ancestor::template or ancestor::title or ancestor::select or ancestor::option)]"
 )
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "strong", "b", "th", "font"})
-_HEADING_CLASS = re.compile(r"title|headline|heading|(?:^|[\s_-])(?:tit|bt|hd)(?:$|[\s_-])", re.I)
+# A heading by its class or id; "subject"/"topic" name a forum thread's or a blog post's heading
+# (Discuz ``thread_subject``, ``post-subject``, ``topic-title``).
+_HEADING_CLASS = re.compile(
+    r"title|headline|heading|subject|topic|(?:^|[\s_-])(?:tit|bt|hd)(?:$|[\s_-])", re.I
+)
 _JUNK_HEADING = re.compile(
     r"^(?:首页|当前位置|您的位置|位置|正文|目录|返回|更多|相关|登录|注册|作者|来源|发布|时间|日期|编辑"
     r"|责任编辑|记者|原标题|标签|分享|评论|home\b|by\s|posted|updated|published|share\b)",
@@ -287,6 +294,15 @@ def _is_lead_heading(text: str, heading: bool) -> bool:
     )
 
 
+def _is_site_name(k: str, v: _Votes, stripped: set[str], site_keys: set[str]) -> bool:
+    """A candidate that is a site or channel name: a part cut off a title, ``og:site_name``, a
+    short text ending like a portal or channel name, or a short text holding a domain."""
+    text = min(v.forms)[1]
+    return k in stripped or k in site_keys or (
+        len(k) <= _SITE_NAME_MAX_CHARS and _SITE_WORD.search(text) is not None
+    ) or (len(k) <= _SITE_MAX_CHARS and _DOMAIN.search(text) is not None)
+
+
 def choose_title(
     tree: lxml.html.HtmlElement,
     body: str = "",
@@ -375,7 +391,9 @@ def choose_title(
          if _is_lead_heading(t, h) and not (i and lead[i - 1].text.endswith((":", "：")))),
         None,
     )  # the closest heading above the body that is not the value of a "来源：" field
-    declared = bool(votes)
+    # Only site or channel names declared (a forum's or blog's <title> is often just that): the
+    # page's layout is the only other witness of the subject.
+    declared = any(not _is_site_name(k, v, stripped, site_keys) for k, v in votes.items())
     if heading is None and not declared and len(lead) >= 2:
         # No heading-like element: the line just above the body, when shaped like a headline
         # (even a link: some pages link the headline to the article itself).
@@ -399,9 +417,7 @@ def choose_title(
     # A site or channel name (a part cut off a title, og:site_name, a short text ending like a
     # portal name) loses to any other candidate: it is how a logo <h1> or a bare-site <title> looks.
     for k, v in votes.items():
-        if k in stripped or k in site_keys or (
-            len(k) <= _SITE_NAME_MAX_CHARS and _SITE_WORD.search(min(v.forms)[1]) is not None
-        ):
+        if _is_site_name(k, v, stripped, site_keys):
             v.score -= _W_SITE_PENALTY
 
     if not votes:

@@ -195,10 +195,11 @@ class PortalSpider(scrapy.Spider):
         return self._walks
 
     def _load_extract(self) -> None:
-        from newscrawl.extract import decode_html, extract_article
+        from newscrawl.extract import decode_html_detailed, extract_article, has_mojibake
 
-        self._decode_html = decode_html
+        self._decode_html = decode_html_detailed
         self._extract_article = extract_article
+        self._has_mojibake = has_mojibake
 
     # --- requests --------------------------------------------------------------------------
 
@@ -395,10 +396,12 @@ class PortalSpider(scrapy.Spider):
                 .decode("latin-1")
             ) or None
         try:
-            html, _encoding = self._decode_html(
+            decoded = self._decode_html(
                 response.body, header_encoding=header_encoding, forced_encoding=site.encoding
             )
-            article = self._extract_article(html, response.url, selectors=site.selectors or None)
+            article = self._extract_article(
+                decoded.text, response.url, selectors=site.selectors or None
+            )
         except Exception:
             self._inc("newscrawl/extract/error")
             logger.exception("Extraction failed for %s", response.url)
@@ -410,6 +413,14 @@ class PortalSpider(scrapy.Spider):
                         response.url)
             self._page_failed(response, site.name, "no article body")
             return
+        if self._has_mojibake(article.title or "") or self._has_mojibake(article.text):
+            self._inc("newscrawl/extract/mojibake")
+            if decoded.source == "fallback":
+                logger.warning("No encoding reads %s (declared %s): its text would be mojibake, "
+                               "not stored", response.url, decoded.declared or "nothing")
+                return
+            logger.warning("Mojibake in the text of %s (it is in the page as served, %s): stored",
+                           response.url, decoded.encoding)
         self._inc("newscrawl/extract/article")
         try:
             url = site.url_rules.canonical(response.url)  # a redirect target may carry tracking
@@ -423,7 +434,7 @@ class PortalSpider(scrapy.Spider):
             author=article.author,
             site=site.name,
             simhash=None,
-            canonical_url=canonical_link(html, response.url),
+            canonical_url=canonical_link(decoded.text, response.url),
         )
 
     def on_error(self, failure: Failure) -> None:

@@ -1,0 +1,81 @@
+"""Boilerplate that ends an article body: disclaimers, copyright and ICP lines, report addresses,
+"related" lists.
+
+The extraction library keeps such lines when the portal prints them inside the article container.
+:data:`EDGE_PATTERNS` is the one table of them (``benchmarks/bench_extraction.py`` reports how
+many bodies each pattern cut). :func:`trim_edges` cuts them only where they end a body: a line in
+the middle of an article is never touched.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["EDGE_PATTERNS", "RELATED_HEADINGS", "trim_edges"]
+
+# (name, pattern matched against one body line). A body's last line is cut while it matches one.
+EDGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # portal disclaimers and their English twins
+    ("disclaimer", re.compile(
+        r"^[【\[（(]?\s*(?:特别声明|免责声明|版权声明|郑重声明)\s*[】\])）]?\s*[:：]?"
+        r"|^(?:Notice|Disclaimer)\s*[:：]\s*(?:The|This) (?:content|article|story)",
+        re.I)),
+    ("copyright", re.compile(
+        r"^(?:copyright\b|©|\(c\)\s*\d|版权所有)|all rights reserved|版权所有",
+        re.I)),
+    ("icp", re.compile(r"ICP\s*[备证]|公网安备|网络文化经营许可证|新闻信息服务许可证")),
+    ("report", re.compile(r"举报(?:邮箱|电话|热线)\s*[:：]|违法和不良信息举报")),
+    ("page_tools", re.compile(
+        r"^[【\[]?\s*(?:打印本页|关闭窗口|返回顶部|分享到|给编辑写信)|^-+\s*给编辑写信")),
+)
+# A heading that starts a list of links to other articles; the heading and what follows it are
+# cut when everything after it is short lines (link texts), at the end of a body.
+RELATED_HEADINGS = re.compile(
+    r"^(?:相关(?:阅读|新闻|文章|内容|链接|报道|资讯|推荐)|延伸阅读|推荐阅读|推荐新闻|猜你喜欢|热门推荐"
+    r"|精彩推荐|小编最近文章"
+    r"|related(?: (?:articles?|stories|story|coverage|content|links|posts|reading))?"
+    r"|read more|more from [\w .'-]{1,40}|see also|recommended(?: for you)?)\s*[:：]?\s*$"
+    r"|^related\s*:",
+    re.I,
+)
+# A line of a "related" list is short: a headline, not a paragraph.
+_LIST_LINE_CHARS = 100
+# How far from the end a "related" heading is looked for.
+_RELATED_LINES = 15
+
+
+def trim_edges(text: str, *, keep_chars: int = 0) -> tuple[str, list[str]]:
+    """``text`` without the boilerplate lines that end it, and the names of what was cut.
+
+    Nothing is cut when less than ``keep_chars`` non-space characters would be left (a page whose
+    only text is a disclaimer keeps it: no body is worse).
+    """
+    trimmed, cut = _trim(text)
+    if keep_chars and sum(1 for c in trimmed if not c.isspace()) < keep_chars:
+        return text, []
+    return trimmed, cut
+
+
+def _trim(text: str) -> tuple[str, list[str]]:
+    lines = text.split("\n")
+    cut: list[str] = []
+    while lines:
+        last = lines[-1].strip()
+        name = next((n for n, p in EDGE_PATTERNS if p.search(last)), None)
+        if name is not None:
+            lines.pop()
+            cut.append(name)
+            continue
+        start = max(0, len(lines) - _RELATED_LINES)
+        heading = next(
+            (i for i in range(len(lines) - 1, start - 1, -1)
+             if RELATED_HEADINGS.search(lines[i].strip())
+             and all(len(ln.strip()) <= _LIST_LINE_CHARS for ln in lines[i + 1 :])),
+            None,
+        )
+        if heading is not None and heading > 0:
+            del lines[heading:]
+            cut.append("related")
+            continue
+        break
+    return "\n".join(lines), cut
