@@ -17,24 +17,22 @@ counted (``newscrawl/dedup/no_url``).
 from __future__ import annotations
 
 import asyncio
-import calendar
 import contextlib
 import functools
 import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.context import CrawlContext
-from newscrawl.formats import SECONDS_PER_DAY, fingerprint_hex
+from newscrawl.formats import fingerprint_hex
+from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
 from newscrawl.simhash.pool import FingerprintPool
-from newscrawl.storage import day_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -94,8 +92,11 @@ class NearDuplicatePipeline:
         # asked whether a re-processed article is stored, so an interrupted run's articles are
         # not stored twice (None when storage is off)
         self.store = StorePipeline.article_store(crawler)
-        if self.store is not None:
-            self._rebuild_index_if_empty(self.store.directory)
+        if self.store is not None:  # an index that lost what the store holds gets it back
+            sync_index_with_store(
+                self.index, self.store.directory, idf_file=config.idf_file,
+                url_field=config.url_field, text_field=config.text_field,
+                retention_days=config.retention_days, retry=self.retry.call)
         logger.info(
             "Near-duplicate check on: Hamming distance <= %d, confirmed by text sketches, "
             "decision version %s, %s",
@@ -114,49 +115,6 @@ class NearDuplicatePipeline:
 
         crawler.signals.connect(pipe.close, signal=signals.spider_closed)
         return pipe
-
-    def _rebuild_index_if_empty(self, directory: Path) -> None:
-        """Refill an index that holds no fingerprints (its Redis data deleted, a new Redis)
-        from the article store, before the crawl: else every stored article whose done record
-        went with it would be stored again. Each record is added as indexed on its file's day
-        (so :meth:`ArticleStore.already_stored` finds it), within the fingerprint retention."""
-        from newscrawl.index import SimhashIndex
-        from newscrawl.simhash.decision import get_decision
-        from newscrawl.storage import day_files, read_records
-
-        if self.retry.call(self.index.count, what="index size") > 0:
-            return
-        retention = self.config.retention_days
-        since = None if retention is None else day_of(time.time() - retention * SECONDS_PER_DAY)
-        files = day_files(directory, since_day=since)
-        if not files:
-            return
-        logger.warning("The near-duplicate index holds no fingerprints while the article store "
-                       "%s holds %d day file(s): rebuilding the index from the store before "
-                       "crawling", directory, len(files))
-        started = time.monotonic()
-        decision = get_decision(idf_file=self.config.idf_file)
-        url_field, text_field = self.config.url_field, self.config.text_field
-        total = records = 0
-        for n, (day, path) in enumerate(files, 1):
-            noon = float(calendar.timegm(time.strptime(day, "%Y-%m-%d")) + SECONDS_PER_DAY // 2)
-            index = SimhashIndex(self.index.client, prefix=self.index.prefix,
-                                 max_distance=self.index.max_distance,
-                                 version=self.fingerprints.version,
-                                 clock=functools.partial(float, noon))
-            items = []
-            for _, record in read_records(path):
-                url, text = record.get(url_field), record.get(text_field)
-                records += 1
-                if isinstance(url, str) and url and isinstance(text, str):
-                    analysis = decision.analyze(text)
-                    if analysis.fingerprint is not None:
-                        items.append((analysis.fingerprint, url, analysis.sketch))
-            total += self.retry.call(index.add_many, items, what="index rebuild")
-            logger.info("Index rebuild: %s done (%d of %d files), %d fingerprints from %d "
-                        "records so far", path.name, n, len(files), total, records)
-        logger.info("Index rebuilt from the article store: %d fingerprints from %d records in "
-                    "%.1f s", total, records, time.monotonic() - started)
 
     def close(self) -> None:
         """Stop the fingerprint workers and close the index (the crawl's embedded Redis is
