@@ -204,6 +204,12 @@ class ArticleStore:
             except OSError as exc:
                 _undo_append(fd, path, size)
                 raise StoreWriteError(path, exc) from exc
+        known = self._known.get(day)
+        if known is not None and known[0] == size:  # contains() need not read it back
+            url = record.get(self.url_field)
+            if isinstance(url, str):
+                known[2].add(url)
+            self._known[day] = (size + len(line), known[1] + 1, known[2])
         return path
 
     def contains(self, url: str, days: Iterable[str]) -> bool:
@@ -232,8 +238,12 @@ class ArticleStore:
         offset, line_no, urls = self._known.pop(day, (0, 0, set()))
         path = self.path_for(day)
         try:
-            fh = path.open("rb")
+            unchanged = os.stat(path).st_size == offset
+            fh = None if unchanged else path.open("rb")
         except FileNotFoundError:
+            return urls
+        if fh is None:  # nothing appended since it was read (the usual case: one stat)
+            self._known[day] = (offset, line_no, urls)
             return urls
         with fh:
             size = _complete_size(fh.fileno())
