@@ -124,8 +124,9 @@ def test_an_article_whose_index_entry_redis_lost_is_not_stored_twice(
         CrawlContext.of(crawler).redis.connection_pool.disconnect()
 
     crawler = get_crawler(settings_dict=settings)
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
     with caplog.at_level(logging.WARNING, logger="newscrawl.pipelines.reconcile"):
-        dedup = NearDuplicatePipeline.from_crawler(crawler)
+        asyncio.run(dedup.open_spider())
     store = StorePipeline.from_crawler(crawler)
     try:
         assert "had lost 1 fingerprint(s)" in caplog.text
@@ -160,8 +161,10 @@ def test_an_empty_index_is_rebuilt_from_the_store(tmp_path: Path,
     old.close()
 
     crawler = get_crawler(settings_dict=settings)
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    assert dedup.index.count() == 0  # until the pipeline opens, when the crawl starts
     with caplog.at_level(logging.INFO, logger="newscrawl.pipelines.reconcile"):
-        dedup = NearDuplicatePipeline.from_crawler(crawler)
+        asyncio.run(dedup.open_spider())
     store = StorePipeline.from_crawler(crawler)
     try:
         assert dedup.index.count() == 3
@@ -178,7 +181,9 @@ def test_an_empty_index_is_rebuilt_from_the_store(tmp_path: Path,
         # a pipeline opened on a non-empty index does not rebuild
         caplog.clear()
         other = get_crawler(settings_dict=settings)
-        NearDuplicatePipeline.from_crawler(other).close()
+        reopened = NearDuplicatePipeline.from_crawler(other)
+        asyncio.run(reopened.open_spider())
+        reopened.close()
         CrawlContext.of(other).redis.connection_pool.disconnect()
         assert "rebuild" not in caplog.text
     finally:

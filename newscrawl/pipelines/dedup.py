@@ -32,6 +32,7 @@ from newscrawl.context import CrawlContext
 from newscrawl.formats import fingerprint_hex
 from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
+from newscrawl.redis import RedisUnavailable
 from newscrawl.simhash.pool import FingerprintPool
 
 if TYPE_CHECKING:
@@ -92,11 +93,6 @@ class NearDuplicatePipeline:
         # asked whether a re-processed article is stored, so an interrupted run's articles are
         # not stored twice (None when storage is off)
         self.store = StorePipeline.article_store(crawler)
-        if self.store is not None:  # an index that lost what the store holds gets it back
-            sync_index_with_store(
-                self.index, self.store.directory, idf_file=config.idf_file,
-                url_field=config.url_field, text_field=config.text_field,
-                retention_days=config.retention_days, retry=self.retry.call)
         logger.info(
             "Near-duplicate check on: Hamming distance <= %d, confirmed by text sketches, "
             "decision version %s, %s",
@@ -115,6 +111,30 @@ class NearDuplicatePipeline:
 
         crawler.signals.connect(pipe.close, signal=signals.spider_closed)
         return pipe
+
+    async def open_spider(self) -> None:
+        """Before the first item (the scheduler has reached Redis by then): make the index agree
+        with the article store (an empty index rebuilt, lost recent entries added again, see
+        :mod:`newscrawl.pipelines.reconcile`), in the index thread."""
+        if self.store is None:
+            return
+        config = self.config
+        sync = functools.partial(
+            sync_index_with_store, self.index, self.store.directory, idf_file=config.idf_file,
+            url_field=config.url_field, text_field=config.text_field,
+            retention_days=config.retention_days, retry=self.retry.call)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no asyncio loop (another Twisted reactor)
+            loop = None
+        try:
+            if loop is None:
+                sync()
+            else:
+                await loop.run_in_executor(self._redis_thread, sync)
+        except RedisUnavailable as exc:  # the crawl stops on the same outage (exit code 3)
+            logger.warning("The near-duplicate index was not checked against the article "
+                           "store: %s", exc)
 
     def close(self) -> None:
         """Stop the fingerprint workers and close the index (the crawl's embedded Redis is
