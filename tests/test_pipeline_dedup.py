@@ -193,6 +193,28 @@ def test_an_empty_index_is_rebuilt_from_the_store(tmp_path: Path,
     assert len(list(iter_articles(tmp_path / "data" / "articles"))) == 4
 
 
+def test_an_index_of_another_version_is_not_rebuilt_over(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from newscrawl.storage import ArticleStore
+
+    store = ArticleStore(tmp_path / "data" / "articles")
+    store.write({"url": "http://a/1", "text": Article.generate("v").text})
+    store.close()
+    crawler = get_crawler(settings_dict={"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
+                                         "NEWSCRAWL_FINGERPRINT_WORKERS": 0})
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    try:
+        dedup.index.client.hset(dedup.index.meta_key, "version", "another/ix5")
+        with caplog.at_level(logging.WARNING, logger="newscrawl.pipelines.dedup"):
+            asyncio.run(dedup.open_spider())  # left to where the index is used: no crash here
+        assert "was not checked against the article store" in caplog.text
+        assert dedup.index.count() == 0
+    finally:
+        dedup.close()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
+
+
 def test_end_of_crawl_closes_the_index_and_stops_the_embedded_redis(tmp_path: Path) -> None:
     """spider_closed closes the index; engine_stopped then stops the crawl's embedded Redis (the
     index leaves no connection of its own that would count as another client)."""

@@ -116,6 +116,8 @@ class NearDuplicatePipeline:
         """Before the first item (the scheduler has reached Redis by then): make the index agree
         with the article store (an empty index rebuilt, lost recent entries added again, see
         :mod:`newscrawl.pipelines.reconcile`), in the index thread."""
+        from newscrawl.index import IncompatibleIndexError
+
         if self.store is None:
             return
         config = self.config
@@ -133,6 +135,9 @@ class NearDuplicatePipeline:
             else:
                 await loop.run_in_executor(self._redis_thread, sync)
         except RedisUnavailable as exc:  # the crawl stops on the same outage (exit code 3)
+            logger.warning("The near-duplicate index was not checked against the article "
+                           "store: %s", exc)
+        except IncompatibleIndexError as exc:  # refused where the index is used
             logger.warning("The near-duplicate index was not checked against the article "
                            "store: %s", exc)
 
