@@ -13,6 +13,8 @@ from typing import Any
 # --- Redis: where, and the names of the keys ---------------------------------------------------
 DATA_DIR = ".newscrawl"  # NEWSCRAWL_DATA_DIR: the embedded Redis and the stored articles
 REDIS_PREFIX = "newscrawl"  # NEWSCRAWL_REDIS_PREFIX: the first part of every key
+#: NEWSCRAWL_EMBEDDED_APPENDFSYNC: when the embedded Redis fsyncs its append-only file
+EMBEDDED_APPENDFSYNC = "everysec"
 #: Listpack limits that keep the index's buckets compact: a bucket averages n/65536 entries (763
 #: at 50M fingerprints) and block-0 values hold the fingerprint's record. The embedded Redis
 #: starts with them; the index raises (never lowers) a server's limits to them.

@@ -56,6 +56,7 @@ def system_fault(exc: BaseException) -> SystemFault | None:
     """The system fault ``exc`` is, or None for an error that is the site's or the article's
     (counted and retried on a later run)."""
     from newscrawl.index import IncompatibleIndexError
+    from newscrawl.storage import StoreWriteError
 
     if isinstance(exc, RedisRefused):
         return SystemFault("redis", f"Redis refused {exc.what}: {refusal_text(exc.reply)}",
@@ -73,7 +74,8 @@ def system_fault(exc: BaseException) -> SystemFault | None:
     if advice is not None:
         return SystemFault("redis", f"Redis refused a command: {refusal_text(exc)}", advice,
                            ExitCode.REDIS_UNAVAILABLE)
-    if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+    if isinstance(exc, StoreWriteError) or isinstance(exc, OSError) \
+            and exc.errno in STORAGE_ERRNOS:
         where = f" ({exc.filename})" if exc.filename else ""
         return SystemFault(
             "storage", f"cannot write the article store{where}: {exc.strerror or exc}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from datetime import datetime
 from pathlib import Path
 
@@ -194,3 +195,20 @@ def test_find_articles(tmp_path: Path) -> None:
     assert {u: rec["title"] for u, rec in found.items()} == {"u1": "new", "u2": "two"}
     assert find_articles(tmp_path, ["u1"], until_day="2025-06-14")["u1"]["title"] == "old"
     assert find_articles(tmp_path / "missing", ["u1"]) == {}
+
+
+def test_clusters_warns_about_a_bad_store_line_by_file_and_line(
+    capsys: pytest.CaptureFixture[str], url_args: list[str], three_clusters: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    day_file = three_clusters / "2025-06-15.jsonl"
+    first, second = day_file.read_bytes().splitlines(keepends=True)
+    # a line that is no record, and a torn last line (a crash inside a write)
+    day_file.write_bytes(first + b"[1, 2]\n" + second + b'{"url": "https://b.example/B", "ti')
+    with caplog.at_level(logging.WARNING, logger="newscrawl.storage"):
+        code, out, err = run_cli(capsys, *url_args, "clusters", "--json",
+                                 "--store-dir", str(three_clusters))  # fmt: skip
+    assert code == 0, err
+    assert [row["original_title"] for row in json_lines(out)] == [None, "A 的标题", "C 的标题"]
+    assert f"{day_file}:2: not a JSON object" in caplog.text
+    assert f"{day_file}:4: incomplete last line" in caplog.text

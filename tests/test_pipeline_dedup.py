@@ -96,6 +96,125 @@ def test_dedup_then_store(tmp_path: Path, workers: int) -> None:
     assert stored[1]["text"] == other["text"]
 
 
+def test_an_article_whose_index_entry_redis_lost_is_not_stored_twice(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis lost its last writes (the embedded server crashed within its fsync interval): the
+    article's index entry and done record are gone, its record is in today's file. It comes
+    round again, is unique to the index, and the store finds it before writing; the next crawl
+    adds the lost entry again when it opens, so a reprint of it is dropped."""
+    settings = {"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"), "NEWSCRAWL_FINGERPRINT_WORKERS": 0}
+    crawler = get_crawler(settings_dict=settings)
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    store = StorePipeline.from_crawler(crawler)
+    lost = Article.generate("lost")
+    try:
+        first = run_both(dedup, store, item("http://a/1", lost.text))
+        run_both(dedup, store, item("http://a/2", Article.generate("kept").text))
+        assert dedup.index.remove(int(first["simhash"], 16), "http://a/1")  # the lost write
+        with pytest.raises(AlreadyStored):
+            run_both(dedup, store, item("http://a/1", lost.text))
+        stats = crawler.stats.get_stats()
+        assert stats["newscrawl/dedup/unique"] == 3  # the index did not know it any more
+        assert stats["newscrawl/store/already_stored"] == 1
+        dedup.index.remove(int(first["simhash"], 16), "http://a/1")  # lost again
+    finally:
+        store.close()
+        dedup.close()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
+
+    crawler = get_crawler(settings_dict=settings)
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    with caplog.at_level(logging.WARNING, logger="newscrawl.pipelines.reconcile"):
+        asyncio.run(dedup.open_spider())
+    store = StorePipeline.from_crawler(crawler)
+    try:
+        assert "had lost 1 fingerprint(s)" in caplog.text
+        assert dedup.index.count() == 2
+        with pytest.raises(NearDuplicate) as info:
+            run_both(dedup, store, item("http://b/1", lost.reprint("乙网").text))
+        assert info.value.original_url == "http://a/1"
+    finally:
+        store.close()
+        dedup.close()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
+    assert [a["url"] for a in iter_articles(tmp_path / "data" / "articles")] == [
+        "http://a/1", "http://a/2"]
+
+
+def test_an_empty_index_is_rebuilt_from_the_store(tmp_path: Path,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """The index lost everything (Redis files deleted, a new Redis) while the store holds older
+    days: the pipeline refills it from the store when it opens, each record as indexed on its
+    file's day, so an article met again is found stored and reprints of it are dropped."""
+    import time
+
+    from newscrawl.storage import ArticleStore, day_of
+
+    settings = {"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"), "NEWSCRAWL_FINGERPRINT_WORKERS": 0}
+    articles = [Article.generate(f"old{i}") for i in range(3)]
+    old = ArticleStore(tmp_path / "data" / "articles")
+    for days_ago, (i, article) in zip((9, 9, 3), enumerate(articles), strict=True):
+        old.write({"url": f"http://a/{i}", "title": "t", "text": article.text},
+                  now=time.time() - days_ago * 86400)
+    old.write({"url": "http://a/no-text", "title": "t", "text": ""}, now=time.time() - 86400 * 3)
+    old.close()
+
+    crawler = get_crawler(settings_dict=settings)
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    assert dedup.index.count() == 0  # until the pipeline opens, when the crawl starts
+    with caplog.at_level(logging.INFO, logger="newscrawl.pipelines.reconcile"):
+        asyncio.run(dedup.open_spider())
+    store = StorePipeline.from_crawler(crawler)
+    try:
+        assert dedup.index.count() == 3
+        assert "rebuilding the index from the store" in caplog.text
+        assert "Index rebuild: " in caplog.text and "(2 of 2 files)" in caplog.text
+        day9 = int(time.time() // 86400) - 9
+        assert day_of(day9 * 86400) == day_of(time.time() - 9 * 86400)
+        assert dedup.index.stored_day(fingerprint(articles[0].text) or 0, "http://a/0") == day9
+        with pytest.raises(AlreadyStored):  # stored 9 days ago: not in the last two days' files
+            run_both(dedup, store, item("http://a/0", articles[0].text))
+        with pytest.raises(NearDuplicate):
+            run_both(dedup, store, item("http://b/0", articles[2].reprint("乙网").text))
+        assert crawler.stats.get_value("newscrawl/dedup/already_stored") == 1
+        # a pipeline opened on a non-empty index does not rebuild
+        caplog.clear()
+        other = get_crawler(settings_dict=settings)
+        reopened = NearDuplicatePipeline.from_crawler(other)
+        asyncio.run(reopened.open_spider())
+        reopened.close()
+        CrawlContext.of(other).redis.connection_pool.disconnect()
+        assert "rebuild" not in caplog.text
+    finally:
+        store.close()
+        dedup.close()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
+    assert len(list(iter_articles(tmp_path / "data" / "articles"))) == 4
+
+
+def test_an_index_of_another_version_is_not_rebuilt_over(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from newscrawl.storage import ArticleStore
+
+    store = ArticleStore(tmp_path / "data" / "articles")
+    store.write({"url": "http://a/1", "text": Article.generate("v").text})
+    store.close()
+    crawler = get_crawler(settings_dict={"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
+                                         "NEWSCRAWL_FINGERPRINT_WORKERS": 0})
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    try:
+        dedup.index.client.hset(dedup.index.meta_key, "version", "another/ix5")
+        with caplog.at_level(logging.WARNING, logger="newscrawl.pipelines.dedup"):
+            asyncio.run(dedup.open_spider())  # left to where the index is used: no crash here
+        assert "was not checked against the article store" in caplog.text
+        assert dedup.index.count() == 0
+    finally:
+        dedup.close()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
+
+
 def test_end_of_crawl_closes_the_index_and_stops_the_embedded_redis(tmp_path: Path) -> None:
     """spider_closed closes the index; engine_stopped then stops the crawl's embedded Redis (the
     index leaves no connection of its own that would count as another client)."""

@@ -51,17 +51,35 @@ def _kill(client: Any) -> None:
     assert wait_exited(pid, 10, poll=0.01), "the killed server is still running"
 
 
-def test_killed_server_loses_nothing_the_aof_holds(tmp_path: Path) -> None:
-    client = open_embedded(tmp_path)
+def _wait_in_aof_file(data_dir: Path, key: str, timeout: float = 30.0) -> None:
+    """Until the AOF file holds a write of ``key`` (in the file: the page cache keeps it through a
+    SIGKILL). With ``appendfsync everysec`` the server may hold a write back in its own buffer
+    for up to 2 s while a background fsync runs, and a SIGKILL then loses it: waiting here is what
+    makes the test deterministic, not a sleep."""
+    needle = f"\r\n{key}\r\n".encode()
+    deadline = time.monotonic() + timeout
+    while needle not in (data_dir / EMBEDDED_AOF_NAME).read_bytes():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{key} never reached the AOF file in {timeout} s")
+        time.sleep(0.02)
+
+
+def _reopened_after_kill(client: Any, data_dir: Path) -> redis.Redis:
+    _kill(client)
+    client.connection_pool.disconnect()
+    assert (data_dir / EMBEDDED_REGISTRY_NAME).exists()  # left behind by the dead server
+    return open_embedded(data_dir)
+
+
+def test_killed_server_loses_nothing_the_aof_file_holds(tmp_path: Path) -> None:
+    client = open_embedded(tmp_path)  # appendfsync everysec, the default
+    assert client.config_get("appendfsync")["appendfsync"] == "everysec"
     _wait_aof_steady(client)
     client.config_set("save", "")  # no RDB snapshot: the keys are only in the AOF
     for i in range(KEYS):
         client.set(f"k{i}", i)
-    _kill(client)
-    client.connection_pool.disconnect()
-    assert (tmp_path / EMBEDDED_REGISTRY_NAME).exists()  # left behind by the dead server
-
-    again = open_embedded(tmp_path)
+    _wait_in_aof_file(tmp_path, f"k{KEYS - 1}")
+    again = _reopened_after_kill(client, tmp_path)
     try:
         assert again.dbsize() == KEYS
         assert again.get("k99") == b"99"
@@ -75,6 +93,38 @@ def test_killed_server_loses_nothing_the_aof_holds(tmp_path: Path) -> None:
         assert third.dbsize() == KEYS + 1
     finally:
         close_embedded(third)
+
+
+def test_with_appendfsync_always_every_acknowledged_write_survives_a_kill(tmp_path: Path) -> None:
+    # Redis writes (and fsyncs) the AOF before it sends the replies of a round of commands when
+    # appendfsync is always: a write acknowledged is in the file, without any wait.
+    client = open_embedded(tmp_path, appendfsync="always")
+    assert client.config_get("appendfsync")["appendfsync"] == "always"
+    _wait_aof_steady(client)
+    client.config_set("save", "")
+    for i in range(KEYS):
+        client.set(f"k{i}", i)
+    again = _reopened_after_kill(client, tmp_path)
+    try:
+        assert again.dbsize() == KEYS
+        assert again.get("k99") == b"99"
+    finally:
+        close_embedded(again)
+
+
+def test_appendfsync_setting(tmp_path: Path) -> None:
+    from scrapy.settings import Settings
+
+    from newscrawl.redis import RedisConfig
+
+    assert RedisConfig.from_settings(Settings()).appendfsync == "everysec"
+    config = RedisConfig.from_settings(Settings({"NEWSCRAWL_EMBEDDED_APPENDFSYNC": "Always"}))
+    assert config.appendfsync == "always"
+    with pytest.raises(ValueError, match="NEWSCRAWL_EMBEDDED_APPENDFSYNC must be one of"):
+        RedisConfig.from_settings(Settings({"NEWSCRAWL_EMBEDDED_APPENDFSYNC": "sometimes"}))
+    with pytest.raises(ValueError, match="appendfsync must be one of"):
+        open_embedded(tmp_path / "unused", appendfsync="sometimes")
+    assert not (tmp_path / "unused").exists()
 
 
 def test_rdb_only_data_dir_is_loaded_and_gets_an_aof(tmp_path: Path) -> None:

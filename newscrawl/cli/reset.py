@@ -92,8 +92,9 @@ def cmd_reset(args: argparse.Namespace) -> int:
                 f", {prefix}:simhash:*, {prefix}:duplicates*" if args.index else ""))
             return ExitCode.OK
         after = (
-            "the next crawl fetches and stores every article again (the article files keep "
-            "the old copies)"
+            "the next crawl rebuilds the index from the article files and fetches every "
+            "article page again; articles in those files are not stored again (move them away "
+            "first to store every article again)"
             if args.index
             else "the next crawl fetches every article page again; articles in the index and "
             "the article store are not stored again"
@@ -120,8 +121,9 @@ def add_reset(sub: Any, common: argparse.ArgumentParser) -> None:
         "list pages seen). The next crawl fetches every article page again; articles already "
         "in the index and the article store are not stored again. With --index, also the "
         "near-duplicate index and the recorded duplicates ({prefix}:simhash:*, "
-        "{prefix}:duplicates*): the next crawl then stores every article again. Stored "
-        "article files are never touched.",
+        "{prefix}:duplicates*): the next crawl rebuilds the index from the stored article "
+        "files (move them away first to store every article again). Stored article files "
+        "are never touched.",
     )
     p.add_argument("--spider", default="portal", help="spider name (default: portal)")
     p.add_argument(

@@ -30,7 +30,9 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.context import CrawlContext
 from newscrawl.formats import fingerprint_hex
-from newscrawl.pipelines.store import StorePipeline
+from newscrawl.pipelines.reconcile import sync_index_with_store
+from newscrawl.pipelines.store import AlreadyStored, StorePipeline
+from newscrawl.redis import RedisUnavailable
 from newscrawl.simhash.pool import FingerprintPool
 
 if TYPE_CHECKING:
@@ -52,16 +54,6 @@ class NearDuplicate(DropItem):
         self.url = url
         self.original_url = original_url
         self.distance = distance
-
-
-class AlreadyStored(DropItem):
-    """The article was indexed and stored by a run that stopped before recording it as done
-    (its own fingerprint is in the index and its record in the store): not stored again."""
-
-    def __init__(self, message: str) -> None:
-        # an expected outcome (every article again after `newscrawl reset`): INFO, like the
-        # line logged with it, not one WARNING per article
-        super().__init__(message, log_level="INFO")
 
 
 def _set_simhash(adapter: ItemAdapter, value: str | None) -> None:
@@ -130,6 +122,34 @@ class NearDuplicatePipeline:
         except Exception as exc:
             if not self.context.report_fault(exc):
                 raise
+
+    async def open_spider(self) -> None:
+        """Before the first item (the scheduler has reached Redis by then): make the index agree
+        with the article store (an empty index rebuilt, lost recent entries added again, see
+        :mod:`newscrawl.pipelines.reconcile`), in the index thread."""
+        from newscrawl.index import IncompatibleIndexError
+
+        if self.store is None:
+            return
+        config = self.config
+        sync = functools.partial(
+            sync_index_with_store, self.index, self.store.directory, idf_file=config.idf_file,
+            url_field=config.url_field, text_field=config.text_field,
+            retention_days=config.retention_days, retry=self.retry.call)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no asyncio loop (another Twisted reactor)
+            loop = None
+        try:
+            if loop is None:
+                sync()
+            else:
+                await loop.run_in_executor(self._redis_thread, sync)
+        except RedisUnavailable as exc:  # the crawl stops on the same outage (exit code 3)
+            logger.warning("The near-duplicate index was not checked against the article "
+                           "store: %s", exc)
+        except IncompatibleIndexError:
+            pass  # the crawl is refused when the spider opens (check_index): one CRITICAL line
 
     def close(self) -> None:
         """Stop the fingerprint workers and close the index (the crawl's embedded Redis is

