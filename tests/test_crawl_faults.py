@@ -212,3 +212,24 @@ def test_the_embedded_redis_on_a_full_disk_stops_the_crawl_within_a_minute(
                        timeout=60)
     assert result.returncode in (3, 5), result.log[-4000:]
     assert len(criticals(result)) == 1, criticals(result)
+
+
+def test_redis_out_of_memory_at_start_exits_3_and_does_not_block_the_next_crawl(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    sites = write_sites(tmp_path, daily)
+    daily.publish(10)
+    with RedisServer(tmp_path / "redis") as server:
+        client = server.client()
+        client.set("something", "x" * 100_000)
+        client.config_set("maxmemory-policy", "noeviction")
+        client.config_set("maxmemory", "1")
+        refused = run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url)
+        assert refused.returncode == 3, refused.log[-4000:]
+        lines = criticals(refused)
+        assert len(lines) == 1 and "maxmemory" in lines[0], lines
+        assert "Traceback" not in refused.log
+        client.config_set("maxmemory", "0")
+        again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
+        assert "Joined crawl run" not in again.log
+        assert_all_stored_once(tmp_path, daily)

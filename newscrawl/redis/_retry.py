@@ -60,8 +60,12 @@ def redis_refusal(exc: BaseException) -> str | None:
     None. Connection errors are not refusals: they are retried (newscrawl.redis.RetryPolicy)."""
     if not isinstance(exc, redis.ResponseError):
         return None
-    if isinstance(exc, redis.ReadOnlyError):
-        return _REDIS_REFUSALS["READONLY"]
+    # redis-py turns some replies into classes of their own, without the reply's first word
+    for cls, word in ((redis.ReadOnlyError, "READONLY"),
+                      (redis.exceptions.OutOfMemoryError, "OOM"),
+                      (redis.exceptions.NoPermissionError, "NOPERM")):
+        if isinstance(exc, cls):
+            return _REDIS_REFUSALS[word]
     # the reply's first word; in a script's error it follows "@user_script:<line>: -"
     match = _REFUSAL_WORD.search(str(exc))
     return _REDIS_REFUSALS[match.group(1)] if match else None
