@@ -5,14 +5,21 @@ own rules (newscrawl.simhash.sketch)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
 import redis
 
-from newscrawl.index import SimhashIndex
+from newscrawl.index import IncompatibleIndexError, SimhashIndex
 from newscrawl.index.simhash_index import field_of
 from newscrawl.simhash import get_decision
 from newscrawl.simhash.sketch import (
+    DEFAULT_THRESHOLDS,
     SKETCH_BYTES,
     TextSketch,
     Thresholds,
@@ -425,3 +432,35 @@ def test_index_keeps_a_short_and_a_long_article_nominated_by_one_fingerprint(
     assert index.check_and_add(fp, "short", sketch(SHORT_FUND).to_bytes()) is None
     match = index.check_and_add(fp, "copy", sketch(copy).to_bytes())
     assert match is not None and match.doc_id == "short"
+
+
+def test_index_of_the_previous_decision_is_refused_and_the_rebuild_recipe_keeps_both(
+    r: redis.Redis, tmp_path: Path
+) -> None:
+    """The decision's version names the new check (an index confirmed without it is refused),
+    and the rebuild recipe of docs/operations.md keeps the short and the long article."""
+    version = get_decision().version
+    assert version.endswith("-" + DEFAULT_THRESHOLDS.label()) and "s30p1000" in version
+    previous = version.replace(DEFAULT_THRESHOLDS.label(), "c75n100w55")
+    SimhashIndex(r, version=previous).add(1, "https://old.example/1")
+    with pytest.raises(IncompatibleIndexError):
+        _decide(_index(r), SHORT_FUND, "https://new.example/1")
+    articles = tmp_path / "old" / "articles"
+    articles.mkdir(parents=True)
+    rows = [("https://a.example/long", LONG_FUND), ("https://b.example/short", SHORT_FUND),
+            ("https://c.example/copy", "来源：经济日报\n" + SHORT_FUND)]  # fmt: skip
+    for n, (url, text) in enumerate(rows):
+        line = json.dumps({"url": url, "title": "", "text": text}, ensure_ascii=False)
+        (articles / f"2026-03-0{n + 1}.jsonl").write_text(line + "\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    command = (
+        f"cat {articles}/*.jsonl | {sys.executable} -m newscrawl.cli"
+        f" --data-dir {tmp_path / 'new'} dedup --jsonl -"
+    )
+    done = subprocess.run(
+        command, shell=True, capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [o["duplicate_of"] for o in out] == [None, None, "https://b.example/short"]
