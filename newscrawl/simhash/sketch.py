@@ -18,6 +18,10 @@ The candidate is confirmed by a small sketch of the text itself, stored beside t
   can move it 10-20 bits) is still found when it shares one of those minima (probability about
   the resemblance, per band).
 
+A candidate is confirmed only by evidence that is unlikely between distinct texts
+(:func:`text_chance` at the pair's length ratio, :func:`number_chance` from the number set's
+fill), so a short text is not confirmed by a few bins a text ten times longer shares by chance.
+
 Serialised as ``2 + 4 + 12 + 16`` = 34 bytes (:meth:`TextSketch.to_bytes`). :func:`confirms` is
 the decision rule, the reference of what the index's Lua script computes
 (``newscrawl/index/lua/index.lua``).
