@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -464,3 +466,34 @@ def test_index_of_the_previous_decision_is_refused_and_the_rebuild_recipe_keeps_
     assert done.returncode == 0, done.stderr
     out = [json.loads(line) for line in done.stdout.splitlines()]
     assert [o["duplicate_of"] for o in out] == [None, None, "https://b.example/short"]
+
+
+def test_index_script_and_python_agree_on_the_chance_check(r: redis.Redis) -> None:
+    """``confirms`` is the reference of the script's rule: the same decision on pairs around the
+    chance limit (lengths 1-20x apart, 0-32 equal bins, sparse to full number sets)."""
+    rng = random.Random(7)
+    index = SimhashIndex(r, version=get_decision().version)
+    decided: Counter[tuple[bool, bool]] = Counter()
+    for i in range(300):
+        small = rng.randint(30, 3000)
+        big = min(65535, int(small * rng.choice([1, 1.3, 2, 4, 8, 13, 20])))
+        bins = bytes(rng.randrange(16) for _ in range(32))
+        same = rng.randint(0, 32)
+        other = bytes(b if k < same else (b + 1 + rng.randrange(15)) % 16
+                      for k, b in enumerate(bins))  # fmt: skip
+        nums = rng.getrandbits(96) & rng.getrandbits(96) & rng.getrandbits(96)
+        extra = rng.getrandbits(96)
+        if rng.random() < 0.5:  # else nearly full
+            extra &= rng.getrandbits(96) & rng.getrandbits(96)
+        full = nums | extra
+        if rng.random() < 0.3:
+            nums = 0
+        a = TextSketch(shingles=small, numbers=nums, minhash=bins, bands=(i, i))
+        b = TextSketch(shingles=big, numbers=full, minhash=other, bands=(i, i))
+        fp = rng.getrandbits(64)
+        index.add(fp, f"doc-{i}", b.to_bytes())
+        found = [m.doc_id for m in index.query(fp, a.to_bytes())]
+        assert (f"doc-{i}" in found) == confirms(a, b), (i, small, big, same)
+        decided[confirms(a, b), confirms(a, b, thresholds=Thresholds(chance=1_000_000))] += 1
+    # the sample holds pairs the chance check turns down, and pairs confirmed either way
+    assert decided[False, True] >= 5 and decided[True, True] >= 10
