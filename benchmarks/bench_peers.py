@@ -56,7 +56,6 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-import psutil  # noqa: E402
 import redis  # noqa: E402
 from bench_crawl import TimedPortal, children_cpu  # noqa: E402
 from crawlrun import parse_stats, run_crawl  # noqa: E402
@@ -246,8 +245,10 @@ class RedisServer:
         self.used0 = int(self.client.info("memory")["used_memory"])
 
     def cpu(self) -> float:
-        t = psutil.Process(self.proc.pid).cpu_times()
-        return t.user + t.system
+        """The server's user + system CPU seconds (Linux /proc)."""
+        with open(f"/proc/{self.proc.pid}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def used(self) -> int:
         return int(self.client.info("memory")["used_memory"]) - self.used0
