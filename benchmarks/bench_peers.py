@@ -24,7 +24,8 @@ runs each variant once, in alternating order (ABCE, ECBA, ...). Per run:
 * pages/s = article pages fetched / (last article request - first), measured at the server;
 * CPU ms per article = CPU of the crawl's process tree (``RUSAGE_CHILDREN``, start-up included)
   plus the redis-server's, per article page;
-* peak RSS: Scrapy's ``memusage/max`` of the crawl process;
+* peak RSS: Scrapy's ``memusage/max`` of the crawl process, sampled every second (newscrawl's
+  fingerprint worker is another process, not counted);
 * Redis bytes per URL (pages requested) and per stored article: ``used_memory`` after the crawl
   less before;
 * reprints caught: reprint pages dropped as a near-duplicate of their original (or of another
@@ -64,8 +65,10 @@ from mockportal import Page, html_page, list_html  # noqa: E402
 
 from newscrawl.evaluation.pairs import load_sogou, load_thucnews  # noqa: E402
 
+# MEMUSAGE_CHECK_INTERVAL_SECONDS: Scrapy samples the process's RSS every second, not every minute
 COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
-          "CONCURRENT_REQUESTS_PER_DOMAIN=16", "LOG_LEVEL=INFO")  # fmt: skip
+          "CONCURRENT_REQUESTS_PER_DOMAIN=16", "LOG_LEVEL=INFO",
+          "MEMUSAGE_CHECK_INTERVAL_SECONDS=1")  # fmt: skip
 ARTICLE_RE, LIST_RE = r"/a/\d+\.html$", r"/list/\d+\.html$"
 VARIANTS = {
     "A": "plain Scrapy + trafilatura, memory scheduler, no dedup",
