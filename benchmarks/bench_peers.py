@@ -28,8 +28,9 @@ runs each variant once, in alternating order (ABCE, ECBA, ...). Per run:
   fingerprint worker is another process, not counted);
 * Redis bytes per URL (pages requested) and per stored article: ``used_memory`` after the crawl
   less before;
-* reprints caught: reprint pages dropped as a near-duplicate of their original (or of another
-  reprint of it); distinct articles dropped: any other drop.
+* reprints caught: pages dropped as a near-duplicate of another copy of the same article (the
+  reprint, or the original when the crawl fetched its reprint first); distinct articles dropped:
+  any other drop.
 
 Prints medians over rounds [min, max] and the paired ratios (same round) to A and B.
 """
@@ -221,6 +222,7 @@ class Run:
     redis_bytes_per_article: float | None
     reprints_caught: int
     distinct_dropped: int
+    drops: list[tuple[str, str]]
 
 
 class RedisServer:
@@ -272,8 +274,8 @@ def score(stories: list[Story], drops: list[tuple[str, str]]) -> tuple[int, int]
 
     caught = distinct = 0
     for url, of in drops:
-        d, m = page(url), page(of)
-        if stories[d].original is not None and cluster(d) == cluster(m):
+        # an original fetched after its reprint and dropped against it counts as caught too
+        if cluster(page(url)) == cluster(page(of)):
             caught += 1
         else:
             distinct += 1
@@ -365,6 +367,7 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
         redis_bytes_per_article=used / max(1, int(stats["stored"])) if used is not None else None,
         reprints_caught=caught,
         distinct_dropped=distinct,
+        drops=drops,
     )
     print(f"  {variant}: {pages} pages, {run.pages_per_s:.1f} pages/s, {run.cpu_ms:.1f} CPU ms, "
           f"stored {stats['stored']}, caught {caught}, distinct dropped {distinct}",
