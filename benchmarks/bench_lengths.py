@@ -23,7 +23,7 @@ Runs (each on a fresh embedded Redis, through ``SimhashIndex.check_and_add``: th
   nominates every same-topic pair, the worst case for the confirmation), with its real sketch;
   longs first, then shorts, and the other order (a long dropped against a short checked before it).
   With ``--no-chance`` it also runs the rule without the chance check (``Thresholds.chance``
-  1,000,000: the bins and the number set alone, as the decision of ``c75n100w55`` confirmed).
+  1,000,000: rules 1-3 of docs/design/near-duplicates.md, the bins and the number set alone).
 * ``real``: the texts' own fingerprints (``get_decision().analyze``), both orders.
 * ``pairs``: every short-long pair of a group judged by ``newscrawl.simhash.sketch.confirms``, by
   length ratio.
