@@ -338,6 +338,9 @@ def rules() -> dict[str, tuple[int, Rule, str, WideRule]]:
                     f"numbers subset, band-only resemblance >= {wide / 100}"
                 )
                 out[name] = (md, production(t, False), variant, production(t, True))
+    t = Thresholds(chance=1_000_000)  # rules 1-3: no chance check (its limit never reached)
+    name = "d<=3 + band buckets + sketch (default), without the chance check"
+    out[name] = (3, production(t, False), "default", production(t, True))
     return out
 
 

@@ -5,18 +5,33 @@ own rules (newscrawl.simhash.sketch)."""
 
 from __future__ import annotations
 
+import json
+import os
+import random
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
 import redis
 
-from newscrawl.index import SimhashIndex
+from newscrawl.index import IncompatibleIndexError, SimhashIndex
 from newscrawl.index.simhash_index import field_of
 from newscrawl.simhash import get_decision
 from newscrawl.simhash.sketch import (
+    DEFAULT_THRESHOLDS,
     SKETCH_BYTES,
     TextSketch,
+    Thresholds,
     confirms,
+    normalize,
+    number_chance,
     number_containment,
     numbers_of,
     sketch,
+    text_chance,
     text_containment,
 )
 
@@ -289,3 +304,196 @@ def test_retention_drops_one_expired_record_of_a_shared_fingerprint(r: redis.Red
     # check_many: the same decisions, each record found by its own reprint
     found = index.check_many([(fp, "x", b.sketch), (fp, "y", c.sketch)], add=False)
     assert [m.doc_id if m else None for m in found] == ["b", "c"]
+
+
+# --- a short article against a long one on its topic -----------------------------------------
+# A fund-industry brief, a long read on the fund industry closing with a table of share prices
+# (its 96-bit number set nearly full), and a market brief. Written for these tests; the bylines
+# and the table's seed are ones for which 4-5 minhash bins of the short text match the long one's
+# by chance, so the containment estimate of the bins alone reads 0.84-0.87 (true: 0.02-0.03).
+FUND_BRIEF = (
+    "公募基金发行回暖 权益类产品受青睐\n"
+    "记者从多家基金公司了解到，近期公募基金发行市场明显回暖，权益类产品重新受到投资者青睐。"
+    "业内人士表示，随着市场情绪修复，银行渠道的基金销售有所好转，部分明星基金经理管理的新产品"
+    "在短时间内完成募集。不过也有基金公司提醒，投资者不宜追涨杀跌，应当根据自身风险承受能力"
+    "选择合适的产品，避免将短期闲置资金投入波动较大的股票型基金。分析人士认为，居民储蓄向资本"
+    "市场转移是一个长期过程，基金公司需要在投资者教育和持续营销方面下更多功夫，提升持有人的"
+    "实际获得感，而不是一味追求发行规模。另有券商研究员指出，费率改革落地后，基金行业的竞争"
+    "将更多转向投研能力和服务质量，中小基金公司面临的压力有所加大。"
+)
+LONG_HEAD = (
+    "基金行业深度观察：从规模竞赛到投研能力之争\n"
+    "过去几年，公募基金行业经历了从高速扩张到理性调整的完整周期。在市场上涨阶段，爆款基金频出，"
+    "一些产品在一天之内募集数百亿元，基金经理的个人品牌被反复放大；而当市场转入震荡，净值回撤让"
+    "不少持有人损失惨重，赎回压力随之而来。行业内部开始反思，过度依赖营销驱动的发展模式难以为继。"
+    "监管层面，费率改革分步推进，管理费和托管费率下调，销售环节的尾随佣金也受到约束。多位基金"
+    "公司高管坦言，费率下行压缩了利润空间，倒逼公司把资源集中到研究和投资本身。与此同时，指数化"
+    "投资快速发展，交易型开放式指数基金的规模持续攀升，被动产品凭借低成本和透明度吸引了大量机构"
+    "资金。主动管理型产品则面临证明自身超额收益能力的考验。从渠道看，互联网平台的基金销售占比逐年"
+    "提高，年轻投资者更习惯在手机上完成申购和定投，但也更容易受到短期排行榜的影响频繁交易。有研究"
+    "显示，基金赚钱而基民不赚钱的现象，很大程度上源于持有期过短和择时失误。为此，不少公司推出了"
+    "投顾服务，尝试帮助客户建立长期配置的习惯。外资机构的进入也在改变竞争格局，多家全资控股的外资"
+    "公募已经获批开业，它们在量化投资和资产配置方面积累的经验，对本土公司形成一定压力。业内普遍"
+    "认为，未来行业集中度将进一步提高，头部公司凭借品牌和平台优势扩大份额，而特色鲜明的中小公司"
+    "也有机会在细分领域突围。\n以下为近期部分上市公司股价表现：\n"
+)
+MARKET_BRIEF = (
+    "两市成交放量 基金重仓股走强\n"
+    "周三沪深两市震荡走高，上证指数收报3087点，上涨0.8%，深证成指上涨1.2%，两市全天成交8652亿元，"
+    "较前一交易日明显放量，北向资金净流入56亿元。盘面上，基金重仓的白酒、医药和新能源板块集体走强，"
+    "券商板块午后拉升，部分个股涨停。分析人士认为，近期公募基金发行回暖，增量资金入场预期升温，"
+    "市场风险偏好有所修复，但在经济数据公布前，资金仍以结构性配置为主，追高需谨慎。"
+)
+SYLLABLES = "华东南北中新金瑞宏远恒泰安康盛鑫海天润丰嘉祥永利德信"
+TRADES = ["科技", "能源", "证券", "医药", "银行", "电气", "材料", "传媒", "物流", "化工", "机械",
+          "地产", "食品", "环保", "通信"]  # fmt: skip
+
+
+def _long_read(seed: int, lines: int = 180) -> str:
+    """LONG_HEAD and a table of ``lines`` share prices (about 5,800 characters)."""
+    rows = []
+    for i in range(lines):
+        name = (SYLLABLES[(i * 7 + seed) % len(SYLLABLES)]
+                + SYLLABLES[(i * 11 + 3 + seed) % len(SYLLABLES)]
+                + TRADES[(i * 5 + seed) % len(TRADES)])  # fmt: skip
+        price = 3 + (i * 37 + seed) % 90 + ((i * 13) % 100) / 100
+        pct = ((i * 29 + seed) % 200 - 100) / 10
+        vol = 1 + (i * 17) % 40 + ((i * 3) % 10) / 10
+        rows.append(f"{name}收报{price:.2f}元，{'上涨' if pct >= 0 else '下跌'}{abs(pct):.1f}%，"
+                    f"成交{vol:.1f}亿元。")  # fmt: skip
+    return LONG_HEAD + "".join(rows)
+
+
+def _true_containment(small: str, big: str) -> float:
+    def grams(t: str) -> set[str]:
+        n = normalize(t)
+        return {n[i : i + 4] for i in range(len(n) - 3)}
+
+    a, b = grams(small), grams(big)
+    return len(a & b) / len(a)
+
+
+SHORT_FUND = FUND_BRIEF + "（记者 李华，校对 林晓）"
+SHORT_MARKET = MARKET_BRIEF + "（记者 王明，编辑 罗军）"
+LONG_FUND = _long_read(121)
+LONG_MARKET = _long_read(24)
+# the rule without the chance check: the bins' containment estimate and the number subset alone
+BINS_AND_SUBSET_ONLY = Thresholds(chance=1_000_000)
+
+
+def test_short_article_is_not_confirmed_by_chance_bins_of_a_long_one() -> None:
+    """The containment estimate is not trusted beyond what the bins support at the length ratio."""
+    short, long = sketch(SHORT_FUND), sketch(LONG_FUND)
+    assert long.shingles > 8 * short.shingles
+    assert short.numbers == 0  # the number set has nothing to say: the text alone decides
+    assert _true_containment(SHORT_FUND, LONG_FUND) < 0.1
+    assert text_containment(short, long) >= 0.75  # what 4-5 chance bins read as
+    assert confirms(short, long, thresholds=BINS_AND_SUBSET_ONLY)
+    assert text_chance(short, long) > 0.01
+    assert not confirms(short, long)
+    assert not confirms(long, short)
+    # a reprint of the short text of about its length is still confirmed
+    reprint = sketch("来源：经济日报\n" + SHORT_FUND + "\n（本文转载自财经频道）")
+    assert text_chance(short, reprint) < 1e-6
+    assert confirms(short, reprint)
+
+
+def test_a_nearly_full_number_set_confirms_nothing() -> None:
+    """The number subset test counts only as much as the larger set's fill lets it."""
+    short, long = sketch(SHORT_MARKET), sketch(LONG_MARKET)
+    assert short.numbers.bit_count() == 5 and long.numbers.bit_count() >= 90
+    assert number_containment(short, long) == 1.0  # a nearly full set holds any five bits
+    assert _true_containment(SHORT_MARKET, LONG_MARKET) < 0.1
+    assert confirms(short, long, thresholds=BINS_AND_SUBSET_ONLY)
+    assert number_chance(short, long) > 0.8
+    assert not confirms(short, long)
+    # the same text evidence with a sparse number set holding the short text's numbers (five
+    # numbers with their units among ten: unlikely by accident) is confirmed
+    sparse = replace(long, numbers=short.numbers | (0b11111 << 40))
+    assert sparse.numbers.bit_count() == 10 and number_containment(short, sparse) == 1.0
+    assert number_chance(short, sparse) < 1e-4
+    assert confirms(short, sparse)
+
+
+def test_index_keeps_a_short_and_a_long_article_nominated_by_one_fingerprint(
+    r: redis.Redis,
+) -> None:
+    """The index's script applies the same rule: both texts stored with the same fingerprint
+    (the simhash nominates the pair at distance 0), in either order, are both kept."""
+    fp = 0x5A5A_1234_9ABC_0F0F
+    orders = {"a": (LONG_FUND, SHORT_FUND), "b": (SHORT_FUND, LONG_FUND),
+              "c": (LONG_MARKET, SHORT_MARKET), "d": (SHORT_MARKET, LONG_MARKET)}  # fmt: skip
+    for prefix, order in orders.items():
+        index = SimhashIndex(r, prefix=prefix, version=get_decision().version)
+        for n, text in enumerate(order):
+            assert index.check_and_add(fp, f"doc-{n}", sketch(text).to_bytes()) is None, prefix
+    # a reprint of the short one, with that fingerprint, is still dropped
+    copy = "来源：经济日报\n" + SHORT_FUND
+    index = SimhashIndex(r, prefix="e", version=get_decision().version)
+    assert index.check_and_add(fp, "long", sketch(LONG_FUND).to_bytes()) is None
+    assert index.check_and_add(fp, "short", sketch(SHORT_FUND).to_bytes()) is None
+    match = index.check_and_add(fp, "copy", sketch(copy).to_bytes())
+    assert match is not None and match.doc_id == "short"
+
+
+def test_index_of_the_previous_decision_is_refused_and_the_rebuild_recipe_keeps_both(
+    r: redis.Redis, tmp_path: Path
+) -> None:
+    """The decision's version names the new check (an index confirmed without it is refused),
+    and the rebuild recipe of docs/operations.md keeps the short and the long article."""
+    version = get_decision().version
+    assert version.endswith("-" + DEFAULT_THRESHOLDS.label()) and "s30p1000" in version
+    previous = version.replace(DEFAULT_THRESHOLDS.label(), "c75n100w55")
+    SimhashIndex(r, version=previous).add(1, "https://old.example/1")
+    with pytest.raises(IncompatibleIndexError):
+        _decide(_index(r), SHORT_FUND, "https://new.example/1")
+    articles = tmp_path / "old" / "articles"
+    articles.mkdir(parents=True)
+    rows = [("https://a.example/long", LONG_FUND), ("https://b.example/short", SHORT_FUND),
+            ("https://c.example/copy", "来源：经济日报\n" + SHORT_FUND)]  # fmt: skip
+    for n, (url, text) in enumerate(rows):
+        line = json.dumps({"url": url, "title": "", "text": text}, ensure_ascii=False)
+        (articles / f"2026-03-0{n + 1}.jsonl").write_text(line + "\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    command = (
+        f"cat {articles}/*.jsonl | {sys.executable} -m newscrawl.cli"
+        f" --data-dir {tmp_path / 'new'} dedup --jsonl -"
+    )
+    done = subprocess.run(
+        command, shell=True, capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [o["duplicate_of"] for o in out] == [None, None, "https://b.example/short"]
+
+
+def test_index_script_and_python_agree_on_the_chance_check(r: redis.Redis) -> None:
+    """``confirms`` is the reference of the script's rule: the same decision on pairs around the
+    chance limit (lengths 1-20x apart, 0-32 equal bins, sparse to full number sets)."""
+    rng = random.Random(7)
+    index = SimhashIndex(r, version=get_decision().version)
+    decided: Counter[tuple[bool, bool]] = Counter()
+    for i in range(300):
+        small = rng.randint(30, 3000)
+        big = min(65535, int(small * rng.choice([1, 1.3, 2, 4, 8, 13, 20])))
+        bins = bytes(rng.randrange(16) for _ in range(32))
+        same = rng.randint(0, 32)
+        other = bytes(b if k < same else (b + 1 + rng.randrange(15)) % 16
+                      for k, b in enumerate(bins))  # fmt: skip
+        nums = rng.getrandbits(96) & rng.getrandbits(96) & rng.getrandbits(96)
+        extra = rng.getrandbits(96)
+        if rng.random() < 0.5:  # else nearly full
+            extra &= rng.getrandbits(96) & rng.getrandbits(96)
+        full = nums | extra
+        if rng.random() < 0.3:
+            nums = 0
+        a = TextSketch(shingles=small, numbers=nums, minhash=bins, bands=(i, i))
+        b = TextSketch(shingles=big, numbers=full, minhash=other, bands=(i, i))
+        fp = rng.getrandbits(64)
+        index.add(fp, f"doc-{i}", b.to_bytes())
+        found = [m.doc_id for m in index.query(fp, a.to_bytes())]
+        assert (f"doc-{i}" in found) == confirms(a, b), (i, small, big, same)
+        decided[confirms(a, b), confirms(a, b, thresholds=Thresholds(chance=1_000_000))] += 1
+    # the sample holds pairs the chance check turns down, and pairs confirmed either way
+    assert decided[False, True] >= 5 and decided[True, True] >= 10

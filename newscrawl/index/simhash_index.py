@@ -311,7 +311,7 @@ class SimhashIndex:
         if sketch:
             keys += self.band_keys(sketch)
             t = self.thresholds
-            args += [sketch, t.text, t.numbers, t.wide]
+            args += [sketch, t.text, t.numbers, t.wide, t.support, t.chance]
         return keys, args
 
     @staticmethod

@@ -18,6 +18,10 @@ The candidate is confirmed by a small sketch of the text itself, stored beside t
   can move it 10-20 bits) is still found when it shares one of those minima (probability about
   the resemblance, per band).
 
+A candidate is confirmed only by evidence that is unlikely between distinct texts
+(:func:`text_chance` at the pair's length ratio, :func:`number_chance` from the number set's
+fill), so a short text is not confirmed by a few bins a text ten times longer shares by chance.
+
 Serialised as ``2 + 4 + 12 + 16`` = 34 bytes (:meth:`TextSketch.to_bytes`). :func:`confirms` is
 the decision rule, the reference of what the index's Lua script computes
 (``newscrawl/index/lua/index.lua``).
@@ -176,23 +180,33 @@ def sketch(
 
 @dataclass(frozen=True)
 class Thresholds:
-    """When a candidate's sketch confirms the query's (percent; chosen on the stream benchmark,
-    see docs/design/near-duplicates.md)."""
+    """When a candidate's sketch confirms the query's (percent, and a chance per million; chosen
+    on the stream benchmarks, see docs/design/near-duplicates.md)."""
 
     text: int = 75  # estimated containment of the smaller text's 4-grams in the other
     numbers: int = 100  # share of the smaller number set found in the other (none: passes)
     wide: int = 55  # resemblance a candidate found beyond the simhash search also needs
+    # The evidence must also be unlikely for two distinct texts: the chance that a pair whose
+    # smaller text has only ``support`` % of its 4-grams in the other matches as many minhash
+    # bins, times the chance that the smaller number set falls inside the other's by accident
+    # (from the larger set's fill), must be at most ``chance`` per million.
+    support: int = 30
+    chance: int = 1000
 
     def label(self) -> str:
-        return f"c{self.text}n{self.numbers}w{self.wide}"
+        return f"c{self.text}n{self.numbers}w{self.wide}s{self.support}p{self.chance}"
 
 
 DEFAULT_THRESHOLDS = Thresholds()
 
 
+def _same_bins(a: TextSketch, b: TextSketch) -> int:
+    return sum(x == y for x, y in zip(a.minhash, b.minhash, strict=True))
+
+
 def resemblance(a: TextSketch, b: TextSketch) -> float:
     """Estimated Jaccard resemblance of the two texts' 4-gram sets (b-bit correction)."""
-    same = sum(x == y for x, y in zip(a.minhash, b.minhash, strict=True))
+    same = _same_bins(a, b)
     r = 1.0 / (1 << BIN_BITS)
     return max(0.0, (same / len(a.minhash) - r) / (1 - r))
 
@@ -215,6 +229,50 @@ def number_containment(a: TextSketch, b: TextSketch) -> float:
     return (a.numbers & b.numbers).bit_count() / small
 
 
+def binomial_tail(n: int, k: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p), 0 < p < 1, with the index script's exact operations
+    (the same doubles in the same order, so Python and Lua agree to the last bit)."""
+    q = 1.0 - p
+    term = 1.0
+    for _ in range(n):
+        term = term * q
+    total = 0.0
+    for i in range(n + 1):
+        if i >= k:
+            total = total + term
+        term = term * (n - i) / (i + 1) * p / q
+    return total
+
+
+def text_chance(a: TextSketch, b: TextSketch, support: int = DEFAULT_THRESHOLDS.support) -> float:
+    """The chance that two texts match at least as many minhash bins as ``a`` and ``b`` do when
+    only ``support`` % of the smaller one's 4-grams are in the other, at their length ratio.
+
+    The containment estimate multiplies the resemblance's error by about 1 + the length ratio:
+    a 500-character text against a 6,000-character one on the same topic shares 1-2 bins by
+    chance (one in 16 for any pair), and 4-6 such bins already read as a containment of 0.9-1.0.
+    This chance says whether the bins support containment at all: it is small for a reprint of
+    similar length, and stays large when the longer text is many times longer."""
+    small, big = sorted((a.shingles, b.shingles))
+    if small == 0:
+        return 1.0
+    j0 = support * small / (100 * (small + big) - support * small)
+    r = 1.0 / (1 << BIN_BITS)
+    return binomial_tail(len(a.minhash), _same_bins(a, b), r + (1 - r) * j0)
+
+
+def number_chance(a: TextSketch, b: TextSketch) -> float:
+    """The chance that the smaller number set's bits all fall among the larger set's by
+    accident: the larger set's fill to the power of the smaller set's bits (1.0 without numbers).
+    A nearly full set holds any few bits: its subset test tells nothing."""
+    small, big = sorted((a.numbers.bit_count(), b.numbers.bit_count()))
+    fill = big / NUMBER_BITS
+    out = 1.0
+    for _ in range(small):
+        out = out * fill
+    return out
+
+
 def confirms(
     a: TextSketch, b: TextSketch, *, wide: bool = False, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> bool:
@@ -228,4 +286,7 @@ def confirms(
     na, nb = a.numbers.bit_count(), b.numbers.bit_count()
     small = min(na, nb)
     both = (a.numbers & b.numbers).bit_count()
-    return small == 0 or both * 100 >= thresholds.numbers * small
+    if small and both * 100 < thresholds.numbers * small:
+        return False
+    chance = text_chance(a, b, thresholds.support) * number_chance(a, b)
+    return chance * 1_000_000 <= thresholds.chance

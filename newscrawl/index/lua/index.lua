@@ -13,7 +13,10 @@
 -- ARGV[9] now (seconds since the epoch, for the meta hash)
 -- ARGV[10] (optional) the text sketch (newscrawl/simhash/sketch.py, SKETCH_BYTES bytes), then
 --          ARGV[11-13] the confirmation thresholds in percent: text containment, number
---          containment, resemblance of a candidate found by its sketch alone; with a sketch
+--          containment, resemblance of a candidate found by its sketch alone; ARGV[14] the
+--          containment (percent) the minhash bins must be unlikely under and ARGV[15] the
+--          largest chance per million of the evidence between distinct texts (both absent: no
+--          such check); with a sketch
 --          KEYS[6-7] are its two minhash band buckets ({prefix}:simhash:2:{band 0} and
 --          {prefix}:simhash:3:{band 1}: hashes shared with blocks 2 and 3).
 --
@@ -56,6 +59,8 @@ end
 local t_text = tonumber(ARGV[11] or '0')
 local t_num = tonumber(ARGV[12] or '0')
 local t_lsh = tonumber(ARGV[13] or '0')
+local t_support = tonumber(ARGV[14] or '0')
+local t_chance = tonumber(ARGV[15] or '-1')
 
 if string.len(fp) ~= 8 then
   return redis.error_reply('NEWSCRAWL_BAD_FINGERPRINT expected 8 bytes')
@@ -396,7 +401,34 @@ local function confirm(cs, wide)
   if small_n > 0 and both * 100 < t_num * small_n then
     return false
   end
-  return true
+  if t_chance < 0 then
+    return true
+  end
+  -- the chance of the evidence between distinct texts (sketch.py, text_chance * number_chance):
+  -- `same` bins or more when only t_support % of the smaller text's 4-grams are in the other...
+  local big = math.max(na, nb)
+  local j0 = t_support * small / (100 * (small + big) - t_support * small)
+  local p = r + (1 - r) * j0
+  local q = 1.0 - p
+  local n = 2 * (SK_MIN_END - SK_MIN + 1)
+  local term = 1.0
+  for _ = 1, n do
+    term = term * q
+  end
+  local chance = 0.0
+  for i = 0, n do
+    if i >= same then
+      chance = chance + term
+    end
+    term = term * (n - i) / (i + 1) * p / q
+  end
+  -- ... times the chance that the smaller number set falls inside the larger by accident
+  local fill = math.max(bits_a, bits_b) / (8 * (SK_NUM_END - SK_NUM + 1))
+  local nchance = 1.0
+  for _ = 1, small_n do
+    nchance = nchance * fill
+  end
+  return chance * nchance * 1000000 <= t_chance
 end
 
 -- A candidate within maxd: exact distance, then its block-0 record "<day>:<doc id>" (the doc id

