@@ -47,7 +47,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from newscrawl.evaluation.pairs import load_thucnews  # noqa: E402
+from evalkit.pairs import load_thucnews  # noqa: E402
+
 from newscrawl.simhash import get_decision  # noqa: E402
 from newscrawl.simhash.sketch import (  # noqa: E402
     DEFAULT_THRESHOLDS,

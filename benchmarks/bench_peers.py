@@ -61,10 +61,9 @@ sys.path.insert(0, str(HERE))
 import redis  # noqa: E402
 from bench_crawl import TimedPortal, children_cpu  # noqa: E402
 from crawlrun import parse_stats, run_crawl  # noqa: E402
+from evalkit.pairs import load_sogou, load_thucnews  # noqa: E402
 from make_stream import near_exact_pairs  # noqa: E402
 from mockportal import Page, html_page, list_html  # noqa: E402
-
-from newscrawl.evaluation.pairs import load_sogou, load_thucnews  # noqa: E402
 
 # MEMUSAGE_CHECK_INTERVAL_SECONDS: Scrapy samples the process's RSS every second, not every minute
 COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
