@@ -97,7 +97,7 @@ SOURCE_KINDS = (RequestKind.SITEMAP, RequestKind.FEED)
 _PLURAL: dict[str, str] = {RequestKind.SITEMAP: "sitemaps", RequestKind.FEED: "feeds"}
 
 #: Article requests queued from a sitemap or feed between two returns to the reactor.
-SOURCE_REQUESTS_PER_TURN = 100
+SOURCE_REQUESTS_PER_TURN = 20
 
 LIST_PRIORITY = 10
 ARTICLE_PRIORITY = 0
