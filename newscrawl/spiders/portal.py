@@ -54,7 +54,7 @@ from twisted.internet.task import deferLater
 from twisted.internet.threads import deferToThread
 from twisted.web._newclient import ResponseFailed
 
-from newscrawl.context import CrawlContext
+from newscrawl.context import CrawlContext, check_settings
 from newscrawl.exitcodes import ExitCode, set_exit_code
 from newscrawl.items import ArticleItem
 from newscrawl.meta import (
@@ -151,6 +151,9 @@ def _pattern(site: Site) -> str:
 
 class PortalSpider(scrapy.Spider):
     name = "portal"
+    #: The spider arguments (``-a NAME=VALUE``) it takes; names starting with "_" belong to a
+    #: job scheduler (scrapyd's ``_job``) and are let through.
+    ARGUMENTS = {"sites": "FILE"}
 
     def __init__(self, *args: Any, sites: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -166,8 +169,15 @@ class PortalSpider(scrapy.Spider):
 
     @classmethod
     def check_config(cls, settings: BaseSettings, spider_args: dict[str, Any]) -> None:
-        """Read the sites file before the crawl starts (:class:`SitesError`, a ``ValueError``,
-        on any problem); ``scrapy crawl`` then exits 1 with that message alone."""
+        """Check the spider arguments and newscrawl's settings, and read the sites file before
+        the crawl starts (a ``ValueError`` on any problem); ``scrapy crawl`` then exits 1 with
+        that message alone."""
+        unknown = sorted(a for a in spider_args if a not in cls.ARGUMENTS and a[:1] != "_")
+        if unknown:
+            known = ", ".join(f"-a {a}={v}" for a, v in cls.ARGUMENTS.items())
+            raise ValueError(f"unknown spider argument -a {unknown[0]}=... (the portal spider"
+                             f" takes {known})")
+        check_settings(settings)
         load_sites(SpiderConfig.from_settings(settings, spider_args.get("sites")).sites_path)
 
     @classmethod
