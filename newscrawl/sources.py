@@ -219,7 +219,7 @@ def parse_sitemap(body: bytes, url: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
     if errors:
         first = errors[0]
         doc.error = f"line {first.line}: {first.message}"
-        if not doc.urls and not doc.children:
+        if not newest.seen and not doc.children:  # (a cap may have left no URL: not this)
             raise SourceError("malformed", f"XML errors and no entry read ({doc.error})")
     return doc
 
