@@ -86,6 +86,10 @@ def run(workdir: Path, sites: Path, portal: MockPortal, python_path: str, *,
         pass
     stop_s = ended - termed
     killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    if killed:  # its embedded Redis (a daemon of its own) is left running: stop it
+        from newscrawl.redis import close_embedded, open_embedded
+
+        close_embedded(open_embedded(workdir / "data"))
     stats = parse_stats(log_path.read_text(encoding="utf-8", errors="replace"))
     return {
         "rss_mb": rusage.ru_maxrss / 1024 if rusage else float("nan"),
