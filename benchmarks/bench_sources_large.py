@@ -2,9 +2,10 @@
 and how long the crawl takes to stop after SIGTERM.
 
 A mock portal on 127.0.0.1 serves one gzip RSS feed of ``--entries`` items (article pages answer
-404 at once); a site reads only that feed. Each row is one ``scrapy crawl portal`` process with an
-embedded Redis in a fresh directory and the extension ``benchmarks/stallmeter.py`` (a 20 ms timer
-on the reactor; the longest gap is the stall):
+404 at once; ``--broken``: a bare "&" in every link, so newscrawl reads it with feedparser in
+batches instead of lxml); a site reads only that feed. Each row is one ``scrapy crawl portal``
+process with an embedded Redis in a fresh directory and the extension
+``benchmarks/stallmeter.py`` (a 20 ms timer on the reactor; the longest gap is the stall):
 
 * ``SIGTERM at N s``: SIGTERM N seconds after the feed was served (``--term-after``, default 2 s:
   while the feed is parsed; and ``--term-late``, default 30 s: once its article requests are
@@ -42,10 +43,12 @@ from crawlrun import crawl_command, crawl_env, parse_stats  # noqa: E402
 from mockportal import MockPortal, Page  # noqa: E402
 
 
-def feed(portal: MockPortal, entries: int) -> bytes:
+def feed(portal: MockPortal, entries: int, broken: bool) -> bytes:
+    """RSS 2.0; ``broken``: a bare "&" in every link (not well-formed XML, as portals write it)."""
     start = datetime(2026, 11, 25, tzinfo=UTC)
+    query = "?a=1&b=2" if broken else ""
     items = "".join(
-        f"<item><title>t{i}</title><link>{portal.base}/a/{i}.html</link>"
+        f"<item><title>t{i}</title><link>{portal.base}/a/{i}.html{query}</link>"
         f"<pubDate>{format_datetime(start - timedelta(seconds=i))}</pubDate></item>"
         for i in range(entries))
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel><title>big'
@@ -118,10 +121,12 @@ def main() -> None:
     parser.add_argument("--term-late", type=float, default=30.0)
     parser.add_argument("--timeout", type=float, default=180.0)
     parser.add_argument("--baseline", help="git ref of the newscrawl to compare with")
+    parser.add_argument("--broken", action="store_true",
+                        help='a bare "&" in every link: read by feedparser, not lxml')
     args = parser.parse_args()
     portal = MockPortal("127.0.0.1").start()
     try:
-        body = gzip.compress(feed(portal, args.entries))
+        body = gzip.compress(feed(portal, args.entries, args.broken))
         unpacked = len(gzip.decompress(body))
         portal.set("/feed.xml.gz", Page(body, "application/x-gzip"))
         with tempfile.TemporaryDirectory(prefix="bench-sources-large-") as tmp:
@@ -147,7 +152,8 @@ def main() -> None:
                                      timeout=args.timeout)))
     finally:
         portal.stop()
-    print(f"gzip RSS feed: {args.entries:,} items, {len(body) / 1e6:.1f} MB gzip,"
+    print(f"gzip RSS feed{' (bare &: not well-formed)' if args.broken else ''}:"
+          f" {args.entries:,} items, {len(body) / 1e6:.1f} MB gzip,"
           f" {unpacked / 2**20:.0f} MiB unpacked\n")
     print("| newscrawl | run | peak RSS (MB) | longest reactor stall (s) | article requests queued"
           " | entries left out | stop after SIGTERM (s) | wall (s) |")

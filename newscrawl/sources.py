@@ -13,9 +13,11 @@
 Bounds: one document is at most ``max_bytes`` once unpacked; of its article URLs the
 ``max_entries`` newest are kept (by ``<lastmod>``, or a feed entry's published/updated date;
 undated ones after dated ones, in document order), the number left out is ``capped``. Sitemaps
-are read as a stream (lxml ``iterparse``, each entry cleared once read); a large feed is given to
-feedparser in batches of :data:`FEED_BATCH_ENTRIES` entries, so what it builds per entry never
-exists for the whole document at once. ``should_stop`` is asked between entries and batches: when
+are read as a stream (lxml ``iterparse``, each entry cleared once read); so is a large feed that
+is well-formed UTF-8 RSS 2.0 or Atom 1.0 (:func:`_large_clean_feed`, which gives up on anything
+it cannot read as feedparser would); any other large feed is given to feedparser in batches of
+:data:`FEED_BATCH_ENTRIES` entries, so what it builds per entry never exists for the whole
+document at once. ``should_stop`` is asked between entries and batches: when
 it says True, :class:`SourceError` ``stopped`` ends the parse within one batch (a crawl that is
 stopping). The parsers run in a worker thread of the crawl (newscrawl/spiders/portal.py).
 
@@ -267,6 +269,108 @@ def _feed_batches(data: bytes, batch: int) -> Iterator[bytes]:
             start = match.end()
 
 
+_ATOM = "{http://www.w3.org/2005/Atom}"
+_DC_DATE = "{http://purl.org/dc/elements/1.1/}date"
+_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([^"']+)["']""")
+
+
+class _NotClean(Exception):
+    """The fast path cannot read this feed exactly as feedparser would."""
+
+
+def _iso_date(text: str) -> datetime:
+    value = datetime.fromisoformat(text.strip())
+    value = value if value.tzinfo else value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).replace(microsecond=0)
+
+
+def _rfc822_date(text: str) -> datetime:
+    from email.utils import parsedate_to_datetime
+
+    value = parsedate_to_datetime(text.strip())
+    value = value if value.tzinfo else value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _date_of(elem: Any, tags: tuple[str, ...], parse: Callable[[str], datetime]
+             ) -> datetime | None:
+    for tag in tags:
+        child = elem.find(tag)
+        if child is not None and (child.text or "").strip():
+            try:
+                return parse(child.text)
+            except (ValueError, TypeError, IndexError, OverflowError):
+                raise _NotClean from None  # feedparser knows more date formats
+    return None
+
+
+def _large_clean_feed(data: bytes, content_type: str, url: str, newest: _Newest,
+                      should_stop: Callable[[], bool] | None) -> bool:
+    """Read a large, well-formed UTF-8 RSS 2.0 or Atom 1.0 feed with lxml (tens of times faster
+    than feedparser), adding each entry's link and date to ``newest``; False (nothing kept) when
+    the feed is small, not well-formed, in another encoding or format, or has a date lxml's
+    readers cannot parse: feedparser then reads it."""
+    from lxml import etree
+
+    declared = _XML_ENCODING.match(data[:200])
+    charset = content_type.lower().partition("charset=")[2].split(";")[0].strip(" \"'")
+    if (declared and declared.group(1).lower() not in (b"utf-8", b"utf8")) \
+            or charset not in ("", "utf-8", "utf8"):
+        return False
+    starts = _FEED_ENTRY_START.finditer(data)
+    if sum(1 for _ in zip(starts, range(FEED_BATCH_ENTRIES + 1), strict=False)) \
+            <= FEED_BATCH_ENTRIES:
+        return False
+    try:
+        data.decode("utf-8")
+        root_tag = None
+        entries = 0
+        for event, elem in etree.iterparse(
+                io.BytesIO(data), events=("start", "end"), resolve_entities=False,
+                no_network=True, remove_comments=True, remove_pis=True):
+            if root_tag is None:
+                root_tag = elem.tag
+                if root_tag not in ("rss", f"{_ATOM}feed") or (
+                        root_tag == "rss" and elem.get("version") not in ("2.0", "0.91", "0.92")):
+                    return False
+                continue
+            if event != "end":
+                continue
+            if elem.tag == "item" and root_tag == "rss":
+                link = (elem.findtext("link") or "").strip()
+                if not link:
+                    guid = elem.find("guid")
+                    if guid is not None and guid.get("isPermaLink", "true").lower() != "false":
+                        link = (guid.text or "").strip()
+                if not link:
+                    raise _NotClean  # feedparser may find one elsewhere (an atom:link)
+                when = _date_of(elem, ("pubDate",), _rfc822_date) \
+                    or _date_of(elem, (_DC_DATE,), _iso_date)
+            elif elem.tag == f"{_ATOM}entry":
+                alternates = [str(li.get("href")).strip() for li in elem.findall(f"{_ATOM}link")
+                              if li.get("rel", "alternate") == "alternate" and li.get("href")]
+                if len(alternates) != 1:
+                    raise _NotClean  # none, or a choice feedparser makes by type
+                link = urljoin(urljoin(url, elem.base or ""), alternates[0])
+                when = _date_of(elem, (f"{_ATOM}published", f"{_ATOM}updated"), _iso_date)
+            else:
+                continue
+            if link:
+                resolved = urljoin(url, link)
+                if _http(resolved):
+                    newest.add(resolved, when)
+            elem.clear()
+            parent = elem.getparent()
+            while parent is not None and elem.getprevious() is not None:
+                del parent[0]
+            entries += 1
+            if entries % _STOP_CHECK_EVERY == 0:
+                _stopped(should_stop)
+    except (etree.XMLSyntaxError, UnicodeDecodeError, _NotClean):
+        return False
+    return root_tag is not None
+
+
 def _entry_date(entry: Any) -> datetime | None:
     for key in ("published_parsed", "updated_parsed"):
         value = entry.get(key)
@@ -291,6 +395,9 @@ def parse_feed(body: bytes, url: str, *, content_type: str = "",
     if content_type:
         headers["content-type"] = content_type
     newest = _Newest(max_entries)
+    if _large_clean_feed(data, content_type, url, newest, should_stop):
+        return SourceDocument(kind="feed", urls=newest.urls(), capped=newest.left_out)
+    newest = _Newest(max_entries)  # the fast path gave up: start over with feedparser
     doc: SourceDocument | None = None
     for part in _feed_batches(data, FEED_BATCH_ENTRIES):
         _stopped(should_stop)

@@ -1,7 +1,7 @@
 """Bounds on reading one sitemap or feed (newscrawl.sources): the newest ``max_entries`` article
-URLs are kept and the rest counted, a large feed is parsed in batches (the same URLs; the memory
-is measured by benchmarks/bench_sources_large.py), and a parse asked to stop ends with
-``stopped``."""
+URLs are kept and the rest counted; a large well-formed feed is read with lxml and gives what
+feedparser gives, a large broken one is given to feedparser in batches (the same URLs; the memory
+is measured by benchmarks/bench_sources_large.py); a parse asked to stop ends with ``stopped``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from xml.sax.saxutils import escape
 import feedparser
 import pytest
 
+from newscrawl import sources
 from newscrawl.sources import FEED_BATCH_ENTRIES, SourceError, parse_feed, parse_sitemap
 
 BASE = "http://news.example.com"
@@ -79,13 +80,61 @@ def test_the_newest_entries_are_kept_and_the_rest_counted(build, parse) -> None:
     assert doc.urls == [u for u, _ in entries] and doc.capped == 0
 
 
-def test_a_large_feed_is_read_in_batches_with_the_same_links() -> None:
+def test_a_large_broken_feed_is_read_by_feedparser_in_batches_with_the_same_links() -> None:
     entries = dated(FEED_BATCH_ENTRIES * 2 + 7)
-    body = rss(entries)
+    entries[3] = (f"{BASE}/a/x.html?a=1&b=2", entries[3][1])
+    body = rss(entries).replace(b"?a=1&amp;b=2", b"?a=1&b=2")  # a bare "&": not well-formed
     whole = [e.link for e in feedparser.parse(body).entries]
     doc = parse_feed(body, f"{BASE}/feed.xml")
     assert doc.urls == whole == [u for u, _ in entries]
-    assert doc.error is None
+    assert doc.error is not None  # read anyway, counted as recovered
+
+
+def mixed_rss(n: int) -> bytes:
+    """RSS 2.0 items with a link, a relative link, a permalink guid only, pubDate or dc:date."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    items = []
+    for i in range(n):
+        when = start - timedelta(minutes=(i * 7919) % 10007)
+        kind = i % 4
+        link = (f"<link>{BASE}/a/{i}.html</link>" if kind == 0 else
+                f"<link> /rel/{i}.html </link>" if kind == 1 else
+                f"<guid>{BASE}/g/{i}.html</guid>" if kind == 2 else
+                f'<guid isPermaLink="false">id{i}</guid><link>{BASE}/b/{i}.html</link>')
+        date = (f"<dc:date>{when.isoformat()}</dc:date>" if kind == 3 else
+                "" if i % 10 == 5 else f"<pubDate>{format_datetime(when)}</pubDate>")
+        items.append(f"<item><title>新闻 {i}</title>{link}{date}</item>")
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0" xmlns:dc='
+            '"http://purl.org/dc/elements/1.1/"><channel><title>甲网</title>'
+            f"<link>{BASE}/</link>{''.join(items)}</channel></rss>").encode()
+
+
+def mixed_atom(n: int) -> bytes:
+    """Atom entries with relative links under xml:base, published or updated only."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    entries = []
+    for i in range(n):
+        when = (start - timedelta(minutes=(i * 7919) % 10007)).isoformat()
+        date = f"<published>{when}</published>" if i % 2 else f"<updated>{when}</updated>"
+        href = f"{i}.html" if i % 3 else f"/abs/{i}.html"
+        entries.append(f'<entry><title>新闻 {i}</title><id>urn:{i}</id><link href="{href}"/>'
+                       f'<link rel="enclosure" href="/v/{i}.mp4"/>{date}</entry>')
+    return ('<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom"'
+            f' xml:base="{BASE}/news/"><title>甲网</title><id>urn:feed</id>'
+            f"{''.join(entries)}</feed>").encode()
+
+
+@pytest.mark.parametrize("build", [mixed_rss, mixed_atom])
+@pytest.mark.parametrize("limit", [None, 100])
+def test_a_large_clean_feed_is_read_fast_as_feedparser_reads_it(
+        build, limit, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    body = build(FEED_BATCH_ENTRIES + 300)
+    assert sources._large_clean_feed(body, "", f"{BASE}/feed.xml", sources._Newest(None), None)
+    fast = parse_feed(body, f"{BASE}/feed.xml", max_entries=limit)
+    monkeypatch.setattr(sources, "_large_clean_feed", lambda *args: False)
+    slow = parse_feed(body, f"{BASE}/feed.xml", max_entries=limit)
+    assert fast.urls == slow.urls and fast.capped == slow.capped
+    assert len(fast.urls) == (limit or FEED_BATCH_ENTRIES + 300)
 
 
 @pytest.mark.parametrize("build,parse", [(urlset, parse_sitemap), (rss, parse_feed)])
