@@ -3,8 +3,8 @@
 Prints one markdown table: microseconds per URL canonicalized (plain and with tracking
 parameters), and the time to read a full 50,000-URL sitemap (the protocol's maximum), its gzip
 form, a 100-item RSS feed and a 10,000-item one. Each figure is the best of ``--repeat`` runs
-(the host is shared: the minimum is the least disturbed measurement). The spider reads a document
-in its callback, so these are also the times the crawl's reactor is busy with it.
+(the host is shared: the minimum is the least disturbed measurement). The crawl reads a document
+in a worker thread (benchmarks/bench_sources_large.py measures what its reactor sees).
 
     python benchmarks/bench_sources.py
     python benchmarks/bench_sources.py --repeat 5

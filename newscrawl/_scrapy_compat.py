@@ -5,6 +5,11 @@ WARNING when the installed Scrapy is outside :data:`TESTED_SCRAPY` (pyproject.to
 same range; ``constraints.txt`` pins the version CI tests); an internal that is missing stops the
 crawl at start with :class:`ScrapyIncompatible` naming it, not with an ``AttributeError`` in the
 middle of a crawl.
+
+:class:`Downloader` works around a Scrapy bug: under the asyncio reactor, Scrapy 2.14 to 2.19
+let a download slot run more requests at once than its concurrency
+(``CONCURRENT_REQUESTS_PER_DOMAIN``); docs/scrapy-upstream.md has the reproduction and the
+proposed patch.
 """
 
 from __future__ import annotations
@@ -17,10 +22,17 @@ from typing import TYPE_CHECKING, Any
 import scrapy
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
+from scrapy.core.downloader import Downloader as ScrapyDownloader
+from scrapy.core.downloader import Slot
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from scrapy import Request
     from scrapy.core.engine import ExecutionEngine
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from twisted.internet.defer import Deferred
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +40,9 @@ logger = logging.getLogger(__name__)
 TESTED_SCRAPY = ">=2.19,<2.20"
 #: What newscrawl.middlewares.robots uses of Scrapy's ``RobotsTxtMiddleware``.
 ROBOTS_INTERNALS = ("_parsers", "_parse_robots", "_robots_error", "_stats")
+#: What :class:`Downloader` uses of Scrapy's ``Downloader`` and of its download ``Slot``.
+DOWNLOADER_INTERNALS = ("_process_queue", "_wait_for_download", "_download")
+SLOT_INTERNALS = ("transferring", "free_transfer_slots")
 
 _warned: set[str] = set()
 
@@ -86,3 +101,26 @@ def wake_engine(engine: ExecutionEngine | None) -> None:
     slot = getattr(engine, "_slot", None)
     if slot is not None:
         slot.nextcall.schedule()
+
+
+class Downloader(ScrapyDownloader):
+    """Scrapy's downloader, with each slot held to its concurrency (``DOWNLOADER`` setting).
+
+    Scrapy 2.19's ``Downloader._process_queue`` loops ``while slot.queue and
+    slot.free_transfer_slots() > 0`` and hands each request to
+    ``_schedule_coro(self._wait_for_download(...))``; under the asyncio reactor that task starts
+    later, and ``slot.transferring`` (which ``free_transfer_slots`` counts) is filled only when
+    ``_download`` starts in it, so one call drains the whole slot queue. Here a request counts
+    as transferring from the moment it is handed over; ``_download`` adds it again (a set) and
+    removes it when the download ends, as before.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        require(ScrapyDownloader, DOWNLOADER_INTERNALS, "Downloader")
+        require(Slot, SLOT_INTERNALS, "Slot")
+        super().__init__(crawler)
+
+    def _wait_for_download(self, slot: Slot, request: Request, queue_dfd: Deferred[Response]
+                           ) -> Coroutine[Any, Any, None]:
+        slot.transferring.add(request)
+        return super()._wait_for_download(slot, request, queue_dfd)

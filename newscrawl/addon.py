@@ -2,8 +2,9 @@
 
 One line in a Scrapy project's settings turns on newscrawl's reliable Redis scheduling (leased
 queue, done/pending records, run marker, idle exit), its robots.txt and redirect-loop downloader
-middlewares, the near-duplicate and storage pipelines, the daily index prune, the one-line log of
-a dropped item, and the defaults of every ``NEWSCRAWL_*`` setting they read (docs/addon.md).
+middlewares, a downloader that holds each site to its concurrency, the near-duplicate and
+storage pipelines, the daily index prune, the one-line log of a dropped item, and the defaults
+of every ``NEWSCRAWL_*`` setting they read (docs/addon.md).
 
 Everything is set at the ``"addon"`` settings priority, below the project's own settings, the
 spider's ``custom_settings`` and ``-s`` on the command line: a setting given there wins. A
@@ -36,6 +37,9 @@ SETTINGS: dict[str, Any] = {
     "SCHEDULER": "newscrawl.scheduling.scheduler.Scheduler",
     "DUPEFILTER_CLASS": "newscrawl.scheduling.dupefilter.RedisDupeFilter",
     "SCHEDULER_QUEUE_CLASS": "newscrawl.scheduling.queue.LeasedPriorityQueue",
+    # each download slot held to CONCURRENT_REQUESTS_PER_DOMAIN/_PER_IP, which Scrapy 2.19's own
+    # downloader exceeds under the asyncio reactor (newscrawl/_scrapy_compat.py)
+    "DOWNLOADER": "newscrawl._scrapy_compat.Downloader",
     # a dropped item on one line (URL and reason), not followed by the whole article
     "LOG_FORMATTER": "newscrawl.logformatter.LogFormatter",
     # every NEWSCRAWL_* default (and SCHEDULER_PERSIST), commented there

@@ -142,6 +142,48 @@ class CrawlConfig:
         )
 
 
+#: newscrawl's settings that the add-on does not set, with their defaults (read by the spider).
+_OTHER_SETTINGS = {
+    "NEWSCRAWL_DEADLETTER_MAX": defaults.DEADLETTER_MAX,
+    "NEWSCRAWL_SITEMAP_MAX_BYTES": defaults.SITEMAP_MAX_BYTES,
+    "NEWSCRAWL_SITEMAP_MAX_DEPTH": defaults.SITEMAP_MAX_DEPTH,
+    "NEWSCRAWL_SITEMAP_MAX_CHILDREN": defaults.SITEMAP_MAX_CHILDREN,
+    "NEWSCRAWL_SITEMAP_MAX_ENTRIES": defaults.SITEMAP_MAX_ENTRIES,
+    "NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES": defaults.SITEMAP_MAX_RUN_ENTRIES,
+}
+
+
+#: The integer settings (read with ``getint``); the other numeric ones may be fractions.
+_INTEGERS = frozenset({"NEWSCRAWL_MAX_DISTANCE", "NEWSCRAWL_FINGERPRINT_WORKERS",
+                       "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS", *(
+                           n for n in _OTHER_SETTINGS if n.startswith("NEWSCRAWL_SITEMAP_"))})
+
+
+def check_settings(settings: BaseSettings) -> None:
+    """ValueError naming the first ``NEWSCRAWL_*`` setting (or ``SCHEDULER_PERSIST``) whose value
+    is not of its kind (a number, an integer, a boolean) or out of its range, so that a crawl
+    given ``-s NEWSCRAWL_REDIS_RETRY_SECONDS=abc`` stops at start with one line naming it."""
+    for name, default in {**defaults.SETTINGS, **_OTHER_SETTINGS}.items():
+        value = settings.get(name)
+        if value is None or (name == "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS"
+                             and str(value).strip().lower() in ("", "none")):
+            continue
+        read: Callable[[str], object]
+        if isinstance(default, bool):
+            read, kind = settings.getbool, "a boolean (True/False, 1/0)"
+        elif name in _INTEGERS:
+            read, kind = settings.getint, "an integer"
+        elif isinstance(default, int | float):
+            read, kind = settings.getfloat, "a number"
+        else:
+            continue
+        try:
+            read(name)
+        except (TypeError, ValueError):
+            raise ValueError(f"setting {name} = {value!r} is not {kind}") from None
+    CrawlConfig.from_settings(settings)  # ranges: its errors name the setting
+
+
 class CrawlContext:
     """What the newscrawl components of one crawler share (see the module docstring)."""
 

@@ -37,6 +37,8 @@ DEADLETTER_MAX = 10000  # unreadable queue entries kept in the dead-letter list
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # the sitemap protocol's limit for one (uncompressed) file
 SITEMAP_MAX_DEPTH = 3  # sitemap index nesting below a configured sitemap
 SITEMAP_MAX_CHILDREN = 100  # child sitemaps taken from one index (newest first)
+SITEMAP_MAX_ENTRIES = 5000  # article URLs taken from one sitemap or feed (newest first)
+SITEMAP_MAX_RUN_ENTRIES = 20000  # ... from all sitemaps and feeds of one site in one run
 
 # --- near-duplicate check and storage ----------------------------------------------------------
 MAX_DISTANCE = 3  # Hamming distance of a near-duplicate (the crawl, the index, the command)

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from newscrawl.urls import UrlRules, invalid_param_name
+from newscrawl.urls import UrlPattern, UrlPatternError, UrlRules, invalid_param_name
 
 DEFAULT_MAX_LIST_PAGES = 100
 DEFAULT_STOP_AFTER_KNOWN = 1
@@ -67,8 +67,8 @@ class Site:
 
     name: str
     start_urls: tuple[str, ...]
-    article_url: re.Pattern[str] | None  # None only for a sitemap/feed-only site
-    follow_url: re.Pattern[str] | None = None
+    article_url: UrlPattern | None  # None only for a sitemap/feed-only site
+    follow_url: UrlPattern | None = None
     allowed_domains: tuple[str, ...] = ()
     max_list_depth: int | None = DEFAULT_MAX_LIST_DEPTH
     max_list_pages: int = DEFAULT_MAX_LIST_PAGES
@@ -131,7 +131,7 @@ def quote_regex(pattern: str) -> str:
     return f"'''{pattern}'''"
 
 
-def _regex(value: Any, where: str, key: str) -> re.Pattern[str]:
+def _regex(value: Any, where: str, key: str) -> UrlPattern:
     if not isinstance(value, str) or not value:
         raise SitesError(f'{where}: key "{key}" must be a non-empty string (a regex)')
     controls = sorted({_CONTROL_ESCAPES[c] for c in value if c in _CONTROL_ESCAPES})
@@ -141,11 +141,9 @@ def _regex(value: Any, where: str, key: str) -> re.Pattern[str]:
             f"character(s) (in double quotes a backslash starts an escape): {SINGLE_QUOTES_HINT}"
         )
     try:
-        return re.compile(value)
-    except re.error as exc:
-        raise SitesError(
-            f'{where}: key "{key}" is not a valid regex ({exc}): {quote_regex(value)}'
-        ) from None
+        return UrlPattern(value)
+    except UrlPatternError as exc:
+        raise SitesError(f'{where}: key "{key}" {exc}: {quote_regex(value)}') from None
 
 
 def _str_list(value: Any, where: str, key: str) -> list[str]:

@@ -1,10 +1,21 @@
-"""One URL per article: the canonical form of article URLs, and a page's ``<link rel=canonical>``.
+r"""One URL per article: the canonical form of article URLs, and a page's ``<link rel=canonical>``;
+the sites file's URL patterns, matched in linear time (:class:`UrlPattern`).
 
 The canonical form is w3lib's :func:`~w3lib.url.canonicalize_url` (fragment dropped, query
 arguments sorted, percent-encoding normalized, scheme and host lower-case, IDNA host) followed by
 :func:`~w3lib.url.url_query_cleaner` removing tracking parameters: :data:`DEFAULT_DROP_PARAMS`
 plus a site's ``drop_params``, minus its ``keep_params``. Parameter names are compared
 case-insensitively; ``*`` in a name matches any run of characters (``utm_*``).
+
+:class:`UrlPattern` matches ``article_url``/``follow_url`` with RE2 (``google-re2``): time linear
+in the URL's length whatever the pattern, where Python's ``re`` backtracks exponentially on a
+pattern such as ``/news/(\w+/?)+\.html$`` and a link that almost matches (the crawl would hang
+on one link). A pattern keeps Python's meaning: it must compile with :mod:`re`, and ``\w``,
+``\W``, ``\d``, ``\D`` match Unicode as there (RE2's own are ASCII), ``\Z`` is RE2's ``\z``.
+What RE2 lacks (backreferences, lookahead and lookbehind, atomic groups, possessive
+quantifiers, the ``a``/``x``/``L`` flags) is rejected with :class:`UrlPatternError`. ``\b`` and
+``\B`` are ASCII word boundaries in RE2, and ``$`` does not match before a final newline (a
+link's URL has none).
 
 Imports neither scrapy nor redis.
 """
@@ -14,8 +25,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import parse_qsl, quote_plus, urljoin, urlsplit
 
+import re2
 from w3lib.url import canonicalize_url, url_query_cleaner
 
 #: Parameters that only say where a reader came from, never which article it is. Conservative on
@@ -93,6 +106,101 @@ class UrlRules:
 
 
 DEFAULT_RULES = UrlRules()
+
+
+class UrlPatternError(ValueError):
+    """A URL pattern that is not a valid regex or uses what RE2 cannot match."""
+
+
+# Python's Unicode classes for RE2, outside and inside [...] (None: not expressible there).
+_UNICODE_CLASSES: dict[str, tuple[str, str | None]] = {
+    "w": (r"[\p{L}\p{N}_]", r"\p{L}\p{N}_"),
+    "W": (r"[^\p{L}\p{N}_]", None),
+    "d": (r"\p{Nd}", r"\p{Nd}"),
+    "D": (r"\P{Nd}", r"\P{Nd}"),
+}
+
+
+def _re2_source(pattern: str) -> str:
+    r"""``pattern`` (valid for :mod:`re`) with Python's meaning of ``\w \W \d \D \Z`` in RE2."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    in_class = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            esc = pattern[i + 1]
+            if esc in _UNICODE_CLASSES:
+                outside, inside = _UNICODE_CLASSES[esc]
+                if in_class and inside is None:
+                    raise UrlPatternError(
+                        f"uses \\{esc} inside [...], which is not supported (write [^...] instead)")
+                out.append(inside if in_class else outside)  # type: ignore[arg-type]
+            elif esc == "Z" and not in_class:
+                out.append(r"\z")
+            else:
+                out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            # "[^]...]" and "[]...]": a "]" right after the opening is a literal
+            if i < n and pattern[i] == "^":
+                out.append("^")
+                i += 1
+            if i < n and pattern[i] == "]":
+                out.append("]")
+                i += 1
+    return "".join(out)
+
+
+def _re2_options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # the error goes into UrlPatternError, not to stderr
+    options.never_capture = True  # only whether it matches is asked
+    return options
+
+
+class UrlPattern:
+    """A sites-file regex (``re.search`` semantics on a whole URL), matched by RE2 in linear
+    time; ``pattern`` is the regex as written. :class:`UrlPatternError` when it cannot be."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UrlPatternError(f"is not a valid regex ({exc})") from None
+        try:
+            self._compiled = re2.compile(_re2_source(pattern), _re2_options())
+        except re2.error as exc:
+            detail = exc.args[0] if exc.args else exc
+            if isinstance(detail, bytes):
+                detail = detail.decode("utf-8", "replace")
+            raise UrlPatternError(
+                f"uses a construct the linear-time matcher (RE2) does not have ({detail}):"
+                " backreferences, lookahead/lookbehind, atomic groups, possessive quantifiers"
+                " and the a/x/L flags cannot be used"
+            ) from None
+        self.pattern = pattern
+
+    def search(self, url: str) -> Any:
+        """The match anywhere in ``url`` (as :meth:`re.Pattern.search`), or None."""
+        return self._compiled.search(url)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UrlPattern) and other.pattern == self.pattern
+
+    def __hash__(self) -> int:
+        return hash(self.pattern)
+
+    def __repr__(self) -> str:
+        return f"UrlPattern({self.pattern!r})"
 
 _HEAD_END = re.compile(r"</head\s*>", re.I)
 

@@ -2,7 +2,8 @@
 
 :class:`MockPortal` serves pages from a dict ``path -> Page`` that a test can change between runs,
 counts hits per path (without the query; a page set for a path with a query also counts under
-that full path), and binds port 0 on the host it is given (127.0.0.1, 127.0.0.2, ...).
+that full path) and the most requests it answered at once (``peak_in_flight``), and binds port 0 on
+the host it is given (127.0.0.1, 127.0.0.2, ...).
 For the reliability tests a path can be slowed down (:meth:`MockPortal.delay`, so requests are in
 flight when a worker is killed) or made to answer 503 for a number of requests
 (:meth:`MockPortal.fail`).
@@ -201,6 +202,8 @@ class MockPortal:
         self.articles: dict[str, Article] = {}
         self.delays: dict[str, float] = {}  # path -> seconds to wait before answering
         self.failures: dict[str, list[int | None]] = {}  # path -> [status, remaining or None]
+        self.in_flight = 0  # requests being answered now
+        self.peak_in_flight = 0  # the most requests ever answered at once
         self._lock = threading.Lock()
         portal = self
 
@@ -208,6 +211,16 @@ class MockPortal:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802 - http.server API
+                with portal._lock:
+                    portal.in_flight += 1
+                    portal.peak_in_flight = max(portal.peak_in_flight, portal.in_flight)
+                try:
+                    self._answer()
+                finally:
+                    with portal._lock:
+                        portal.in_flight -= 1
+
+            def _answer(self) -> None:
                 path = self.path.split("?", 1)[0]
                 with portal._lock:
                     portal.hits[path] += 1

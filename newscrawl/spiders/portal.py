@@ -16,14 +16,17 @@ could be fetched.
 
 Sitemaps (``sitemap_urls``, also through robots.txt) and feeds (``feed_urls``) are read on every
 run too (request kinds ``sitemap`` and ``feed``); the article URLs they list become article
-requests (:mod:`newscrawl.sources` reads the documents). Every article URL is canonicalized
+requests (:mod:`newscrawl.sources` reads the documents, in a worker thread one at a time, so the
+reactor goes on while a large one is parsed; at most ``NEWSCRAWL_SITEMAP_MAX_ENTRIES`` URLs per
+document and ``NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES`` per site and run, the newest; nothing more is
+parsed or queued once the crawl is stopping). Every article URL is canonicalized
 (:mod:`newscrawl.urls`) before it is requested, so one article is fetched and stored once.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,12 +45,16 @@ from scrapy.exceptions import (
 )
 from scrapy.http import Request, Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import DeferredLock
 from twisted.internet.error import ConnectError, ConnectionLost, DNSLookupError, TCPTimedOutError
 from twisted.internet.error import ConnectionRefusedError as TxConnectionRefusedError
 from twisted.internet.error import TimeoutError as TxTimeoutError
+from twisted.internet.task import deferLater
+from twisted.internet.threads import deferToThread
 from twisted.web._newclient import ResponseFailed
 
-from newscrawl.context import CrawlContext
+from newscrawl.context import CrawlContext, check_settings
 from newscrawl.exitcodes import ExitCode, set_exit_code
 from newscrawl.items import ArticleItem
 from newscrawl.meta import (
@@ -89,6 +96,9 @@ logger = logging.getLogger(__name__)
 
 SOURCE_KINDS = (RequestKind.SITEMAP, RequestKind.FEED)
 _PLURAL: dict[str, str] = {RequestKind.SITEMAP: "sitemaps", RequestKind.FEED: "feeds"}
+
+#: Article requests queued from a sitemap or feed between two returns to the reactor.
+SOURCE_REQUESTS_PER_TURN = 20
 
 LIST_PRIORITY = 10
 ARTICLE_PRIORITY = 0
@@ -143,6 +153,9 @@ def _pattern(site: Site) -> str:
 
 class PortalSpider(scrapy.Spider):
     name = "portal"
+    #: The spider arguments (``-a NAME=VALUE``) it takes; names starting with "_" belong to a
+    #: job scheduler (scrapyd's ``_job``) and are let through.
+    ARGUMENTS = {"sites": "FILE"}
 
     def __init__(self, *args: Any, sites: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -152,11 +165,21 @@ class PortalSpider(scrapy.Spider):
         self._warned_ambiguous: set[str] = set()
         self.site_stats = SiteStats(None)
         self._walks: ListWalks | None = None
+        self._parse_lock = DeferredLock()  # one sitemap or feed parsed at a time (memory)
+        self._source_budget: dict[str, int] = {}  # site -> article URLs still to take this run
+        self._warned_run_cap: set[str] = set()
 
     @classmethod
     def check_config(cls, settings: BaseSettings, spider_args: dict[str, Any]) -> None:
-        """Read the sites file before the crawl starts (:class:`SitesError`, a ``ValueError``,
-        on any problem); ``scrapy crawl`` then exits 1 with that message alone."""
+        """Check the spider arguments and newscrawl's settings, and read the sites file before
+        the crawl starts (a ``ValueError`` on any problem); ``scrapy crawl`` then exits 1 with
+        that message alone."""
+        unknown = sorted(a for a in spider_args if a not in cls.ARGUMENTS and a[:1] != "_")
+        if unknown:
+            known = ", ".join(f"-a {a}={v}" for a, v in cls.ARGUMENTS.items())
+            raise ValueError(f"unknown spider argument -a {unknown[0]}=... (the portal spider"
+                             f" takes {known})")
+        check_settings(settings)
         load_sites(SpiderConfig.from_settings(settings, spider_args.get("sites")).sites_path)
 
     @classmethod
@@ -570,27 +593,85 @@ class PortalSpider(scrapy.Spider):
     def _content_type(response: Response) -> str:
         return (response.headers.get(b"Content-Type") or b"").decode("latin-1")
 
-    def parse_sitemap(self, response: Response) -> Iterator[Request]:
+    async def parse_sitemap(self, response: Response) -> AsyncIterator[Request]:
         """A robots.txt (its ``Sitemap:`` lines), a sitemap index (its newest child sitemaps, to
         ``NEWSCRAWL_SITEMAP_MAX_DEPTH``) or a urlset (its article URLs)."""
         site = self._site_of(response)
         if site is None:
             return
         if response.meta.get(ROBOTS):
-            yield from self._robots(response, site)
+            for request in self._robots(response, site):
+                yield request
             return
-        try:
-            doc = parse_sitemap(response.body, response.url,
-                                max_bytes=self.sources_config.max_bytes,
-                                content_type=self._content_type(response))
-        except SourceError as exc:
-            self._unusable(site, RequestKind.SITEMAP, response, exc)
+        doc = await self._parse_source(site, RequestKind.SITEMAP, response, parse_sitemap)
+        if doc is None:
             return
-        self._read(site, RequestKind.SITEMAP, response, doc)
         if doc.kind == "sitemapindex":
-            yield from self._children(response, site, doc)
+            for request in self._children(response, site, doc):
+                yield request
         else:
-            yield from self._listed(site, RequestKind.SITEMAP, doc.urls)
+            async for request in self._queue_listed(site, RequestKind.SITEMAP, doc.urls):
+                yield request
+
+    def _stopping(self) -> bool:
+        """Whether the crawl is being stopped (SIGTERM, Ctrl-C, a fatal error)."""
+        engine = self.crawler.engine if self.crawler is not None else None
+        return engine is not None and not engine.running
+
+    async def _parse_source(self, site: Site, kind: RequestKind, response: Response,
+                            parse: Callable[..., SourceDocument]) -> SourceDocument | None:
+        """``parse`` (parse_sitemap or parse_feed) of the response, in a worker thread while
+        no other source is parsed; its caps counted and logged. None when unusable."""
+        config = self.sources_config
+        await maybe_deferred_to_future(self._parse_lock.acquire())
+        try:
+            budget = self._source_budget.setdefault(site.name, config.max_run_entries)
+            limit = min(config.max_entries, budget)
+            doc = await maybe_deferred_to_future(deferToThread(
+                parse, response.body, response.url, max_bytes=config.max_bytes,
+                content_type=self._content_type(response), max_entries=limit,
+                should_stop=self._stopping))
+            self._source_budget[site.name] = budget - len(doc.urls)
+        except SourceError as exc:
+            if exc.reason == "stopped":
+                self._inc(f"newscrawl/{_PLURAL[kind]}/stopped")
+                logger.info("Site %s: stopped reading %s %s: the crawl is stopping",
+                            site.name, kind, response.url)
+            else:
+                self._unusable(site, kind, response, exc)
+            return None
+        finally:
+            self._parse_lock.release()
+        self._read(site, kind, response, doc)
+        if doc.capped:
+            plural = _PLURAL[kind]
+            by_run = limit < config.max_entries
+            self._inc(f"newscrawl/{plural}/{'run_capped' if by_run else 'entries_capped'}",
+                      doc.capped)
+            if not by_run:
+                logger.info("Site %s: %s %s lists %d article URLs; taking the %d newest"
+                            " (NEWSCRAWL_SITEMAP_MAX_ENTRIES)", site.name, kind, response.url,
+                            doc.capped + len(doc.urls), len(doc.urls))
+            elif site.name not in self._warned_run_cap:
+                self._warned_run_cap.add(site.name)
+                logger.info("Site %s: %d article URLs taken from its sitemaps and feeds in this"
+                            " run; the rest are left out (NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES)",
+                            site.name, config.max_run_entries)
+        return doc
+
+    async def _queue_listed(self, site: Site, kind: RequestKind, urls: list[str]
+                            ) -> AsyncIterator[Request]:
+        """:meth:`_listed`, back to the reactor every :data:`SOURCE_REQUESTS_PER_TURN` requests
+        (each is queued in Redis), and no more once the crawl is stopping."""
+        for number, request in enumerate(self._listed(site, kind, urls), 1):
+            if self._stopping():
+                self._inc(f"newscrawl/{_PLURAL[kind]}/stopped")
+                return
+            yield request
+            if number % SOURCE_REQUESTS_PER_TURN == 0:
+                from twisted.internet import reactor  # the crawl's, installed by then
+
+                await maybe_deferred_to_future(deferLater(reactor, 0, lambda: None))
 
     def _robots(self, response: Response, site: Site) -> Iterator[Request]:
         self._inc("newscrawl/sitemaps/robots_txt")
@@ -640,20 +721,16 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/requests/sitemap")
             yield self._source_request(url, site, RequestKind.SITEMAP, sitemap_depth=depth + 1)
 
-    def parse_feed(self, response: Response) -> Iterator[Request]:
+    async def parse_feed(self, response: Response) -> AsyncIterator[Request]:
         """An RSS or Atom feed: the article URLs of its entries."""
         site = self._site_of(response)
         if site is None:
             return
-        try:
-            doc = parse_feed(response.body, response.url,
-                             content_type=self._content_type(response),
-                             max_bytes=self.sources_config.max_bytes)
-        except SourceError as exc:
-            self._unusable(site, RequestKind.FEED, response, exc)
+        doc = await self._parse_source(site, RequestKind.FEED, response, parse_feed)
+        if doc is None:
             return
-        self._read(site, RequestKind.FEED, response, doc)
-        yield from self._listed(site, RequestKind.FEED, doc.urls)
+        async for request in self._queue_listed(site, RequestKind.FEED, doc.urls):
+            yield request
 
     def _listed(self, site: Site, kind: str, urls: list[str]) -> Iterator[Request]:
         """Article requests for the URLs a sitemap or feed lists: within ``allowed_domains``,

@@ -1,0 +1,68 @@
+"""Mistakes on the ``scrapy crawl portal`` command line are said plainly: an unknown ``-a``
+argument or a bad ``-s`` value stops the crawl with one line naming it (exit 1, no traceback); a
+relative data directory is logged as an absolute path, with a WARNING when it starts empty in a
+directory without scrapy.cfg."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from crawlrun import crawl_command, crawl_env, run_crawl
+from mockportal import MockPortal, html_page, list_html
+
+
+def start_errors(tmp_path: Path, *extra: str) -> tuple[int, str]:
+    proc = subprocess.run(crawl_command(None, ()) + list(extra), cwd=tmp_path,
+                          env=crawl_env(tmp_path, None), capture_output=True, text=True,
+                          timeout=120)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_an_unknown_spider_argument_names_the_known_ones(tmp_path: Path) -> None:
+    code, log = start_errors(tmp_path, "-a", "site=my.toml")
+    assert code == 1, log[-3000:]
+    assert "unknown spider argument -a site=... (the portal spider takes -a sites=FILE)" in log
+    assert "Traceback" not in log
+    assert "Crawling" not in log  # no sites file was read, no crawl started
+
+
+@pytest.mark.parametrize("setting,message", [
+    ("NEWSCRAWL_REDIS_RETRY_SECONDS=abc",
+     "setting NEWSCRAWL_REDIS_RETRY_SECONDS = 'abc' is not a number"),
+    ("NEWSCRAWL_SITEMAP_MAX_ENTRIES=many",
+     "setting NEWSCRAWL_SITEMAP_MAX_ENTRIES = 'many' is not an integer"),
+    ("NEWSCRAWL_STORE=maybe", "setting NEWSCRAWL_STORE = 'maybe' is not a boolean"),
+    ("NEWSCRAWL_LEASE_SECONDS=-5", "NEWSCRAWL_LEASE_SECONDS must not be negative"),
+])
+def test_a_bad_setting_is_one_line_naming_it(tmp_path: Path, setting: str, message: str) -> None:
+    code, log = start_errors(tmp_path, "-s", setting)
+    assert code == 1, log[-3000:]
+    errors = [line for line in log.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and message in errors[0], log[-3000:]
+    assert "Traceback" not in log and "Task exception" not in log
+
+
+def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
+        tmp_path: Path, portal: MockPortal) -> None:
+    portal.set("/", html_page(list_html("首页", [])))
+    sites = tmp_path / "sites.toml"
+    sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                     "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+    env = {"NEWSCRAWL_DATA_DIR": "state"}  # relative to the working directory, tmp_path
+    absolute = str(tmp_path / "state")
+    first = run_crawl(tmp_path, sites, env=env)
+    assert first.returncode == 0, first.log[-3000:]
+    assert f"with data in {absolute} " in first.log
+    warnings = [line for line in first.log.splitlines()
+                if "WARNING" in line and "new, empty data directory" in line]
+    assert len(warnings) == 1 and absolute in warnings[0] and "scrapy.cfg" in warnings[0]
+    second = run_crawl(tmp_path, sites, env=env)
+    assert second.returncode == 0, second.log[-3000:]
+    assert "new, empty data directory" not in second.log
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "scrapy.cfg").write_text("[settings]\ndefault = newscrawl.settings\n")
+    in_project = run_crawl(tmp_path, sites, env={"NEWSCRAWL_DATA_DIR": "other/state"})
+    assert in_project.returncode == 0, in_project.log[-3000:]
+    assert "new, empty data directory" not in in_project.log  # created beside a scrapy.cfg
