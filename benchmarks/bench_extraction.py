@@ -192,10 +192,11 @@ LOADERS: dict[str, Callable[[Path], list[Page]]] = {
 }
 
 LABELS = Path(__file__).resolve().parent / "labels" / "titles.tsv"
+AUTHOR_LABELS = Path(__file__).resolve().parent / "labels" / "authors.tsv"
 
 
 def load_title_labels(path: Path) -> dict[str, str]:
-    """``dataset/page<TAB>title`` lines; ``#`` starts a comment line."""
+    """``dataset/page<TAB>value`` lines (titles, authors); ``#`` starts a comment line."""
     out: dict[str, str] = {}
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
@@ -501,6 +502,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", action="store_true", help="also newscrawl with knobs switched")
     ap.add_argument("--titles", type=Path, default=LABELS,
                     help="title labels, dataset/page<TAB>title")
+    ap.add_argument("--authors", type=Path, default=AUTHOR_LABELS,
+                    help="author labels for pages without one, dataset/page<TAB>author")
     ap.add_argument("--titles-only", action="store_true", help="only the title table")
     ap.add_argument("--show-misses", action="store_true", help="list pages with a wrong title")
     args = ap.parse_args(argv)
@@ -513,9 +516,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no pages found under {args.corpus}", file=sys.stderr)
         return 1
     labels = load_title_labels(args.titles) if args.titles.is_file() else {}
+    author_labels = load_title_labels(args.authors) if args.authors.is_file() else {}
     for p in pages:
         p.html = decode_html_detailed(p.body).text
         p.title = labels.get(f"{p.dataset}/{p.pid}", p.title)
+        p.author = p.author or author_labels.get(f"{p.dataset}/{p.pid}")
 
     print("## Titles\n")
     print(title_report(pages, args.show_misses))

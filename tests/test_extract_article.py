@@ -401,3 +401,11 @@ def test_a_link_list_beside_the_body_is_not_taken_for_its_continuation() -> None
     art = extract_article(html, "https://example.com/news/terminal")
     assert art is not None
     assert art.text.split("\n") == LONG_PARAS[:6]
+
+
+def test_reporter_byline_beats_the_metadata_account() -> None:
+    # the page's metadata names the account that uploaded it; the article names its reporter
+    html = zh_page(info='<span class="author">扬眼 企鹅号</span>', tail="<p>扬子晚报记者 张楠</p>")
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == "张楠"

@@ -20,7 +20,7 @@ from newscrawl.extract.boilerplate import trim_edges
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.selectors import compile_selector, validate_selectors
 from newscrawl.extract.title import choose_title
-from newscrawl.extract.zh import author_from_lines, cjk_share, clean_author
+from newscrawl.extract.zh import BYLINE_PATTERNS, author_from_lines, cjk_share, clean_author
 
 logger = logging.getLogger(__name__)
 
@@ -554,15 +554,18 @@ def _extract(
     author: str | None = None
     if "author" in sel:
         author = _select(tree, sel["author"], joiner=" ")
+    def byline(patterns: int | None) -> str | None:
+        return author_from_lines(before=before or below, head=text[:_BODY_EDGE],
+                                 tail=text[-_BODY_EDGE:], after=after, patterns=patterns)
+
+    if author is None and strategy.line_author:
+        # a writer's byline printed with the article (作者：, 记者 X) beats page metadata, which
+        # often names the uploading account or the editor
+        author = byline(BYLINE_PATTERNS)
     if author is None and strategy.library_author and doc is not None:
         author = _clean_author(getattr(doc, "author", None))
     if author is None and strategy.line_author:
-        author = author_from_lines(
-            before=before or _below_title(page_text, title),
-            head=text[:_BODY_EDGE],
-            tail=text[-_BODY_EDGE:],
-            after=after,
-        )
+        author = byline(None)
 
     if strategy.trim_edges and "text" not in sel:
         # after the author and date passes: a byline may sit among the lines cut here

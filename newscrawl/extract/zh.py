@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["AUTHOR_SEPARATOR", "author_from_lines", "clean_author", "cjk_share"]
+__all__ = ["AUTHOR_SEPARATOR", "BYLINE_PATTERNS", "author_from_lines", "clean_author", "cjk_share"]
 
 # Several authors are kept in one string, joined by this separator ("张三; 李四", "Jane Doe; John
 # Roe"): a space cannot separate them, English names contain spaces.
@@ -138,17 +138,24 @@ def _chained(zone: str, pos: int) -> list[str]:
     return out
 
 
+# The first three patterns name the writer (作者, 记者); the others (文/, 编辑) are weaker: the
+# caller may prefer page metadata to them.
+BYLINE_PATTERNS = 3
+
+
 def author_from_lines(
-    *, before: str = "", head: str = "", tail: str = "", after: str = ""
+    *, before: str = "", head: str = "", tail: str = "", after: str = "",
+    patterns: int | None = None,
 ) -> str | None:
     """The first byline found, trying each pattern over its zones before the next pattern.
 
     Zones: ``before`` (page text between title and body), ``head`` / ``tail`` (first / last
     lines of the body), ``after`` (page text just below the body). Several names are joined with
-    :data:`AUTHOR_SEPARATOR`.
+    :data:`AUTHOR_SEPARATOR`. ``patterns`` limits the search to the first so many patterns
+    (:data:`BYLINE_PATTERNS`: the writer's byline only).
     """
     zones = {"before": before, "head": head, "tail": tail, "after": after}
-    for pattern, where in _PATTERNS:
+    for pattern, where in _PATTERNS[:patterns]:
         for name in ("before", "head", "tail", "after"):
             zone = zones[name]
             if name not in where or not zone:
