@@ -200,3 +200,28 @@ def test_a_full_filesystem_leaves_only_complete_records(tiny_fs: Path) -> None:
         store.write({"url": "http://a/ro", "text": "x"}, now=DAY)
     assert ro.value.errno == errno.EROFS
     assert path.read_bytes() == before
+
+
+def _append_many(directory: str, worker: int, n: int) -> None:
+    store = ArticleStore(directory)
+    text = "正文" * 20000  # 120 KB records: a write another writer could see half done
+    for i in range(n):
+        store.write({"url": f"http://w{worker}/{i}", "text": text}, now=DAY)
+    store.close()
+
+
+def test_writers_at_once_never_take_a_record_in_progress_for_a_torn_one(tmp_path: Path) -> None:
+    # Each append checks the file's last byte first; the exclusive lock keeps another writer's
+    # record from being half written at that moment (it would be set aside as torn).
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_append_many, args=(str(tmp_path), w, 40)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    assert not (tmp_path / (DAY_FILE + ".torn")).exists()
+    urls = [json.loads(line)["url"] for line in lines_of(tmp_path / DAY_FILE)]
+    assert sorted(urls) == sorted(f"http://w{w}/{i}" for w in range(4) for i in range(40))
