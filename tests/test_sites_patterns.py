@@ -12,7 +12,7 @@ import pytest
 from crawlrun import REPO, run_crawl
 from mockportal import Article, MockPortal, html_page, list_html
 
-from newscrawl.sites import SitesError, load_sites, parse_sites
+from newscrawl.sites import SitesError, load_sites, parse_sites, quote_regex
 from newscrawl.urls import UrlPattern
 
 BACKTRACKING = r"/news/(\w+/?)+\.html$"
@@ -99,7 +99,7 @@ def test_what_re2_lacks_is_refused_at_load_naming_site_and_key(pattern: str, key
         parse_sites({"sites": [raw]})
     message = str(exc.value)
     assert 'site "portal-a"' in message and f'key "{key}"' in message
-    assert repr(pattern) in message
+    assert quote_regex(pattern) in message  # echoed as written in the sites file
     assert "RE2" in message or "[^...]" in message
 
 
