@@ -448,14 +448,21 @@ class DailyPortal:
     ``/`` shows the ``home`` newest headlines and links to ``/list/1.html``; ``/list/N.html``
     shows articles ``(N-1)*per_page .. N*per_page-1`` (newest first) with links to the first,
     previous and next pages, as portals' pagination bars do. Article texts are distinct.
+
+    ``bar="numbered"``: instead, the home page and every list page show a numbered bar
+    ("1 2 3 4 5", link texts are the page numbers, the current page as plain text, a window of
+    five pages around it) and a "下一页" link.
     """
 
     def __init__(self, portal: MockPortal, *, per_page: int = 8, home: int = 5,
-                 prefix: str = "d") -> None:
+                 prefix: str = "d", bar: str = "prevnext") -> None:
+        if bar not in ("prevnext", "numbered"):
+            raise ValueError(f"unknown bar {bar!r}")
         self.portal = portal
         self.per_page = per_page
         self.home = home
         self.prefix = prefix
+        self.bar = bar
         self.paths: list[str] = []  # every article path, oldest first
         self.day = 0
 
@@ -488,9 +495,30 @@ class DailyPortal:
         order = self.newest_first
         return {order.index(p) // self.per_page + 1 for p in paths}
 
+    def numbered_bar(self, current: int) -> str:
+        """A numbered pagination bar: five page numbers around ``current`` (0: the home page,
+        not in the bar) and a "下一页" link."""
+        last = self.n_pages
+        first = min(max(1, current - 2), max(1, last - 4))
+        parts = []
+        for n in range(first, min(last, first + 4) + 1):
+            parts.append(f"<span>{n}</span>" if n == current
+                         else f'<a href="{self.list_path(n)}">{n}</a>')
+        if current < last:
+            parts.append(f'<a href="{self.list_path(current + 1)}">下一页</a>')
+        return '<div class="pages">' + " ".join(parts) + "</div>"
+
     def _rebuild(self) -> None:
         order = self.newest_first
         self.portal.set("/robots.txt", Page(b"User-agent: *\nDisallow:\n", "text/plain"))
+        if self.bar == "numbered":
+            self.portal.set("/", html_page(list_html("首页", order[: self.home],
+                                                     self.numbered_bar(0))))
+            for n in range(1, self.n_pages + 1):
+                links = order[(n - 1) * self.per_page: n * self.per_page]
+                self.portal.set(self.list_path(n), html_page(
+                    list_html(f"新闻 第{n}页", links, self.numbered_bar(n))))
+            return
         self.portal.set("/", html_page(list_html("首页", order[: self.home] + ["/list/1.html"])))
         last = self.n_pages
         for n in range(1, last + 1):

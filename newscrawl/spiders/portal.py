@@ -54,6 +54,7 @@ from newscrawl.meta import (
     DEPTH,
     KIND,
     KNOWN,
+    PAGE_NUMBER,
     ROBOTS,
     ROOT,
     SITE,
@@ -64,7 +65,9 @@ from newscrawl.meta import (
 )
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
+from newscrawl.scheduling import pagebar
 from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
+from newscrawl.scheduling.pagebar import ListLink
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites
 from newscrawl.sitestats import SiteStats, run_outcome
@@ -205,8 +208,8 @@ class PortalSpider(scrapy.Spider):
             self.crawler.stats.inc_value(key, count)
 
     def _request(self, url: str, site: Site, kind: RequestKind, depth: int, *,
-                 walk: str | None = None, known: int = 0, start_url: str | None = None
-                 ) -> Request:
+                 walk: str | None = None, known: int = 0, start_url: str | None = None,
+                 number: int | None = None) -> Request:
         callback = self.parse_article if kind == RequestKind.ARTICLE else self.parse_page
         meta: dict[str, Any] = {KIND: kind, SITE: site.name, DEPTH: depth}
         if kind in (RequestKind.START, RequestKind.LIST):
@@ -214,6 +217,8 @@ class PortalSpider(scrapy.Spider):
         if kind == RequestKind.LIST:
             meta[WALK] = walk
             meta[KNOWN] = known
+            if number is not None:
+                meta[PAGE_NUMBER] = number
         return Request(
             url,
             callback=callback,
@@ -263,16 +268,17 @@ class PortalSpider(scrapy.Spider):
         yield from articles
         yield from self._follow_lists(response, site, kind, depth, articles, list_urls)
 
-    def _page_links(self, response: TextResponse, site: Site) -> tuple[list[str], list[str]]:
-        """(article URLs, list URLs) linked from a page, each once, in page order.
+    def _page_links(self, response: TextResponse, site: Site) -> tuple[list[str], list[ListLink]]:
+        """(article URLs, list links) linked from a page, each once, in page order.
 
         A URL that matches both ``follow_url`` and ``article_url`` is a list page (warned about
-        once per site); links to the site's start URLs are skipped (read every run anyway)."""
+        once per site); links to the site's start URLs are skipped (read every run anyway). A list
+        link keeps its anchor text and ``rel`` (:mod:`newscrawl.scheduling.pagebar`)."""
         seen: set[str] = set()
         article_urls: list[str] = []
-        list_urls: list[str] = []
-        for href in response.css("a::attr(href)").getall():
-            href = href.strip()
+        list_links: list[ListLink] = []
+        for anchor in response.xpath("//a[@href]"):
+            href = (anchor.attrib.get("href") or "").strip()
             if not href or href.startswith(("javascript:", "mailto:", "#")):
                 continue
             try:
@@ -294,13 +300,27 @@ class PortalSpider(scrapy.Spider):
                         continue
                     self._warn_ambiguous(site, url)
                 if is_list:
-                    list_urls.append(url)
+                    text = " ".join(anchor.xpath(".//text()").getall())
+                    list_links.append(ListLink(url, text, anchor.attrib.get("rel") or ""))
             except ValueError as exc:
                 # e.g. "http://[::1/x" (invalid IPv6) or a port out of range: one bad link must
                 # not end the page's generator and lose every link after it
                 self._inc("newscrawl/links/invalid")
                 logger.warning("Skipping an invalid link on %s: %r (%s)", response.url, href, exc)
-        return article_urls, list_urls
+        return article_urls, list_links
+
+    @staticmethod
+    def _head_next(response: Response, site: Site) -> list[str]:
+        """The list pages a page's ``<link rel="next">`` names."""
+        out = []
+        for href in response.xpath("//head/link[@rel='next']/@href").getall():
+            try:
+                url = urldefrag(response.urljoin(href.strip()))[0]
+                if site.allows(url) and site.is_list(url):
+                    out.append(url)
+            except ValueError:
+                continue
+        return out
 
     def _warn_ambiguous(self, site: Site, url: str) -> None:
         self._inc("newscrawl/links/ambiguous")
@@ -314,14 +334,16 @@ class PortalSpider(scrapy.Spider):
             )
 
     def _follow_lists(self, response: Response, site: Site, kind: str, depth: int,
-                      articles: list[Request], list_urls: list[str]) -> Iterator[Request]:
+                      articles: list[Request], list_links: list[ListLink]) -> Iterator[Request]:
         """A page's list links, while its walk goes on.
 
         ``known`` counts the consecutive list pages (this one included) whose article links were
         all done already; a list page without any article link leaves it as it was, and a start
         page starts a walk at 0. The walk stops below a page once ``known`` reaches
         ``stop_after_known``; it never admits more than ``max_list_pages`` list pages per start
-        page and run (Redis, shared by the workers; see newscrawl/scheduling/lists.py)."""
+        page and run (Redis, shared by the workers; see newscrawl/scheduling/lists.py). Of a
+        numbered pagination bar only the next page is followed (newscrawl/scheduling/pagebar.py):
+        the one after it is asked for once that page showed something new."""
         new = 0
         if articles:
             done = self.walks.done(articles)
@@ -334,6 +356,13 @@ class PortalSpider(scrapy.Spider):
             parent_known = int(response.meta.get(KNOWN, 0) or 0)
             known = 0 if new else (parent_known + 1 if articles else parent_known)
             walk = str(response.meta.get(WALK) or site.name)
+        number = response.meta.get(PAGE_NUMBER)
+        page_plan = pagebar.plan(
+            list_links, response.url, number if isinstance(number, int) else None,
+            next_urls=self._head_next(response, site))
+        if page_plan.withheld:
+            self._inc("newscrawl/lists/sequence_withheld", page_plan.withheld)
+        list_urls = page_plan.follow
         if not list_urls:
             return
         if known >= site.stop_after_known:
@@ -345,7 +374,8 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/links/list_too_deep", len(list_urls))
             return
         requests = [self._request(url, site, RequestKind.LIST, depth + 1, walk=walk, known=known,
-                                  start_url=start_url) for url in list_urls]
+                                  start_url=start_url, number=page_plan.numbers.get(url))
+                    for url in list_urls]
         run_id = current_run(self.crawler) if self.crawler is not None else None
         results = (self.walks.reserve(run_id, walk, requests, site.max_list_pages) if run_id
                    else [ADMITTED] * len(requests))
