@@ -12,6 +12,7 @@ texts are generated here from a seeded RNG (Chinese news-like prose), never read
 
 from __future__ import annotations
 
+import datetime
 import random
 import threading
 import time
@@ -466,18 +467,31 @@ class DailyPortal:
         self.paths: list[str] = []  # every article path, oldest first
         self.day = 0
 
-    def publish(self, count: int) -> list[str]:
-        """Publish ``count`` new articles (a new day) and rebuild the list pages."""
+    def publish(self, count: int, *, reprints: Iterable[str] = ()) -> list[str]:
+        """Publish ``count`` new articles (a new day) and rebuild the list pages.
+
+        ``reprints``: paths of earlier articles also reprinted that day (new pages with their
+        text, a "转载" headline and a source line, published that day), listed after the
+        ``count`` new ones (so newer). Every article is published on its simulated day
+        (``published_on``)."""
         self.day += 1
         new = []
-        for _ in range(count):
+        for i, original in enumerate([None] * count + list(reprints)):
             n = len(self.paths) + 1
             path = f"/a/{n}.html"
-            self.portal.add_article(path, Article.generate(f"{self.prefix}{n}"))
+            article = (Article.generate(f"{self.prefix}{n}") if original is None
+                       else self.portal.articles[original].reprint("转载网"))
+            article.published = f"{self.published_on(self.day)} {8 + i // 60:02d}:{i % 60:02d}"
+            self.portal.add_article(path, article)
             self.paths.append(path)
             new.append(path)
         self._rebuild()
         return new
+
+    @staticmethod
+    def published_on(day: int) -> str:
+        """The date of simulated day ``day`` (day 1: 2026-11-01)."""
+        return (datetime.date(2026, 10, 31) + datetime.timedelta(days=day)).isoformat()
 
     @property
     def newest_first(self) -> list[str]:

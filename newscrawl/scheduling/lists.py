@@ -14,14 +14,26 @@ each per page:
   already admitted is admitted again (0) without using the budget, so a list page re-parsed after
   its worker was killed (its lease expired and it was requeued) re-yields the same links and the
   walk goes on exactly as before.
+
+And it holds the article links a walk finds until the walk has read its list pages, so that they
+are fetched oldest first (a portal lists newest first: a reprint published days after its
+original is met first, and the near-duplicate check keeps whichever copy it sees first):
+
+* :meth:`ListWalks.hold` -- add a page's article links to the walk's sorted set
+  ``{prefix}:{spider}:held:{run}:{walk}``, scored by list position (older: higher).
+* :meth:`ListWalks.release` -- the same, then take every held link out, oldest first (one
+  transaction): called by the page that ends its branch of the walk.
+* :meth:`ListWalks.release_all` -- every walk's held links of a run, for a crawl that went idle
+  with some still held (a branch whose next list page failed or was already scheduled).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from newscrawl.redis.keys import CRAWL_WALK
+from newscrawl.redis.keys import CRAWL_INFLIGHT, CRAWL_QUEUE, CRAWL_WALK, CRAWL_WALK_HELD
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lua import load
 from newscrawl.sitestats import MIN_RUN_STATS_TTL
@@ -38,6 +50,20 @@ ALREADY_ADMITTED = 0
 OVER_CAP = -1
 
 _RESERVE = load("reserve.lua", constants=globals())
+
+#: held article links are scored ``page * PAGE_SPAN + place`` (page: the list page's depth)
+PAGE_SPAN = 10000
+
+
+def position(depth: int, place: int) -> int:
+    """The hold score of the ``place``-th article link of a list page at ``depth``: larger is
+    further down the listing, so older on a newest-first portal."""
+    return depth * PAGE_SPAN + min(place, PAGE_SPAN - 1)
+
+
+def depth_of(score: float) -> int:
+    """The depth of the list page an article link was held from."""
+    return int(score) // PAGE_SPAN
 
 
 class ListWalks:
@@ -74,3 +100,75 @@ class ListWalks:
         result = self.df.retry.call(self._reserve, keys=[self.walk_key(run_id, walk)],
                                     args=[cap, self.ttl, *fps], what="list walk")
         return [int(x) for x in result]
+
+    # --- article links held until the walk has read its list pages -----------------------------
+
+    def held_key(self, run_id: str, walk: str) -> str:
+        return self.df.keys(CRAWL_WALK_HELD, run=run_id, walk=walk)
+
+    def _add(self, pipe: Any, key: str, site: str, links: Sequence[tuple[str, int]]) -> None:
+        if links:
+            # GT: a link listed twice (home page and list page 1) keeps its older place
+            pipe.zadd(key, {f"{site}\n{url}": score for url, score in links}, gt=True)
+            pipe.expire(key, self.ttl)
+
+    def hold(self, run_id: str, walk: str, site: str, links: Sequence[tuple[str, int]]) -> None:
+        """Hold ``links`` ((url, :func:`position`) pairs) until the walk is released."""
+        if not links:
+            return
+        key = self.held_key(run_id, walk)
+
+        def add() -> None:
+            pipe = self.df.server.pipeline(transaction=True)
+            self._add(pipe, key, site, links)
+            pipe.execute()
+
+        self.df.retry.call(add, what="hold article links")
+
+    def release(self, run_id: str, walk: str, site: str,
+                links: Sequence[tuple[str, int]] = ()) -> list[tuple[str, str, int]]:
+        """Hold ``links``, then take every link the walk holds: (site, url, score), oldest
+        (highest score) first."""
+        key = self.held_key(run_id, walk)
+
+        def take() -> list[tuple[bytes, float]]:
+            pipe = self.df.server.pipeline(transaction=True)
+            self._add(pipe, key, site, links)
+            pipe.zrevrange(key, 0, -1, withscores=True)
+            pipe.delete(key)
+            return list(pipe.execute()[-2])
+
+        return _decode(self.df.retry.call(take, what="release article links"))
+
+    def quiet(self) -> bool:
+        """Whether nothing is queued or in flight on any worker (no walk can be going on)."""
+        def count() -> tuple[int, int]:
+            pipe = self.df.server.pipeline(transaction=False)
+            pipe.zcard(self.df.keys(CRAWL_QUEUE))
+            pipe.zcard(self.df.keys(CRAWL_INFLIGHT))
+            queued, inflight = pipe.execute()
+            return int(queued), int(inflight)
+
+        return self.df.retry.call(count, what="queue length") == (0, 0)
+
+    def release_all(self, run_id: str) -> list[tuple[str, str, int]]:
+        """Take the held links of every walk of the run, oldest first within each walk."""
+        pattern = self.held_key(run_id, "*")
+        keys = list(self.df.retry.call(lambda: list(self.df.server.scan_iter(match=pattern,
+                                                                             count=1000)),
+                                       what="find held article links"))
+        out: list[tuple[str, str, int]] = []
+        for key in sorted(keys):
+            name = key.decode() if isinstance(key, bytes) else str(key)
+            out += self.release(run_id, name.rsplit(":", 1)[1], "")
+        return out
+
+
+def _decode(rows: list[tuple[bytes, float]]) -> list[tuple[str, str, int]]:
+    out = []
+    for member, score in rows:
+        text = member.decode("utf-8", "replace") if isinstance(member, bytes) else str(member)
+        site, _, url = text.partition("\n")
+        if url:
+            out.append((site, url, int(score)))
+    return out

@@ -23,7 +23,7 @@ requests (:mod:`newscrawl.sources` reads the documents). Every article URL is ca
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ from urllib.parse import urldefrag, urlsplit
 import scrapy
 from scrapy.exceptions import (
     CannotResolveHostError,
+    DontCloseSpider,
     DownloadCancelledError,
     DownloadConnectionRefusedError,
     DownloadFailedError,
@@ -65,8 +66,9 @@ from newscrawl.meta import (
 )
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
+from newscrawl.redis import RedisUnavailable
 from newscrawl.scheduling import pagebar
-from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
+from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks, depth_of, position
 from newscrawl.scheduling.pagebar import ListLink
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites
@@ -172,6 +174,9 @@ class PortalSpider(scrapy.Spider):
         spider.sites = {site.name: site for site in sites}
         spider.sources_config = SourcesConfig.from_settings(crawler.settings)
         spider.site_stats = CrawlContext.of(crawler).site_stats
+        from scrapy import signals
+
+        crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
         spider._load_extract()
         logger.info(
             "Crawling %d site(s) from %s: %s",
@@ -246,8 +251,9 @@ class PortalSpider(scrapy.Spider):
         return site
 
     def parse_page(self, response: Response) -> Iterator[Request]:
-        """A start or list page: its article links, then its list links while the walk goes on
-        (see :meth:`_follow_lists`)."""
+        """A start or list page: its list links while the walk goes on (see
+        :meth:`_follow_lists`), and its article links: held while the walk goes on, else
+        requested together with every link the walk held, oldest first (see :meth:`_articles`)."""
         site = self._site_of(response)
         if site is None:
             return
@@ -258,15 +264,90 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/pages/not_html")
             logger.warning("List page %s is not HTML (%s)", response.url,
                            response.headers.get(b"Content-Type"))
+            yield from self._release_walk(response.meta, site)
             return
         depth = int(response.meta.get(DEPTH, 0))
-        article_urls, list_urls = self._page_links(response, site)
+        article_urls, list_links = self._page_links(response, site)
         articles = [self._request(url, site, RequestKind.ARTICLE, depth + 1)
                     for url in article_urls]
         self._inc("newscrawl/links/article", len(articles))
         self.site_stats.inc(site.name, "links", "seen", count=len(articles))
-        yield from articles
-        yield from self._follow_lists(response, site, kind, depth, articles, list_urls)
+        done = self.walks.done(articles) if articles else []
+        lists, goes_on = self._follow_lists(response, site, kind, depth, bool(articles),
+                                            done.count(False), list_links)
+        yield from self._articles(response, site, depth, articles, done, goes_on)
+        yield from lists
+
+    def _walk_of(self, meta: Mapping[str, Any], url: str) -> str:
+        """The walk id of a start page (its fingerprint) or a list page (from its meta)."""
+        if meta.get(KIND, RequestKind.START) == RequestKind.START:
+            return self.walks.walk_id(Request(str(meta.get(WALK_START) or url)))
+        return str(meta.get(WALK) or meta.get(SITE) or "")
+
+    def _articles(self, response: Response, site: Site, depth: int, articles: list[Request],
+                  done: list[bool], goes_on: bool) -> list[Request]:
+        """A walk page's article requests, oldest first by list position.
+
+        While the walk goes on below this page (it admitted a new list page), the links not yet
+        done are held in Redis (:meth:`ListWalks.hold`) and nothing is requested; the page that
+        ends a branch of the walk requests its own and every held link, oldest first (the
+        bottom of a newest-first listing first), so an original is fetched, and kept by the
+        near-duplicate check, before a reprint of it published days later."""
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        if run_id is None:  # not on newscrawl's scheduler: no shared walk state
+            return articles
+        links = [(request.url, position(depth, place))
+                 for place, (request, is_done) in enumerate(zip(articles, done, strict=True))
+                 if not is_done]
+        walk = self._walk_of(response.meta, response.url)
+        if goes_on:
+            self.walks.hold(run_id, walk, site.name, links)
+            self._inc("newscrawl/lists/articles_held", len(links))
+            return []
+        if not links and response.meta.get(KIND, RequestKind.START) == RequestKind.START:
+            return []  # a walk that ends on its start page held nothing
+        return self._held_requests(self.walks.release(run_id, walk, site.name, links))
+
+    def _held_requests(self, held: list[tuple[str, str, int]]) -> list[Request]:
+        out = []
+        for name, url, score in held:
+            site = self.sites.get(name)
+            if site is None:
+                self._inc("newscrawl/requests/unknown_site")
+                continue
+            out.append(self._request(url, site, RequestKind.ARTICLE, depth_of(score) + 1))
+        return out
+
+    def _release_walk(self, meta: Mapping[str, Any], site: Site | None) -> list[Request]:
+        """The held article links of a walk whose list page ends it without being read (not
+        HTML, download failed)."""
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        if run_id is None or site is None or meta.get(KIND) not in (RequestKind.START,
+                                                                    RequestKind.LIST):
+            return []
+        return self._held_requests(self.walks.release(run_id, self._walk_of(meta, ""),
+                                                      site.name))
+
+    def _on_idle(self) -> None:
+        """A crawl with nothing queued or in flight anywhere requests the links still held
+        (a walk branch whose next list page was scheduled by another walk, say)."""
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        if run_id is None or self.crawler is None or self.crawler.engine is None:
+            return
+        try:
+            if not self.walks.quiet():
+                return
+            requests = self._held_requests(self.walks.release_all(run_id))
+        except RedisUnavailable:
+            return  # the scheduler says so and ends the crawl
+        if not requests:
+            return
+        self._inc("newscrawl/lists/released_at_idle", len(requests))
+        logger.info("Requesting %d held article links of walks that ended without a last list"
+                    " page", len(requests))
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        raise DontCloseSpider
 
     def _page_links(self, response: TextResponse, site: Site) -> tuple[list[str], list[ListLink]]:
         """(article URLs, list links) linked from a page, each once, in page order.
@@ -334,8 +415,10 @@ class PortalSpider(scrapy.Spider):
             )
 
     def _follow_lists(self, response: Response, site: Site, kind: str, depth: int,
-                      articles: list[Request], list_links: list[ListLink]) -> Iterator[Request]:
-        """A page's list links, while its walk goes on.
+                      has_articles: bool, new: int, list_links: list[ListLink]
+                      ) -> tuple[list[Request], bool]:
+        """A page's list links, while its walk goes on, and whether the walk goes on below this
+        page (it admitted a list page not admitted before).
 
         ``known`` counts the consecutive list pages (this one included) whose article links were
         all done already; a list page without any article link leaves it as it was, and a start
@@ -344,17 +427,13 @@ class PortalSpider(scrapy.Spider):
         page and run (Redis, shared by the workers; see newscrawl/scheduling/lists.py). Of a
         numbered pagination bar only the next page is followed (newscrawl/scheduling/pagebar.py):
         the one after it is asked for once that page showed something new."""
-        new = 0
-        if articles:
-            done = self.walks.done(articles)
-            new = done.count(False)
         start_url = str(response.meta.get(WALK_START) or response.url)
         if kind == RequestKind.START:
             known = 0
             walk = self.walks.walk_id(Request(start_url))
         else:
             parent_known = int(response.meta.get(KNOWN, 0) or 0)
-            known = 0 if new else (parent_known + 1 if articles else parent_known)
+            known = 0 if new else (parent_known + 1 if has_articles else parent_known)
             walk = str(response.meta.get(WALK) or site.name)
         number = response.meta.get(PAGE_NUMBER)
         page_plan = pagebar.plan(
@@ -364,15 +443,15 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/lists/sequence_withheld", page_plan.withheld)
         list_urls = page_plan.follow
         if not list_urls:
-            return
+            return [], False
         if known >= site.stop_after_known:
             self._inc("newscrawl/lists/stopped_at_known")
             logger.debug("Site %s: nothing new on %d list page(s) up to %s; not following its"
                          " %d list links", site.name, known, response.url, len(list_urls))
-            return
+            return [], False
         if site.too_deep(depth + 1):
             self._inc("newscrawl/links/list_too_deep", len(list_urls))
-            return
+            return [], False
         requests = [self._request(url, site, RequestKind.LIST, depth + 1, walk=walk, known=known,
                                   start_url=start_url, number=page_plan.numbers.get(url))
                     for url in list_urls]
@@ -380,12 +459,13 @@ class PortalSpider(scrapy.Spider):
         results = (self.walks.reserve(run_id, walk, requests, site.max_list_pages) if run_id
                    else [ADMITTED] * len(requests))
         over = 0
+        out = []
         for request, result in zip(requests, results, strict=True):
             if result == OVER_CAP:
                 over += 1
                 continue
             self._inc("newscrawl/links/list")
-            yield request
+            out.append(request)
         if over:
             self._inc("newscrawl/lists/over_cap", over)
             if new:
@@ -398,6 +478,7 @@ class PortalSpider(scrapy.Spider):
                     site.name, site.max_list_pages, start_url, response.url, new,
                     over,
                 )
+        return out, ADMITTED in results
 
     def parse_article(self, response: Response) -> Iterator[ArticleItem]:
         site = self._site_of(response)
@@ -451,8 +532,24 @@ class PortalSpider(scrapy.Spider):
             canonical_url=canonical_link(html, response.url),
         )
 
-    def on_error(self, failure: Failure) -> None:
-        """Errback of every request: log and count; the crawl goes on."""
+    def on_error(self, failure: Failure) -> list[Request]:
+        """Errback of every request: log and count; the crawl goes on. A start or list page
+        that failed ends its branch of the walk: the article links it held are requested."""
+        held = self._release_failed(failure)
+        self._log_error(failure)
+        return held
+
+    def _release_failed(self, failure: Failure) -> list[Request]:
+        request = getattr(failure, "request", None)
+        site = request.meta.get(SITE) if request is not None else None
+        if request is None or not isinstance(site, str):
+            return []
+        try:
+            return self._release_walk(request.meta, self.sites.get(site))
+        except RedisUnavailable:
+            return []
+
+    def _log_error(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
         kind = request.meta.get(KIND, "?") if request is not None else "?"

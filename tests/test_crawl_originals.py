@@ -1,0 +1,66 @@
+"""Originals over reprints: a first crawl of a portal that lists newest first, where reprints
+appear days after their originals (so a walk meets each reprint before the article it copies),
+keeps the originals and names them as such. Real ``scrapy crawl portal`` runs against a mock
+portal on loopback, at the crawl's usual concurrency."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from crawlrun import CrawlResult, run_crawl, stored_urls
+from mockportal import DailyPortal, MockPortal
+
+from newscrawl.cli import main
+
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+
+
+@pytest.fixture
+def portal() -> Iterator[MockPortal]:
+    server = MockPortal("127.0.0.1").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def ok(result: CrawlResult) -> CrawlResult:
+    assert result.returncode == 0, result.log[-4000:]
+    assert "Spider closed (finished)" in result.log
+    return result
+
+
+def clusters(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
+    capsys.readouterr()
+    assert main(["clusters", "--json", "--data-dir", str(data_dir)]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+
+
+def test_a_first_crawl_stores_the_originals_of_later_reprints(
+    tmp_path: Path, portal: MockPortal, capsys: pytest.CaptureFixture[str]
+) -> None:
+    daily = DailyPortal(portal, per_page=8, home=5)
+    for _ in range(4):
+        daily.publish(8)  # days 1-4: 32 articles on four list pages
+    originals = [daily.paths[i] for i in (1, 6, 12, 20)]
+    daily.publish(0)  # day 5: nothing
+    reprints = daily.publish(4, reprints=originals)[4:]  # day 6: 4 new, then the 4 reprints
+    assert daily.pages_holding(reprints) == {1}
+    assert daily.pages_holding(originals) == {3, 4, 5}
+    sites = tmp_path / "sites.toml"
+    sites.write_text(daily.sites_toml(), encoding="utf-8")
+
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+
+    url = portal.url
+    stored = stored_urls(tmp_path)
+    assert result.stats["newscrawl/dedup/near_duplicate"] == len(reprints)
+    assert {url(p) for p in originals} <= set(stored)
+    assert not {url(p) for p in reprints} & set(stored)
+    assert len(stored) == len(daily.paths) - len(reprints)
+    named = {c["original_url"]: [d["url"] for d in c["duplicates"]]  # type: ignore[attr-defined]
+             for c in clusters(tmp_path / "data", capsys)}
+    assert named == {url(o): [url(r)] for o, r in zip(originals, reprints, strict=True)}
