@@ -103,6 +103,27 @@ class ArticleStore:
         article is stored right after being indexed, so the UTC day can only have turned)."""
         return self.contains(url, [day_of((indexed_day + n) * SECONDS_PER_DAY) for n in (0, 1)])
 
+    def record_of(self, url: str, indexed_day: int) -> dict[str, Any] | None:
+        """``url``'s stored record, looked up as :meth:`already_stored` does (the files of the
+        day its fingerprint was indexed and the day after); None if it is not there."""
+        for n in (1, 0):
+            try:
+                fh = self.path_for(day_of((indexed_day + n) * SECONDS_PER_DAY)).open("rb")
+            except OSError:
+                continue
+            with fh:
+                for line in fh:
+                    if not line.endswith(b"\n") or \
+                            _url_of(line, self.url_field, self._url_first) != url:
+                        continue
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict):
+                        return record
+        return None
+
     def _urls_of(self, day: str) -> set[str]:
         offset, urls = self._known.pop(day, (0, set()))
         try:

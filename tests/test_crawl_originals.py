@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from crawlrun import CrawlResult, run_crawl, stored_urls
-from mockportal import DailyPortal, MockPortal
+from mockportal import DailyPortal, MockPortal, html_page, list_html
 
 from newscrawl.cli import main
 
@@ -61,6 +61,50 @@ def test_a_first_crawl_stores_the_originals_of_later_reprints(
     assert {url(p) for p in originals} <= set(stored)
     assert not {url(p) for p in reprints} & set(stored)
     assert len(stored) == len(daily.paths) - len(reprints)
+    rows = clusters(tmp_path / "data", capsys)
     named = {c["original_url"]: [d["url"] for d in c["duplicates"]]  # type: ignore[attr-defined]
-             for c in clusters(tmp_path / "data", capsys)}
+             for c in rows}
     assert named == {url(o): [url(r)] for o, r in zip(originals, reprints, strict=True)}
+    # the records say so: each original published days before its reprint
+    for row in rows:
+        (dup,) = row["duplicates"]  # type: ignore[misc]
+        assert str(row["original_published"]) < str(dup["published"])
+        assert str(dup["published"]).startswith(DailyPortal.published_on(6))
+
+
+def test_links_held_by_a_walk_whose_next_page_fails_are_fetched(
+    tmp_path: Path, portal: MockPortal
+) -> None:
+    daily = DailyPortal(portal, per_page=8, home=5)
+    daily.publish(40)  # five list pages
+    portal.fail("/list/3.html", None, status=404)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(daily.sites_toml(), encoding="utf-8")
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    # pages 1 and 2 were read; what they listed is fetched when page 3 fails, not at idle
+    assert set(stored_urls(tmp_path)) == {portal.url(p) for p in daily.newest_first[:16]}
+    # held by the home page (its 5), page 1 (8, the home page's 5 among them) and page 2 (8)
+    assert result.stats["newscrawl/lists/articles_held"] == 5 + 8 + 8
+    assert "newscrawl/lists/released_at_idle" not in result.stats
+
+
+def test_links_held_by_a_walk_whose_next_page_another_walk_scheduled_are_fetched(
+    tmp_path: Path, portal: MockPortal
+) -> None:
+    daily = DailyPortal(portal, per_page=8, home=5)
+    daily.publish(16)
+    # a second start page of the site: three articles of its own, and the same list page 1
+    extra = daily.publish(3)
+    daily.paths[:] = [p for p in daily.paths if p not in extra]
+    daily._rebuild()
+    portal.set("/more.html", html_page(list_html("更多", extra + ["/list/1.html"])))
+    sites = tmp_path / "sites.toml"
+    sites.write_text(daily.sites_toml().replace(
+        f'start_urls = ["{portal.base}/"]',
+        f'start_urls = ["{portal.base}/", "{portal.base}/more.html"]'), encoding="utf-8")
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    # /list/1.html was admitted to both walks but fetched once: one of the two walks ended
+    # without its last page, and what it held was requested when the crawl went idle
+    assert portal.hit_counts()["/list/1.html"] == 1
+    assert result.stats["newscrawl/lists/released_at_idle"] >= 3
+    assert set(stored_urls(tmp_path)) == {portal.url(p) for p in daily.paths + extra}

@@ -30,6 +30,7 @@ original is met first, and the near-duplicate check keeps whichever copy it sees
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,30 @@ def position(depth: int, place: int) -> int:
 def depth_of(score: float) -> int:
     """The depth of the list page an article link was held from."""
     return int(score) // PAGE_SPAN
+
+
+_URL_DATE = re.compile(r"(?<!\d)(20\d\d)[/_-]?(\d\d)[/_-]?(\d\d)(?!\d)")
+
+
+def url_day(url: str) -> int | None:
+    """The date an article URL carries (``/2026/11/16/``, ``/20261116/``, ``/2026-11-16/``,
+    ``/2026/1116/``) as YYYYMMDD, else None."""
+    for match in _URL_DATE.finditer(url):
+        year, month, day = (int(g) for g in match.groups())
+        if 1 <= month <= 12 and 1 <= day <= 31:
+            return year * 10000 + month * 100 + day
+    return None
+
+
+def oldest_first(held: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """Held links (oldest first by list position) in the order to request them: by the date in
+    their URLs when every one has a date (a portal that lists oldest first, or a bar that mixes
+    days), the list position breaking ties; else by list position alone."""
+    days = [url_day(url) for _, url, _ in held]
+    if not held or any(day is None for day in days):
+        return held
+    order = sorted(range(len(held)), key=lambda i: (days[i], i))
+    return [held[i] for i in order]
 
 
 class ListWalks:
@@ -127,8 +152,8 @@ class ListWalks:
 
     def release(self, run_id: str, walk: str, site: str,
                 links: Sequence[tuple[str, int]] = ()) -> list[tuple[str, str, int]]:
-        """Hold ``links``, then take every link the walk holds: (site, url, score), oldest
-        (highest score) first."""
+        """Hold ``links``, then take every link the walk holds: (site, url, score), oldest first
+        (:func:`oldest_first`)."""
         key = self.held_key(run_id, walk)
 
         def take() -> list[tuple[bytes, float]]:
@@ -138,7 +163,7 @@ class ListWalks:
             pipe.delete(key)
             return list(pipe.execute()[-2])
 
-        return _decode(self.df.retry.call(take, what="release article links"))
+        return oldest_first(_decode(self.df.retry.call(take, what="release article links")))
 
     def quiet(self) -> bool:
         """Whether nothing is queued or in flight on any worker (no walk can be going on)."""

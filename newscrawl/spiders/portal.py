@@ -299,14 +299,16 @@ class PortalSpider(scrapy.Spider):
         links = [(request.url, position(depth, place))
                  for place, (request, is_done) in enumerate(zip(articles, done, strict=True))
                  if not is_done]
+        # the done ones go to the scheduler at once, as always (it counts and drops them)
+        out = [request for request, is_done in zip(articles, done, strict=True) if is_done]
         walk = self._walk_of(response.meta, response.url)
         if goes_on:
             self.walks.hold(run_id, walk, site.name, links)
             self._inc("newscrawl/lists/articles_held", len(links))
-            return []
+            return out
         if not links and response.meta.get(KIND, RequestKind.START) == RequestKind.START:
-            return []  # a walk that ends on its start page held nothing
-        return self._held_requests(self.walks.release(run_id, walk, site.name, links))
+            return out  # a walk that ends on its start page held nothing
+        return out + self._held_requests(self.walks.release(run_id, walk, site.name, links))
 
     def _held_requests(self, held: list[tuple[str, str, int]]) -> list[Request]:
         out = []
