@@ -5,7 +5,10 @@ The fingerprint and the text sketch (``newscrawl.simhash.Decision``: the same de
 sees the item, so an article is stored only once its fingerprint is in the index. A near-duplicate
 (a candidate within Hamming distance ``NEWSCRAWL_MAX_DISTANCE`` or in the sketch's band buckets,
 confirmed by the sketches) is dropped with :class:`NearDuplicate` and recorded in the duplicate log
-(url, original url, distance, both fingerprints, time, site, title).
+(url, original url, distance, both fingerprints, time, site, title, both publication times) --
+unless the item was published before the stored copy it matches (its ``published`` against the
+stored record's): then the item is the original, stored too, and the stored copy is recorded as its
+near-duplicate (``newscrawl/dedup/earlier_original``).
 
 Any item works (a dict, a :class:`scrapy.Item`, a dataclass...: through ``itemadapter``): the URL
 and the text are read from the fields named by ``NEWSCRAWL_URL_FIELD`` and ``NEWSCRAWL_TEXT_FIELD``

@@ -3,16 +3,19 @@
 Start pages (depth 0) are read on every run. Their list pages (``follow_url``) are walked while
 they keep showing article links that are not done yet: a walk stops below ``stop_after_known``
 consecutive list pages with nothing new and never admits more than ``max_list_pages`` list pages
-per start page and run (shared by the workers in Redis; ``max_list_depth`` bounds the nesting
-too). A URL matching both ``follow_url`` and ``article_url`` is a list page; a start URL is never
-an article. Article pages (``article_url``) are fetched once ever (the scheduling dupefilter
-decides from the request meta ``newscrawl_kind``). Article pages are decoded (bytes over
-declarations), extracted and yielded as :class:`~newscrawl.items.ArticleItem`; every other
-outcome (no body, non-HTML, HTTP errors, robots.txt, redirect loops, oversize pages, network
-errors) is logged and counted in the stats under ``newscrawl/...``, and per site under
-``newscrawl/sites/<name>/...`` (:mod:`newscrawl.sitestats`). At the end: one summary line per
-site, warnings for sites that yielded nothing, and exit code 4 when no source page of any site
-could be fetched.
+per start page and run (shared by the workers in Redis; ``max_list_depth`` bounds the nesting too).
+A URL matching both ``follow_url`` and ``article_url`` is a list page; a start URL is never an
+article. Of a numbered pagination bar only the next page is followed
+(:mod:`newscrawl.scheduling.pagebar`). The article links a walk finds are held until the walk has
+read its list pages, then requested oldest first (:mod:`newscrawl.scheduling.lists`), so an
+original is met before the reprints published after it. Article pages (``article_url``) are fetched
+once ever (the scheduling dupefilter decides from the request meta ``newscrawl_kind``). Article
+pages are decoded (bytes over declarations), extracted and yielded as
+:class:`~newscrawl.items.ArticleItem`; every other outcome (no body, non-HTML, HTTP errors,
+robots.txt, redirect loops, oversize pages, network errors) is logged and counted in the stats
+under ``newscrawl/...``, and per site under ``newscrawl/sites/<name>/...``
+(:mod:`newscrawl.sitestats`). At the end: one summary line per site, warnings for sites that
+yielded nothing, and exit code 4 when no source page of any site could be fetched.
 
 Sitemaps (``sitemap_urls``, also through robots.txt) and feeds (``feed_urls``) are read on every
 run too (request kinds ``sitemap`` and ``feed``); the article URLs they list become article
