@@ -39,10 +39,9 @@ def clusters(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[st
     return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
 
 
-def test_a_first_crawl_stores_the_originals_of_later_reprints(
-    tmp_path: Path, portal: MockPortal, capsys: pytest.CaptureFixture[str]
-) -> None:
-    daily = DailyPortal(portal, per_page=8, home=5)
+def publish_with_reprints(daily: DailyPortal) -> tuple[list[str], list[str]]:
+    """Days 1-4: 8 articles a day; day 6: 4 new ones and reprints of 4 articles of days 1-3,
+    listed first. Returns (originals, reprints), in the same order."""
     for _ in range(4):
         daily.publish(8)  # days 1-4: 32 articles on four list pages
     originals = [daily.paths[i] for i in (1, 6, 12, 20)]
@@ -50,6 +49,14 @@ def test_a_first_crawl_stores_the_originals_of_later_reprints(
     reprints = daily.publish(4, reprints=originals)[4:]  # day 6: 4 new, then the 4 reprints
     assert daily.pages_holding(reprints) == {1}
     assert daily.pages_holding(originals) == {3, 4, 5}
+    return originals, reprints
+
+
+def test_a_first_crawl_stores_the_originals_of_later_reprints(
+    tmp_path: Path, portal: MockPortal, capsys: pytest.CaptureFixture[str]
+) -> None:
+    daily = DailyPortal(portal, per_page=8, home=5)
+    originals, reprints = publish_with_reprints(daily)
     sites = tmp_path / "sites.toml"
     sites.write_text(daily.sites_toml(), encoding="utf-8")
 
