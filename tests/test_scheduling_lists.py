@@ -59,8 +59,10 @@ def test_held_links_come_back_oldest_first_once(r: Any) -> None:
     assert [depth_of(score) for _, _, score in held] == [2, 1, 1, 1]
     assert {site for site, _, _ in held} == {"s"}
     assert w.release("run1", "walk", "s") == []  # taken once
+    assert r.smembers(w.holding_key("run1")) == {b"other"}
     assert [url for _, url, _ in w.release_all("run1")] == ["http://x/b/1.html"]
     assert w.release_all("run1") == []
+    assert not r.exists(w.holding_key("run1"))
 
 
 def test_dates_in_urls_order_the_held_links_when_every_link_has_one() -> None:

@@ -52,6 +52,8 @@ CRAWL_WALK = "{prefix}:{spider}:walk:{run}:{walk}"
 # and held until the walk has read its list pages ("<site>\n<url>", scored by list position:
 # page * 10000 + place on the page, older higher); then queued oldest first.
 CRAWL_WALK_HELD = "{prefix}:{spider}:held:{run}:{walk}"
+# Set with TTL: the walks of run {run} that hold article links (their {walk} ids).
+CRAWL_WALKS_HOLDING = "{prefix}:{spider}:held:{run}"
 # Hash with TTL (a day after its last update): "<site>/<path>" -> count, the run's per-site
 # figures (newscrawl/sitestats.py) that the end-of-run summary and exit code 4 are based on.
 CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"

@@ -23,8 +23,9 @@ original is met first, and the near-duplicate check keeps whichever copy it sees
   ``{prefix}:{spider}:held:{run}:{walk}``, scored by list position (older: higher).
 * :meth:`ListWalks.release` -- the same, then take every held link out, oldest first (one
   transaction): called by the page that ends its branch of the walk.
-* :meth:`ListWalks.release_all` -- every walk's held links of a run, for a crawl that went idle
-  with some still held (a branch whose next list page failed or was already scheduled).
+* :meth:`ListWalks.release_all` -- every walk's held links of a run (the walks holding any are in
+  the set ``{prefix}:{spider}:held:{run}``), for a crawl that went idle with some still held (a
+  branch whose next list page was already scheduled by another walk).
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.redis.keys import CRAWL_INFLIGHT, CRAWL_QUEUE, CRAWL_WALK, CRAWL_WALK_HELD
+from newscrawl.redis.keys import (
+    CRAWL_INFLIGHT,
+    CRAWL_QUEUE,
+    CRAWL_WALK,
+    CRAWL_WALK_HELD,
+    CRAWL_WALKS_HOLDING,
+)
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lua import load
 from newscrawl.sitestats import MIN_RUN_STATS_TTL
@@ -131,21 +138,27 @@ class ListWalks:
     def held_key(self, run_id: str, walk: str) -> str:
         return self.df.keys(CRAWL_WALK_HELD, run=run_id, walk=walk)
 
-    def _add(self, pipe: Any, key: str, site: str, links: Sequence[tuple[str, int]]) -> None:
+    def holding_key(self, run_id: str) -> str:
+        return self.df.keys(CRAWL_WALKS_HOLDING, run=run_id)
+
+    def _add(self, pipe: Any, run_id: str, walk: str, site: str,
+             links: Sequence[tuple[str, int]]) -> None:
         if links:
+            key = self.held_key(run_id, walk)
             # GT: a link listed twice (home page and list page 1) keeps its older place
             pipe.zadd(key, {f"{site}\n{url}": score for url, score in links}, gt=True)
             pipe.expire(key, self.ttl)
+            pipe.sadd(self.holding_key(run_id), walk)
+            pipe.expire(self.holding_key(run_id), self.ttl)
 
     def hold(self, run_id: str, walk: str, site: str, links: Sequence[tuple[str, int]]) -> None:
         """Hold ``links`` ((url, :func:`position`) pairs) until the walk is released."""
         if not links:
             return
-        key = self.held_key(run_id, walk)
 
         def add() -> None:
             pipe = self.df.server.pipeline(transaction=True)
-            self._add(pipe, key, site, links)
+            self._add(pipe, run_id, walk, site, links)
             pipe.execute()
 
         self.df.retry.call(add, what="hold article links")
@@ -158,10 +171,11 @@ class ListWalks:
 
         def take() -> list[tuple[bytes, float]]:
             pipe = self.df.server.pipeline(transaction=True)
-            self._add(pipe, key, site, links)
+            self._add(pipe, run_id, walk, site, links)
             pipe.zrevrange(key, 0, -1, withscores=True)
             pipe.delete(key)
-            return list(pipe.execute()[-2])
+            pipe.srem(self.holding_key(run_id), walk)
+            return list(pipe.execute()[-3])
 
         return oldest_first(_decode(self.df.retry.call(take, what="release article links")))
 
@@ -178,14 +192,11 @@ class ListWalks:
 
     def release_all(self, run_id: str) -> list[tuple[str, str, int]]:
         """Take the held links of every walk of the run, oldest first within each walk."""
-        pattern = self.held_key(run_id, "*")
-        keys = list(self.df.retry.call(lambda: list(self.df.server.scan_iter(match=pattern,
-                                                                             count=1000)),
-                                       what="find held article links"))
+        walks = self.df.retry.call(self.df.server.smembers, self.holding_key(run_id),
+                                   what="find held article links")
         out: list[tuple[str, str, int]] = []
-        for key in sorted(keys):
-            name = key.decode() if isinstance(key, bytes) else str(key)
-            out += self.release(run_id, name.rsplit(":", 1)[1], "")
+        for walk in sorted(w.decode() if isinstance(w, bytes) else str(w) for w in walks):
+            out += self.release(run_id, walk, "")
         return out
 
 
