@@ -45,6 +45,9 @@ def test_next_hints_are_followed_and_the_other_controls_are_not() -> None:
     assert plan([ListLink(f"{BASE}/p/7", "7"), ListLink(f"{BASE}/p/8", "8")], f"{BASE}/p/5",
                 current_number=5, next_urls=[f"{BASE}/p/8"]).follow == [f"{BASE}/p/7",
                                                                        f"{BASE}/p/8"]
+    assert plan(bar(4, 6), f"{BASE}/list/5.html", current_number=5,
+                next_urls=[f"{BASE}/list/6.html?x", f"{BASE}/list/5.html"]).follow == [
+        f"{BASE}/list/6.html", f"{BASE}/list/6.html?x"]
 
 
 def test_links_that_are_not_a_bar_are_all_followed_as_before() -> None:

@@ -83,6 +83,7 @@ def plan(links: Iterable[ListLink], current_url: str, current_number: int | None
     ``current_number`` is the bar number the page was reached by (None: unknown); ``next_urls``
     are ``<link rel="next">`` targets from the page's head."""
     links = list(links)
+    next_urls = list(next_urls)
     hinted = set(next_urls)
     numbered: dict[str, int] = {}
     for link in links:
@@ -109,5 +110,8 @@ def plan(links: Iterable[ListLink], current_url: str, current_number: int | None
             out.follow.append(url)
         if url in numbered:
             out.numbers[url] = numbered[url]
+    for url in next_urls:  # a <link rel="next"> the page has no anchor for
+        if url not in out.follow and url != current_url:
+            out.follow.append(url)
     out.withheld = len({link.url for link in links} - set(out.follow) - {current_url})
     return out
