@@ -188,3 +188,20 @@ def test_a_numbered_bar_is_read_in_order_until_a_page_shows_nothing_new(tmp_path
         assert stored_urls(tmp_path) == {portal.url(p): 1 for p in daily.paths}
     finally:
         portal.stop()
+
+
+def test_a_numbered_bar_goes_on_past_a_page_that_fails(tmp_path: Path) -> None:
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        daily = DailyPortal(portal, per_page=8, home=5, bar="numbered")
+        daily.publish(40)  # five list pages
+        portal.fail("/list/2.html", None, status=404)
+        sites = write_sites(tmp_path, daily.sites_toml())
+        result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+        assert daily.list_hits() == {n: 1 for n in range(1, 6)}
+        assert result.stats["newscrawl/lists/skipped_failed_page"] == 1
+        on_page_2 = set(daily.newest_first[8:16])
+        assert set(stored_urls(tmp_path)) == {portal.url(p) for p in daily.paths
+                                              if p not in on_page_2}
+    finally:
+        portal.stop()

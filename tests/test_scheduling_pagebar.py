@@ -20,6 +20,7 @@ def test_a_page_outside_the_bar_follows_its_first_page_only() -> None:
     p = plan(bar(1, 2, 3, 4, 5), f"{BASE}/")
     assert p.follow == [f"{BASE}/list/1.html"]
     assert p.numbers == {f"{BASE}/list/1.html": 1}
+    assert p.after == {f"{BASE}/list/1.html": (f"{BASE}/list/2.html", 2)}
     assert p.withheld == 4
 
 

@@ -50,10 +50,13 @@ class ListLink:
 @dataclass
 class Plan:
     """What to follow: ``follow`` (URLs, page order), the bar numbers of the followed numbered
-    links (``numbers``), and how many list links were left for the sequence (``withheld``)."""
+    links (``numbers``), the page after the followed next page in the bar (``after``: its URL and
+    number, to go on with should the next page fail), and how many list links were left for the
+    sequence (``withheld``)."""
 
     follow: list[str] = field(default_factory=list)
     numbers: dict[str, int] = field(default_factory=dict)
+    after: dict[str, tuple[str, int]] = field(default_factory=dict)
     withheld: int = 0
 
 
@@ -94,9 +97,9 @@ def plan(links: Iterable[ListLink], current_url: str, current_number: int | None
             current_number = number  # the bar names the page itself
         else:
             numbered.setdefault(link.url, number)
-    after = {url: n for url, n in numbered.items()
-             if current_number is None or n > current_number}
-    next_numbered = min(after, key=lambda url: (after[url], url)) if after else None
+    later = sorted((n, url) for url, n in numbered.items()
+                   if current_number is None or n > current_number)
+    next_numbered = later[0][1] if later else None
     out = Plan()
     for link in links:
         url = link.url
@@ -110,6 +113,9 @@ def plan(links: Iterable[ListLink], current_url: str, current_number: int | None
             out.follow.append(url)
         if url in numbered:
             out.numbers[url] = numbered[url]
+    following = [(n, url) for n, url in later[1:] if n > later[0][0]] if later else []
+    if next_numbered is not None and following:
+        out.after[next_numbered] = (following[0][1], following[0][0])
     for url in next_urls:  # a <link rel="next"> the page has no anchor for
         if url not in out.follow and url != current_url:
             out.follow.append(url)

@@ -58,6 +58,7 @@ from newscrawl.meta import (
     DEPTH,
     KIND,
     KNOWN,
+    PAGE_AFTER,
     PAGE_NUMBER,
     ROBOTS,
     ROOT,
@@ -217,7 +218,7 @@ class PortalSpider(scrapy.Spider):
 
     def _request(self, url: str, site: Site, kind: RequestKind, depth: int, *,
                  walk: str | None = None, known: int = 0, start_url: str | None = None,
-                 number: int | None = None) -> Request:
+                 number: int | None = None, after: tuple[str, int] | None = None) -> Request:
         callback = self.parse_article if kind == RequestKind.ARTICLE else self.parse_page
         meta: dict[str, Any] = {KIND: kind, SITE: site.name, DEPTH: depth}
         if kind in (RequestKind.START, RequestKind.LIST):
@@ -227,6 +228,8 @@ class PortalSpider(scrapy.Spider):
             meta[KNOWN] = known
             if number is not None:
                 meta[PAGE_NUMBER] = number
+            if after is not None:
+                meta[PAGE_AFTER] = list(after)
         return Request(
             url,
             callback=callback,
@@ -458,7 +461,8 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/links/list_too_deep", len(list_urls))
             return [], False
         requests = [self._request(url, site, RequestKind.LIST, depth + 1, walk=walk, known=known,
-                                  start_url=start_url, number=page_plan.numbers.get(url))
+                                  start_url=start_url, number=page_plan.numbers.get(url),
+                                  after=page_plan.after.get(url))
                     for url in list_urls]
         run_id = current_run(self.crawler) if self.crawler is not None else None
         results = (self.walks.reserve(run_id, walk, requests, site.max_list_pages) if run_id
@@ -550,9 +554,36 @@ class PortalSpider(scrapy.Spider):
         if request is None or not isinstance(site, str):
             return []
         try:
-            return self._release_walk(request.meta, self.sites.get(site))
+            after = self._page_after(request, self.sites.get(site))
+            return after or self._release_walk(request.meta, self.sites.get(site))
         except RedisUnavailable:
             return []
+
+    def _page_after(self, failed: Request, site: Site | None) -> list[Request]:
+        """The page after a failed page of a numbered bar, admitted to its walk: the walk goes
+        on there (a sequence does not end at one broken page)."""
+        after = failed.meta.get(PAGE_AFTER)
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        if site is None or run_id is None or failed.meta.get(KIND) != RequestKind.LIST or \
+                not isinstance(after, list) or len(after) != 2:
+            return []
+        url, number = after
+        walk = str(failed.meta.get(WALK) or site.name)
+        try:
+            request = self._request(
+                str(url), site, RequestKind.LIST, int(failed.meta.get(DEPTH, 1)), walk=walk,
+                known=int(failed.meta.get(KNOWN, 0) or 0),
+                start_url=str(failed.meta.get(WALK_START) or ""),
+                number=int(number) if isinstance(number, int) else None)
+        except (TypeError, ValueError):
+            return []
+        if self.walks.reserve(run_id, walk, [request], site.max_list_pages) != [ADMITTED]:
+            return []
+        self._inc("newscrawl/lists/skipped_failed_page")
+        self._inc("newscrawl/links/list")
+        logger.info("Site %s: list page %s failed; its walk goes on at %s, the page after it",
+                    site.name, failed.url, request.url)
+        return [request]
 
     def _log_error(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
