@@ -196,8 +196,10 @@ def test_two_workers_store_the_originals_of_later_reprints(
     sites = tmp_path / "sites.toml"
     sites.write_text(daily.sites_toml(), encoding="utf-8")
     for i in range(2):
-        workers.append(start_crawl(tmp_path, sites, *FAST, "NEWSCRAWL_IDLE_EXIT_SECONDS=3",
-                                   redis_url=redis_server.url, log_path=tmp_path / f"w{i}.log"))
+        # the default 4 requests per domain and worker (FAST allows 8)
+        workers.append(start_crawl(tmp_path, sites, *FAST, "CONCURRENT_REQUESTS_PER_DOMAIN=4",
+                                   "NEWSCRAWL_IDLE_EXIT_SECONDS=3", redis_url=redis_server.url,
+                                   log_path=tmp_path / f"w{i}.log"))
     results = [finished(w) for w in workers]
     stored = set(stored_urls(tmp_path))
     url = daily.portal.url

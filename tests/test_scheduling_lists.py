@@ -65,6 +65,18 @@ def test_held_links_come_back_oldest_first_once(r: Any) -> None:
     assert not r.exists(w.holding_key("run1"))
 
 
+def test_a_page_parsed_again_releases_its_links_again(r: Any) -> None:
+    # the worker that released them may have died before they reached the queue
+    w = walks(r)
+    w.hold("run1", "walk", "s", [("http://x/a/9.html", position(1, 0))])
+    first = w.release("run1", "walk", "s", [("http://x/a/8.html", position(2, 0))], page="p2")
+    assert [url for _, url, _ in first] == ["http://x/a/8.html", "http://x/a/9.html"]
+    assert w.release("run1", "walk", "s", [("http://x/a/8.html", position(2, 0))],
+                     page="p2") == first
+    assert w.release("run1", "walk", "s", page="p3") == []  # another page: nothing held
+    assert w.release_all("run1") == []
+
+
 def test_dates_in_urls_order_the_held_links_when_every_link_has_one() -> None:
     assert [url_day(u) for u in ("http://x/news/20261116/1.html", "http://x/c/2024-03-15/d.html",
                                  "http://x/n1/2024/0315/c1.html", "http://x/gn/2024/03-15/9.html",

@@ -54,6 +54,9 @@ CRAWL_WALK = "{prefix}:{spider}:walk:{run}:{walk}"
 CRAWL_WALK_HELD = "{prefix}:{spider}:held:{run}:{walk}"
 # Set with TTL: the walks of run {run} that hold article links (their {walk} ids).
 CRAWL_WALKS_HOLDING = "{prefix}:{spider}:held:{run}"
+# Sorted set with TTL: the held links list page {page} (its fingerprint, hex) released in run
+# {run}, released again should the page be parsed again (its worker died before it was done).
+CRAWL_PAGE_RELEASED = "{prefix}:{spider}:released:{run}:{page}"
 # Hash with TTL (a day after its last update): "<site>/<path>" -> count, the run's per-site
 # figures (newscrawl/sitestats.py) that the end-of-run summary and exit code 4 are based on.
 CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"

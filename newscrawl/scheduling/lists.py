@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from newscrawl.redis.keys import (
     CRAWL_INFLIGHT,
+    CRAWL_PAGE_RELEASED,
     CRAWL_QUEUE,
     CRAWL_WALK,
     CRAWL_WALK_HELD,
@@ -164,15 +165,26 @@ class ListWalks:
         self.df.retry.call(add, what="hold article links")
 
     def release(self, run_id: str, walk: str, site: str,
-                links: Sequence[tuple[str, int]] = ()) -> list[tuple[str, str, int]]:
+                links: Sequence[tuple[str, int]] = (), *,
+                page: str | None = None) -> list[tuple[str, str, int]]:
         """Hold ``links``, then take every link the walk holds: (site, url, score), oldest first
-        (:func:`oldest_first`)."""
+        (:func:`oldest_first`).
+
+        With ``page`` (the id of the list page releasing them, :meth:`walk_id`), the links are
+        kept in ``{prefix}:{spider}:released:{run}:{page}`` for the run, and a second release by
+        the same page (parsed again because its worker died before it was done, maybe before the
+        requests reached the queue) returns them again: the scheduler drops those already
+        queued or done."""
         key = self.held_key(run_id, walk)
+        released = self.df.keys(CRAWL_PAGE_RELEASED, run=run_id, page=page) if page else None
 
         def take() -> list[tuple[bytes, float]]:
             pipe = self.df.server.pipeline(transaction=True)
             self._add(pipe, run_id, walk, site, links)
-            pipe.zrevrange(key, 0, -1, withscores=True)
+            if released is not None:
+                pipe.zunionstore(released, [key, released], aggregate="MAX")
+                pipe.expire(released, self.ttl)
+            pipe.zrevrange(released or key, 0, -1, withscores=True)
             pipe.delete(key)
             pipe.srem(self.holding_key(run_id), walk)
             return list(pipe.execute()[-3])

@@ -270,7 +270,7 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/pages/not_html")
             logger.warning("List page %s is not HTML (%s)", response.url,
                            response.headers.get(b"Content-Type"))
-            yield from self._release_walk(response.meta, site)
+            yield from self._release_walk(response.meta, response.url, site, response.request)
             return
         depth = int(response.meta.get(DEPTH, 0))
         article_urls, list_links = self._page_links(response, site)
@@ -314,7 +314,9 @@ class PortalSpider(scrapy.Spider):
             return out
         if not links and response.meta.get(KIND, RequestKind.START) == RequestKind.START:
             return out  # a walk that ends on its start page held nothing
-        return out + self._held_requests(self.walks.release(run_id, walk, site.name, links))
+        page = self.walks.walk_id(response.request) if response.request is not None else None
+        return out + self._held_requests(self.walks.release(run_id, walk, site.name, links,
+                                                            page=page))
 
     def _held_requests(self, held: list[tuple[str, str, int]]) -> list[Request]:
         out = []
@@ -326,15 +328,17 @@ class PortalSpider(scrapy.Spider):
             out.append(self._request(url, site, RequestKind.ARTICLE, depth_of(score) + 1))
         return out
 
-    def _release_walk(self, meta: Mapping[str, Any], site: Site | None) -> list[Request]:
+    def _release_walk(self, meta: Mapping[str, Any], url: str, site: Site | None,
+                      page: Request | None = None) -> list[Request]:
         """The held article links of a walk whose list page ends it without being read (not
         HTML, download failed)."""
         run_id = current_run(self.crawler) if self.crawler is not None else None
         if run_id is None or site is None or meta.get(KIND) not in (RequestKind.START,
                                                                     RequestKind.LIST):
             return []
-        return self._held_requests(self.walks.release(run_id, self._walk_of(meta, ""),
-                                                      site.name))
+        return self._held_requests(self.walks.release(
+            run_id, self._walk_of(meta, url), site.name,
+            page=self.walks.walk_id(page) if page is not None else None))
 
     def _on_idle(self) -> None:
         """A crawl with nothing queued or in flight anywhere requests the links still held
@@ -555,7 +559,8 @@ class PortalSpider(scrapy.Spider):
             return []
         try:
             after = self._page_after(request, self.sites.get(site))
-            return after or self._release_walk(request.meta, self.sites.get(site))
+            return after or self._release_walk(request.meta, request.url, self.sites.get(site),
+                                               request)
         except RedisUnavailable:
             return []
 
