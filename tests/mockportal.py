@@ -244,6 +244,9 @@ class MockPortal:
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
+            # socketserver's default backlog of 5 drops the SYNs of a crawl's concurrent
+            # connections beyond it: those pages then answer a second late (the SYN retry)
+            request_queue_size = 128
 
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass  # clients closing early (oversize pages) are expected here
