@@ -18,6 +18,7 @@ nothing in a week, at the price of re-reading the archive every day).
 
     python benchmarks/bench_pagination.py               # 7 days, 10..50 a day (~4-6 min)
     python benchmarks/bench_pagination.py --days 3 --min 30 --max 30
+    python benchmarks/bench_pagination.py --bar numbered   # a "1 2 3 4 5 下一页" bar instead
 """
 
 from __future__ import annotations
@@ -57,14 +58,17 @@ def main() -> None:
     parser.add_argument("--min", type=int, default=10, help="fewest articles a day")
     parser.add_argument("--max", type=int, default=50, help="most articles a day")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--bar", choices=("prevnext", "numbered"), default="prevnext",
+                        help="the portal's pagination: first/previous/next links (default), or"
+                        " a numbered bar of five pages with a 下一页 link")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     per_day = [args.backlog] + [rng.randint(args.min, args.max) for _ in range(args.days)]
     print(f"articles published: backlog {per_day[0]}, then per day {per_day[1:]}"
-          f" (8 a list page)", flush=True)
+          f" (8 a list page, {args.bar} pagination)", flush=True)
 
     work = Path(tempfile.mkdtemp(prefix="bench-pagination-"))
-    portals = {name: DailyPortal(MockPortal("127.0.0.1").start(), prefix="w")
+    portals = {name: DailyPortal(MockPortal("127.0.0.1").start(), prefix="w", bar=args.bar)
                for name in CONFIGS}
     daily_pages: dict[str, list[int]] = {name: [] for name in CONFIGS}
     seconds: dict[str, float] = {name: 0.0 for name in CONFIGS}

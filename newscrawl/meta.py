@@ -37,6 +37,11 @@ ROBOTS = "newscrawl_robots"  # a robots.txt read for its Sitemap: lines
 WALK = "newscrawl_walk"
 KNOWN = "newscrawl_known"
 WALK_START = "newscrawl_walk_start"
+#: The number a list page has in the pagination bar it was reached from (its successor in the
+#: bar is the next page: newscrawl/scheduling/pagebar.py).
+PAGE_NUMBER = "newscrawl_page_number"
+#: [URL, number] of the page after it in that bar: the walk goes on there if this page fails.
+PAGE_AFTER = "newscrawl_page_after"
 #: Set on the requests a spider yields from ``start()`` besides start pages (configured sitemaps
 #: and feeds): like start pages, only the worker that claimed the run schedules them.
 ROOT = "newscrawl_root"

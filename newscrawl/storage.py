@@ -234,6 +234,23 @@ class ArticleStore:
         today = time.time() if now is None else now
         return self.contains(url, [day_of(today), day_of(today - SECONDS_PER_DAY)])
 
+    def record_of(self, url: str, indexed_day: int) -> dict[str, Any] | None:
+        """``url``'s stored record, looked up as :meth:`already_stored` does (the files of the
+        day its fingerprint was indexed and the day after); None if it is not there."""
+        for n in (1, 0):
+            try:
+                fh = self.path_for(day_of((indexed_day + n) * SECONDS_PER_DAY)).open("rb")
+            except OSError:
+                continue
+            with fh:
+                for line in fh:
+                    if not line.endswith(b"\n"):
+                        continue
+                    record = parse_record(line)
+                    if record is not None and record.get(self.url_field) == url:
+                        return record
+        return None
+
     def _urls_of(self, day: str) -> set[str]:
         offset, line_no, urls = self._known.pop(day, (0, 0, set()))
         path = self.path_for(day)

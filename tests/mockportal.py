@@ -13,6 +13,7 @@ texts are generated here from a seeded RNG (Chinese news-like prose), never read
 
 from __future__ import annotations
 
+import datetime
 import random
 import threading
 import time
@@ -256,6 +257,9 @@ class MockPortal:
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
+            # socketserver's default backlog of 5 drops the SYNs of a crawl's concurrent
+            # connections beyond it: those pages then answer a second late (the SYN retry)
+            request_queue_size = 128
 
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass  # clients closing early (oversize pages) are expected here
@@ -488,29 +492,49 @@ class DailyPortal:
     ``/`` shows the ``home`` newest headlines and links to ``/list/1.html``; ``/list/N.html``
     shows articles ``(N-1)*per_page .. N*per_page-1`` (newest first) with links to the first,
     previous and next pages, as portals' pagination bars do. Article texts are distinct.
+
+    ``bar="numbered"``: instead, the home page and every list page show a numbered bar
+    ("1 2 3 4 5", link texts are the page numbers, the current page as plain text, a window of
+    five pages around it) and a "下一页" link.
     """
 
     def __init__(self, portal: MockPortal, *, per_page: int = 8, home: int = 5,
-                 prefix: str = "d") -> None:
+                 prefix: str = "d", bar: str = "prevnext") -> None:
+        if bar not in ("prevnext", "numbered"):
+            raise ValueError(f"unknown bar {bar!r}")
         self.portal = portal
         self.per_page = per_page
         self.home = home
         self.prefix = prefix
+        self.bar = bar
         self.paths: list[str] = []  # every article path, oldest first
         self.day = 0
 
-    def publish(self, count: int) -> list[str]:
-        """Publish ``count`` new articles (a new day) and rebuild the list pages."""
+    def publish(self, count: int, *, reprints: Iterable[str] = ()) -> list[str]:
+        """Publish ``count`` new articles (a new day) and rebuild the list pages.
+
+        ``reprints``: paths of earlier articles also reprinted that day (new pages with their
+        text, a "转载" headline and a source line, published that day), listed after the
+        ``count`` new ones (so newer). Every article is published on its simulated day
+        (``published_on``)."""
         self.day += 1
         new = []
-        for _ in range(count):
+        for i, original in enumerate([None] * count + list(reprints)):
             n = len(self.paths) + 1
             path = f"/a/{n}.html"
-            self.portal.add_article(path, Article.generate(f"{self.prefix}{n}"))
+            article = (Article.generate(f"{self.prefix}{n}") if original is None
+                       else self.portal.articles[original].reprint("转载网"))
+            article.published = f"{self.published_on(self.day)} {8 + i // 60:02d}:{i % 60:02d}"
+            self.portal.add_article(path, article)
             self.paths.append(path)
             new.append(path)
         self._rebuild()
         return new
+
+    @staticmethod
+    def published_on(day: int) -> str:
+        """The date of simulated day ``day`` (day 1: 2026-11-01)."""
+        return (datetime.date(2026, 10, 31) + datetime.timedelta(days=day)).isoformat()
 
     @property
     def newest_first(self) -> list[str]:
@@ -528,9 +552,30 @@ class DailyPortal:
         order = self.newest_first
         return {order.index(p) // self.per_page + 1 for p in paths}
 
+    def numbered_bar(self, current: int) -> str:
+        """A numbered pagination bar: five page numbers around ``current`` (0: the home page,
+        not in the bar) and a "下一页" link."""
+        last = self.n_pages
+        first = min(max(1, current - 2), max(1, last - 4))
+        parts = []
+        for n in range(first, min(last, first + 4) + 1):
+            parts.append(f"<span>{n}</span>" if n == current
+                         else f'<a href="{self.list_path(n)}">{n}</a>')
+        if current < last:
+            parts.append(f'<a href="{self.list_path(current + 1)}">下一页</a>')
+        return '<div class="pages">' + " ".join(parts) + "</div>"
+
     def _rebuild(self) -> None:
         order = self.newest_first
         self.portal.set("/robots.txt", Page(b"User-agent: *\nDisallow:\n", "text/plain"))
+        if self.bar == "numbered":
+            self.portal.set("/", html_page(list_html("首页", order[: self.home],
+                                                     self.numbered_bar(0))))
+            for n in range(1, self.n_pages + 1):
+                links = order[(n - 1) * self.per_page: n * self.per_page]
+                self.portal.set(self.list_path(n), html_page(
+                    list_html(f"新闻 第{n}页", links, self.numbered_bar(n))))
+            return
         self.portal.set("/", html_page(list_html("首页", order[: self.home] + ["/list/1.html"])))
         last = self.n_pages
         for n in range(1, last + 1):

@@ -76,11 +76,11 @@ def test_clusters_json_newest_first_with_titles_from_the_store(
         "https://b.example/B", "https://a.example/A", "https://c.example/C"]  # fmt: skip
     assert [row["original_title"] for row in rows] == [None, "A 的标题", "C 的标题"]
     a = rows[1]
-    assert set(a) == {"original_url", "original_title", "duplicates"}
+    assert set(a) == {"original_url", "original_title", "original_published", "duplicates"}
     dups = a["duplicates"]
     assert isinstance(dups, list)
     assert [d["url"] for d in dups] == ["https://y.example/a2", "https://x.example/a1"]
-    assert all(set(d) == {"url", "distance", "seen_at", "site"} for d in dups)
+    assert all(set(d) == {"url", "distance", "seen_at", "site", "published"} for d in dups)
     assert [d["distance"] for d in dups] == [3, 2] and [d["site"] for d in dups] == ["y", "x"]
     seen = datetime.fromisoformat(dups[0]["seen_at"])
     assert seen.timestamp() == BASE + 50 * 60 and seen.utcoffset() is not None
@@ -119,6 +119,29 @@ def test_clusters_original_title_from_the_record_first(
                              "--store-dir", str(tmp_path / "none"))  # fmt: skip
     assert code == 0, err
     assert json_lines(out)[0]["original_title"] == "记录里的标题"
+
+
+def test_a_copy_stored_before_the_original_published_first_joins_its_cluster(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], tmp_path: Path
+) -> None:
+    """A reprint R was stored first; the original O, published earlier, was stored after it and
+    R recorded as O's near-duplicate; a second reprint R2 was then matched to R. One cluster,
+    named O, with the publication dates the records carry."""
+    log = DuplicateLog(r)
+    record(log, "https://r.example/R", "https://o.example/O", 1, 0, published="2026-11-05",
+           original_published="2026-11-01", published_first="original")
+    record(log, "https://r2.example/R2", "https://r.example/R", 2, 5, published="2026-11-07",
+           original_published="2026-11-05", published_first="original")
+    code, out, err = run_cli(capsys, *url_args, "clusters", "--json",
+                             "--store-dir", str(tmp_path / "none"))  # fmt: skip
+    assert code == 0, err
+    (row,) = json_lines(out)
+    assert row["original_url"] == "https://o.example/O"
+    assert row["original_published"] == "2026-11-01"
+    dups = row["duplicates"]
+    assert isinstance(dups, list)
+    assert [(d["url"], d["published"]) for d in dups] == [
+        ("https://r2.example/R2", "2026-11-07"), ("https://r.example/R", "2026-11-05")]
 
 
 def test_clusters_empty_and_bad_limit(

@@ -185,6 +185,31 @@ def test_two_workers_walk_one_site_together(
     assert {p: hits.get(p, 0) for p in new} == {p: 1 for p in new}
 
 
+def test_two_workers_store_the_originals_of_later_reprints(
+    tmp_path: Path, daily: DailyPortal, redis_server: RedisServer, workers: list[Worker],
+) -> None:
+    from test_crawl_originals import publish_with_reprints
+
+    originals, reprints = publish_with_reprints(daily)
+    # list pages answer slowly, so both workers are busy while the walk goes on
+    daily.portal.delay(list_paths(daily), 0.3)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(daily.sites_toml(), encoding="utf-8")
+    for i in range(2):
+        # the default 4 requests per domain and worker (FAST allows 8)
+        workers.append(start_crawl(tmp_path, sites, *FAST, "CONCURRENT_REQUESTS_PER_DOMAIN=4",
+                                   "NEWSCRAWL_IDLE_EXIT_SECONDS=3", redis_url=redis_server.url,
+                                   log_path=tmp_path / f"w{i}.log"))
+    results = [finished(w) for w in workers]
+    stored = set(stored_urls(tmp_path))
+    url = daily.portal.url
+    assert {url(p) for p in originals} <= stored
+    assert not {url(p) for p in reprints} & stored
+    assert sum(r.stats.get("newscrawl/dedup/near_duplicate", 0) for r in results) == 4
+    records = {rec["url"]: rec["original_url"] for rec in duplicates_json(tmp_path, redis_server)}
+    assert records == {url(r): url(o) for o, r in zip(originals, reprints, strict=True)}
+
+
 def test_a_killed_worker_does_not_end_the_walk(
     tmp_path: Path, daily: DailyPortal, redis_server: RedisServer, workers: list[Worker],
 ) -> None:

@@ -166,3 +166,43 @@ def test_a_dead_start_page_exits_4_and_names_the_site(tmp_path: Path,
     result = ok(run_crawl(tmp_path, sites, *SETTINGS))
     assert any("Site dead: none of its" in w for w in warnings(result))
     assert site_figures(result)["stored"] == 5
+
+
+def test_a_numbered_bar_is_read_in_order_until_a_page_shows_nothing_new(tmp_path: Path) -> None:
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        daily = DailyPortal(portal, per_page=8, home=5, bar="numbered")
+        sites = write_sites(tmp_path, daily.sites_toml())
+        daily.publish(40)  # five list pages, all linked from the home page's bar "1 2 3 4 5"
+        first = ok(run_crawl(tmp_path, sites, *SETTINGS))
+        assert daily.list_hits() == {n: 1 for n in range(1, 6)}
+        assert site_figures(first)["stored"] == 40
+        before = daily.list_hits()
+        new = daily.publish(3)
+        assert daily.pages_holding(new) == {1}
+        second = ok(run_crawl(tmp_path, sites, *SETTINGS))
+        read = {n for n, hits in daily.list_hits().items() if hits != before.get(n, 0)}
+        # page 1 showed the new articles, page 2 nothing new: the walk ends there
+        assert read == {1, 2}, read
+        fig = site_figures(second)
+        assert (fig["pages/list"], fig["stored"], fig["pages/article"]) == (2, 3, 3), fig
+        assert stored_urls(tmp_path) == {portal.url(p): 1 for p in daily.paths}
+    finally:
+        portal.stop()
+
+
+def test_a_numbered_bar_goes_on_past_a_page_that_fails(tmp_path: Path) -> None:
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        daily = DailyPortal(portal, per_page=8, home=5, bar="numbered")
+        daily.publish(40)  # five list pages
+        portal.fail("/list/2.html", None, status=404)
+        sites = write_sites(tmp_path, daily.sites_toml())
+        result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+        assert daily.list_hits() == {n: 1 for n in range(1, 6)}
+        assert result.stats["newscrawl/lists/skipped_failed_page"] == 1
+        on_page_2 = set(daily.newest_first[8:16])
+        assert set(stored_urls(tmp_path)) == {portal.url(p) for p in daily.paths
+                                              if p not in on_page_2}
+    finally:
+        portal.stop()

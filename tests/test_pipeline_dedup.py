@@ -373,3 +373,48 @@ def test_expected_drops_are_logged_at_info() -> None:
     for exc in drops:
         result = LogFormatter().dropped({"url": "http://a.test/1"}, exc, None, spider)
         assert result["level"] == logging.INFO, type(exc).__name__
+
+
+def test_the_copy_published_first_is_kept_and_named_the_original(tmp_path: Path) -> None:
+    """A reprint stored before its original (met first): the original, published earlier, is
+    stored too and the reprint is recorded as its near-duplicate; a reprint met after its
+    original is dropped as before, its record saying which copy was published first."""
+    crawler = get_crawler(settings_dict={"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
+                                         "NEWSCRAWL_FINGERPRINT_WORKERS": 0})
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    store = StorePipeline.from_crawler(crawler)
+
+    def dated(url: str, text: str, published: str | None) -> ArticleItem:
+        it = item(url, text)
+        it["published"] = published
+        return it
+
+    try:
+        original = Article.generate("first")
+        reprint = original.reprint("乙网")
+        stored = run_both(dedup, store, dated("http://b/r", reprint.text, "2026-11-05T09:00:00"))
+        assert stored["url"] == "http://b/r"
+        kept = run_both(dedup, store, dated("http://a/o", original.text, "2026-11-01T08:00:00"))
+        assert kept["url"] == "http://a/o"
+        assert crawler.stats.get_value("newscrawl/dedup/earlier_original") == 1
+        log = DuplicateLog(dedup.index.client)
+        record = log.get("http://b/r")
+        assert record is not None and record.original_url == "http://a/o"
+        assert record.extra["published"] == "2026-11-05T09:00:00"
+        assert record.extra["original_published"] == "2026-11-01T08:00:00"
+        assert record.extra["published_first"] == "original"
+        # a later reprint of either copy is dropped; its record says the original came first
+        with pytest.raises(NearDuplicate):
+            run_both(dedup, store, dated("http://c/r", original.text, "2026-11-09T10:00:00"))
+        later = log.get("http://c/r")
+        assert later is not None and later.extra["published_first"] == "original"
+        # no date on the new copy: dropped as before, nothing said about the order
+        with pytest.raises(NearDuplicate):
+            run_both(dedup, store, dated("http://d/r", original.text, None))
+        undated = log.get("http://d/r")
+        assert undated is not None and undated.extra["published_first"] is None
+        assert {a["url"] for a in iter_articles(tmp_path / "data" / "articles")} == {
+            "http://b/r", "http://a/o"}
+    finally:
+        store.close()
+        dedup.close()

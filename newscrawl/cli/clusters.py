@@ -1,7 +1,9 @@
 """``newscrawl clusters``: each original with the reprints dropped against it, newest first.
 
 Read from the duplicate records (``{prefix}:duplicates`` and ``{prefix}:duplicates:log``, see
-:mod:`newscrawl.index.duplicates`): the records are grouped by ``original_url``; a cluster is as
+:mod:`newscrawl.index.duplicates`): the records are grouped by ``original_url``, followed up the
+records (a copy recorded as the near-duplicate of an original published before it, and the
+reprints dropped against that copy, are one cluster of that original); a cluster is as
 new as its newest duplicate (``seen_at``), and its duplicates are listed newest first. The
 original's title comes from the records when they carry ``original_title``, else from the stored
 articles (the daily files under ``--store-dir``, default ``<data dir>/articles``), else it is
@@ -33,6 +35,7 @@ class Cluster:
     original_url: str
     duplicates: list[DuplicateRecord] = field(default_factory=list)
     original_title: str | None = None
+    original_published: str | None = None
 
     @property
     def latest(self) -> float:
@@ -42,12 +45,14 @@ class Cluster:
         return {
             "original_url": self.original_url,
             "original_title": self.original_title,
+            "original_published": self.original_published,
             "duplicates": [
                 {
                     "url": d.url,
                     "distance": d.distance,
                     "seen_at": d.seen_at_iso,
                     "site": d.extra.get("site"),
+                    "published": d.extra.get("published"),
                 }
                 for d in self.duplicates
             ],
@@ -84,18 +89,42 @@ def iter_records(log: DuplicateLog, page: int = PAGE) -> Iterator[DuplicateRecor
                 continue
 
 
+def _roots(records: list[DuplicateRecord]) -> dict[str, str]:
+    """Each record's original, followed up the records: a copy stored before an original
+    published earlier than it is recorded as that original's near-duplicate, and a reprint
+    dropped against that copy belongs to the same original."""
+    parent = {r.url: r.original_url for r in records}
+    roots: dict[str, str] = {}
+    for record in records:
+        url, seen = record.original_url, {record.url}
+        while url in parent and url not in seen:
+            seen.add(url)
+            url = parent[url]
+        roots[record.url] = url
+    return roots
+
+
 def group(records: Iterator[DuplicateRecord] | list[DuplicateRecord]) -> list[Cluster]:
     """Records grouped by original, newest cluster first, each cluster's duplicates newest first."""
+    records = list(records)
+    roots = _roots(records)
     clusters: dict[str, Cluster] = {}
     for record in records:
-        cluster = clusters.get(record.original_url)
+        root = roots[record.url]
+        cluster = clusters.get(root)
         if cluster is None:
-            cluster = clusters[record.original_url] = Cluster(record.original_url)
+            cluster = clusters[root] = Cluster(root)
         cluster.duplicates.append(record)
+        if root != record.original_url:
+            continue
         if cluster.original_title is None:
             title = record.extra.get("original_title")
             if isinstance(title, str) and title:
                 cluster.original_title = title
+        if cluster.original_published is None:
+            published = record.extra.get("original_published")
+            if isinstance(published, str) and published:
+                cluster.original_published = published
     out = list(clusters.values())
     for cluster in out:
         cluster.duplicates.sort(key=lambda d: (d.seen_at, d.url), reverse=True)

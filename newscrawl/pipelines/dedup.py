@@ -5,7 +5,10 @@ The fingerprint and the text sketch (``newscrawl.simhash.Decision``: the same de
 sees the item, so an article is stored only once its fingerprint is in the index. A near-duplicate
 (a candidate within Hamming distance ``NEWSCRAWL_MAX_DISTANCE`` or in the sketch's band buckets,
 confirmed by the sketches) is dropped with :class:`NearDuplicate` and recorded in the duplicate log
-(url, original url, distance, both fingerprints, time, site, title).
+(url, original url, distance, both fingerprints, time, site, title, both publication times) --
+unless the item was published before the stored copy it matches (its ``published`` against the
+stored record's): then the item is the original, stored too, and the stored copy is recorded as its
+near-duplicate (``newscrawl/dedup/earlier_original``).
 
 Any item works (a dict, a :class:`scrapy.Item`, a dataclass...: through ``itemadapter``): the URL
 and the text are read from the fields named by ``NEWSCRAWL_URL_FIELD`` and ``NEWSCRAWL_TEXT_FIELD``
@@ -29,7 +32,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.context import CrawlContext
-from newscrawl.formats import fingerprint_hex
+from newscrawl.formats import fingerprint_hex, published_before
 from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
 from newscrawl.redis import RedisUnavailable
@@ -38,6 +41,8 @@ from newscrawl.simhash.pool import FingerprintPool
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from newscrawl.index.simhash_index import Match
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -180,6 +185,53 @@ class NearDuplicatePipeline:
                                 what="index day of a re-processed article")
         return day is not None and self.store.already_stored(url, day)
 
+    async def _stored_record(self, match: Match) -> dict[str, Any] | None:
+        """The stored record of a match (its ``published``, ``site``, ``title``), read from the
+        article store in the index thread; None when storage is off or it is not found."""
+        store = self.store
+        if store is None:
+            return None
+
+        def look_up() -> dict[str, Any] | None:
+            day = self.index.stored_day(match.fingerprint, match.doc_id)
+            return None if day is None else store.record_of(match.doc_id, day)
+
+        try:
+            return await self._redis(look_up, what="stored copy of a near-duplicate")
+        except OSError as exc:
+            logger.warning("Cannot read the stored copy of %s: %s", match.doc_id, exc)
+            return None
+
+    async def _keep_earlier(self, item: Any, url: str, fp: int, sketch: bytes | None,
+                            match: Match, stored: dict[str, Any]) -> Any:
+        """The item is a near-duplicate of a stored copy published after it: the item is the
+        original. It is stored too (and indexed), and the stored copy is recorded as its
+        near-duplicate, so the duplicate log and ``newscrawl clusters`` name the copy published
+        first as the original."""
+        adapter = ItemAdapter(item)
+        self._inc("earlier_original")
+        await self._redis(self.index.add, fp, url, sketch, what="index an earlier original")
+        await self._redis(
+            self.log.record,
+            match.doc_id,
+            url,
+            match.distance,
+            match.fingerprint,
+            fp,
+            seen_at=time.time(),
+            site=stored.get("site"),
+            title=stored.get("title"),
+            original_title=adapter.get("title"),
+            published=stored.get("published"),
+            original_published=adapter.get("published"),
+            published_first="original",
+            what="duplicate log",
+        )
+        logger.info("%s was published before %s, a near-duplicate of it stored earlier: stored"
+                    " too, and %s recorded as its near-duplicate", url, match.doc_id,
+                    match.doc_id)
+        return item
+
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         url = adapter.get(self.config.url_field)
@@ -217,8 +269,14 @@ class NearDuplicatePipeline:
             self._inc("reprocessed")
             logger.info("%s is already in the index (re-processed after an interruption)", url)
             return item
-        self._inc("near_duplicate")
         site = adapter.get("site")
+        published = adapter.get("published")
+        stored = await self._stored_record(match) if published else None
+        original_published = stored.get("published") if stored else None
+        earlier = published_before(published, original_published)
+        if earlier:
+            return await self._keep_earlier(item, url, fp, sketch, match, stored or {})
+        self._inc("near_duplicate")
         if site:
             self.site_stats.inc(str(site), "near_duplicate")
         recorded = await self._redis(
@@ -231,6 +289,9 @@ class NearDuplicatePipeline:
             seen_at=time.time(),
             site=site,
             title=adapter.get("title"),
+            published=published,
+            original_published=original_published,
+            published_first=None if earlier is None else "original",
             what="duplicate log",
         )
         if not recorded:

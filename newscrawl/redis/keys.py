@@ -64,6 +64,15 @@ CRAWL_LISTSEEN = "{prefix}:{spider}:listseen:{run}"
 # Set with TTL (a day after its last update): the list pages (8-byte fingerprints) that the walk
 # below start page {walk} (its fingerprint, hex) may fetch in run {run}; at most max_list_pages.
 CRAWL_WALK = "{prefix}:{spider}:walk:{run}:{walk}"
+# Sorted set with TTL: the article links found by the walk below start page {walk} in run {run}
+# and held until the walk has read its list pages ("<site>\n<url>", scored by list position:
+# page * 10000 + place on the page, older higher); then queued oldest first.
+CRAWL_WALK_HELD = "{prefix}:{spider}:held:{run}:{walk}"
+# Set with TTL: the walks of run {run} that hold article links (their {walk} ids).
+CRAWL_WALKS_HOLDING = "{prefix}:{spider}:held:{run}"
+# Sorted set with TTL: the held links list page {page} (its fingerprint, hex) released in run
+# {run}, released again should the page be parsed again (its worker died before it was done).
+CRAWL_PAGE_RELEASED = "{prefix}:{spider}:released:{run}:{page}"
 # Hash with TTL (a day after its last update): "<site>/<path>" -> count, the run's per-site
 # figures (newscrawl/sitestats.py) that the end-of-run summary and exit code 4 are based on.
 CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"

@@ -3,16 +3,19 @@
 Start pages (depth 0) are read on every run. Their list pages (``follow_url``) are walked while
 they keep showing article links that are not done yet: a walk stops below ``stop_after_known``
 consecutive list pages with nothing new and never admits more than ``max_list_pages`` list pages
-per start page and run (shared by the workers in Redis; ``max_list_depth`` bounds the nesting
-too). A URL matching both ``follow_url`` and ``article_url`` is a list page; a start URL is never
-an article. Article pages (``article_url``) are fetched once ever (the scheduling dupefilter
-decides from the request meta ``newscrawl_kind``). Article pages are decoded (bytes over
-declarations), extracted and yielded as :class:`~newscrawl.items.ArticleItem`; every other
-outcome (no body, non-HTML, HTTP errors, robots.txt, redirect loops, oversize pages, network
-errors) is logged and counted in the stats under ``newscrawl/...``, and per site under
-``newscrawl/sites/<name>/...`` (:mod:`newscrawl.sitestats`). At the end: one summary line per
-site, warnings for sites that yielded nothing, and exit code 4 when no source page of any site
-could be fetched.
+per start page and run (shared by the workers in Redis; ``max_list_depth`` bounds the nesting too).
+A URL matching both ``follow_url`` and ``article_url`` is a list page; a start URL is never an
+article. Of a numbered pagination bar only the next page is followed
+(:mod:`newscrawl.scheduling.pagebar`). The article links a walk finds are held until the walk has
+read its list pages, then requested oldest first (:mod:`newscrawl.scheduling.lists`), so an
+original is met before the reprints published after it. Article pages (``article_url``) are fetched
+once ever (the scheduling dupefilter decides from the request meta ``newscrawl_kind``). Article
+pages are decoded (bytes over declarations), extracted and yielded as
+:class:`~newscrawl.items.ArticleItem`; every other outcome (no body, non-HTML, HTTP errors,
+robots.txt, redirect loops, oversize pages, network errors) is logged and counted in the stats
+under ``newscrawl/...``, and per site under ``newscrawl/sites/<name>/...``
+(:mod:`newscrawl.sitestats`). At the end: one summary line per site, warnings for sites that
+yielded nothing, and exit code 4 when no source page of any site could be fetched.
 
 Sitemaps (``sitemap_urls``, also through robots.txt) and feeds (``feed_urls``) are read on every
 run too (request kinds ``sitemap`` and ``feed``); the article URLs they list become article
@@ -26,7 +29,7 @@ parsed or queued once the crawl is stopping). Every article URL is canonicalized
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +38,7 @@ from urllib.parse import urldefrag, urlsplit
 import scrapy
 from scrapy.exceptions import (
     CannotResolveHostError,
+    DontCloseSpider,
     DownloadCancelledError,
     DownloadConnectionRefusedError,
     DownloadFailedError,
@@ -61,7 +65,9 @@ from newscrawl.meta import (
     DEPTH,
     KIND,
     KNOWN,
+    PAGE_AFTER,
     PAGE_FAILED,
+    PAGE_NUMBER,
     ROBOTS,
     ROOT,
     SITE,
@@ -72,7 +78,10 @@ from newscrawl.meta import (
 )
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
-from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks
+from newscrawl.redis import RedisUnavailable
+from newscrawl.scheduling import pagebar
+from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks, depth_of, position
+from newscrawl.scheduling.pagebar import ListLink
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites, quote_regex
 from newscrawl.sitestats import SiteStats, run_outcome
@@ -194,6 +203,9 @@ class PortalSpider(scrapy.Spider):
         spider.sites = {site.name: site for site in sites}
         spider.sources_config = SourcesConfig.from_settings(crawler.settings)
         spider.site_stats = CrawlContext.of(crawler).site_stats
+        from scrapy import signals
+
+        crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
         spider._load_extract()
         logger.info(
             "Crawling %d site(s) from %s: %s",
@@ -231,8 +243,8 @@ class PortalSpider(scrapy.Spider):
             self.crawler.stats.inc_value(key, count)
 
     def _request(self, url: str, site: Site, kind: RequestKind, depth: int, *,
-                 walk: str | None = None, known: int = 0, start_url: str | None = None
-                 ) -> Request:
+                 walk: str | None = None, known: int = 0, start_url: str | None = None,
+                 number: int | None = None, after: tuple[str, int] | None = None) -> Request:
         callback = self.parse_article if kind == RequestKind.ARTICLE else self.parse_page
         meta: dict[str, Any] = {KIND: kind, SITE: site.name, DEPTH: depth}
         if kind in (RequestKind.START, RequestKind.LIST):
@@ -240,6 +252,10 @@ class PortalSpider(scrapy.Spider):
         if kind == RequestKind.LIST:
             meta[WALK] = walk
             meta[KNOWN] = known
+            if number is not None:
+                meta[PAGE_NUMBER] = number
+            if after is not None:
+                meta[PAGE_AFTER] = list(after)
         return Request(
             url,
             callback=callback,
@@ -267,8 +283,9 @@ class PortalSpider(scrapy.Spider):
         return site
 
     def parse_page(self, response: Response) -> Iterator[Request]:
-        """A start or list page: its article links, then its list links while the walk goes on
-        (see :meth:`_follow_lists`)."""
+        """A start or list page: its list links while the walk goes on (see
+        :meth:`_follow_lists`), and its article links: held while the walk goes on, else
+        requested together with every link the walk held, oldest first (see :meth:`_articles`)."""
         site = self._site_of(response)
         if site is None:
             return
@@ -279,26 +296,108 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/pages/not_html")
             logger.warning("List page %s is not HTML (%s)", response.url,
                            response.headers.get(b"Content-Type"))
+            yield from self._release_walk(response.meta, response.url, site, response.request)
             return
         depth = int(response.meta.get(DEPTH, 0))
-        article_urls, list_urls = self._page_links(response, site)
+        article_urls, list_links = self._page_links(response, site)
         articles = [self._request(url, site, RequestKind.ARTICLE, depth + 1)
                     for url in article_urls]
         self._inc("newscrawl/links/article", len(articles))
         self.site_stats.inc(site.name, "links", "seen", count=len(articles))
-        yield from articles
-        yield from self._follow_lists(response, site, kind, depth, articles, list_urls)
+        done = self.walks.done(articles) if articles else []
+        lists, goes_on = self._follow_lists(response, site, kind, depth, bool(articles),
+                                            done.count(False), list_links)
+        yield from self._articles(response, site, depth, articles, done, goes_on)
+        yield from lists
 
-    def _page_links(self, response: TextResponse, site: Site) -> tuple[list[str], list[str]]:
-        """(article URLs, list URLs) linked from a page, each once, in page order.
+    def _walk_of(self, meta: Mapping[str, Any], url: str) -> str:
+        """The walk id of a start page (its fingerprint) or a list page (from its meta)."""
+        if meta.get(KIND, RequestKind.START) == RequestKind.START:
+            return self.walks.walk_id(Request(str(meta.get(WALK_START) or url)))
+        return str(meta.get(WALK) or meta.get(SITE) or "")
+
+    def _articles(self, response: Response, site: Site, depth: int, articles: list[Request],
+                  done: list[bool], goes_on: bool) -> list[Request]:
+        """A walk page's article requests, oldest first by list position.
+
+        While the walk goes on below this page (it admitted a new list page), the links not yet
+        done are held in Redis (:meth:`ListWalks.hold`) and nothing is requested; the page that
+        ends a branch of the walk requests its own and every held link, oldest first (the
+        bottom of a newest-first listing first), so an original is fetched, and kept by the
+        near-duplicate check, before a reprint of it published days later."""
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        if run_id is None:  # not on newscrawl's scheduler: no shared walk state
+            return articles
+        links = [(request.url, position(depth, place))
+                 for place, (request, is_done) in enumerate(zip(articles, done, strict=True))
+                 if not is_done]
+        # the done ones go to the scheduler at once, as always (it counts and drops them)
+        out = [request for request, is_done in zip(articles, done, strict=True) if is_done]
+        walk = self._walk_of(response.meta, response.url)
+        if goes_on:
+            self.walks.hold(run_id, walk, site.name, links)
+            self._inc("newscrawl/lists/articles_held", len(links))
+            return out
+        if not links and response.meta.get(KIND, RequestKind.START) == RequestKind.START:
+            return out  # a walk that ends on its start page held nothing
+        page = self.walks.walk_id(response.request) if response.request is not None else None
+        return out + self._held_requests(self.walks.release(run_id, walk, site.name, links,
+                                                            page=page))
+
+    def _held_requests(self, held: list[tuple[str, str, int]]) -> list[Request]:
+        out = []
+        for name, url, score in held:
+            site = self.sites.get(name)
+            if site is None:
+                self._inc("newscrawl/requests/unknown_site")
+                continue
+            out.append(self._request(url, site, RequestKind.ARTICLE, depth_of(score) + 1))
+        return out
+
+    def _release_walk(self, meta: Mapping[str, Any], url: str, site: Site | None,
+                      page: Request | None = None) -> list[Request]:
+        """The held article links of a walk whose list page ends it without being read (not
+        HTML, download failed)."""
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        if run_id is None or site is None or meta.get(KIND) not in (RequestKind.START,
+                                                                    RequestKind.LIST):
+            return []
+        return self._held_requests(self.walks.release(
+            run_id, self._walk_of(meta, url), site.name,
+            page=self.walks.walk_id(page) if page is not None else None))
+
+    def _on_idle(self) -> None:
+        """A crawl with nothing queued or in flight anywhere requests the links still held
+        (a walk branch whose next list page was scheduled by another walk, say)."""
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        if run_id is None or self.crawler is None or self.crawler.engine is None:
+            return
+        try:
+            if not self.walks.quiet():
+                return
+            requests = self._held_requests(self.walks.release_all(run_id))
+        except RedisUnavailable:
+            return  # the scheduler says so and ends the crawl
+        if not requests:
+            return
+        self._inc("newscrawl/lists/released_at_idle", len(requests))
+        logger.info("Requesting %d held article links of walks that ended without a last list"
+                    " page", len(requests))
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        raise DontCloseSpider
+
+    def _page_links(self, response: TextResponse, site: Site) -> tuple[list[str], list[ListLink]]:
+        """(article URLs, list links) linked from a page, each once, in page order.
 
         A URL that matches both ``follow_url`` and ``article_url`` is a list page (warned about
-        once per site); links to the site's start URLs are skipped (read every run anyway)."""
+        once per site); links to the site's start URLs are skipped (read every run anyway). A list
+        link keeps its anchor text and ``rel`` (:mod:`newscrawl.scheduling.pagebar`)."""
         seen: set[str] = set()
         article_urls: list[str] = []
-        list_urls: list[str] = []
-        for href in response.css("a::attr(href)").getall():
-            href = href.strip()
+        list_links: list[ListLink] = []
+        for anchor in response.xpath("//a[@href]"):
+            href = (anchor.attrib.get("href") or "").strip()
             if not href or href.startswith(("javascript:", "mailto:", "#")):
                 continue
             try:
@@ -320,13 +419,27 @@ class PortalSpider(scrapy.Spider):
                         continue
                     self._warn_ambiguous(site, url)
                 if is_list:
-                    list_urls.append(url)
+                    text = " ".join(anchor.xpath(".//text()").getall())
+                    list_links.append(ListLink(url, text, anchor.attrib.get("rel") or ""))
             except ValueError as exc:
                 # e.g. "http://[::1/x" (invalid IPv6) or a port out of range: one bad link must
                 # not end the page's generator and lose every link after it
                 self._inc("newscrawl/links/invalid")
                 logger.warning("Skipping an invalid link on %s: %r (%s)", response.url, href, exc)
-        return article_urls, list_urls
+        return article_urls, list_links
+
+    @staticmethod
+    def _head_next(response: Response, site: Site) -> list[str]:
+        """The list pages a page's ``<link rel="next">`` names."""
+        out = []
+        for href in response.xpath("//head/link[@rel='next']/@href").getall():
+            try:
+                url = urldefrag(response.urljoin(href.strip()))[0]
+                if site.allows(url) and site.is_list(url):
+                    out.append(url)
+            except ValueError:
+                continue
+        return out
 
     def _warn_ambiguous(self, site: Site, url: str) -> None:
         self._inc("newscrawl/links/ambiguous")
@@ -340,48 +453,58 @@ class PortalSpider(scrapy.Spider):
             )
 
     def _follow_lists(self, response: Response, site: Site, kind: str, depth: int,
-                      articles: list[Request], list_urls: list[str]) -> Iterator[Request]:
-        """A page's list links, while its walk goes on.
+                      has_articles: bool, new: int, list_links: list[ListLink]
+                      ) -> tuple[list[Request], bool]:
+        """A page's list links, while its walk goes on, and whether the walk goes on below this
+        page (it admitted a list page not admitted before).
 
         ``known`` counts the consecutive list pages (this one included) whose article links were
         all done already; a list page without any article link leaves it as it was, and a start
         page starts a walk at 0. The walk stops below a page once ``known`` reaches
         ``stop_after_known``; it never admits more than ``max_list_pages`` list pages per start
-        page and run (Redis, shared by the workers; see newscrawl/scheduling/lists.py)."""
-        new = 0
-        if articles:
-            done = self.walks.done(articles)
-            new = done.count(False)
+        page and run (Redis, shared by the workers; see newscrawl/scheduling/lists.py). Of a
+        numbered pagination bar only the next page is followed (newscrawl/scheduling/pagebar.py):
+        the one after it is asked for once that page showed something new."""
         start_url = str(response.meta.get(WALK_START) or response.url)
         if kind == RequestKind.START:
             known = 0
             walk = self.walks.walk_id(Request(start_url))
         else:
             parent_known = int(response.meta.get(KNOWN, 0) or 0)
-            known = 0 if new else (parent_known + 1 if articles else parent_known)
+            known = 0 if new else (parent_known + 1 if has_articles else parent_known)
             walk = str(response.meta.get(WALK) or site.name)
+        number = response.meta.get(PAGE_NUMBER)
+        page_plan = pagebar.plan(
+            list_links, response.url, number if isinstance(number, int) else None,
+            next_urls=self._head_next(response, site))
+        if page_plan.withheld:
+            self._inc("newscrawl/lists/sequence_withheld", page_plan.withheld)
+        list_urls = page_plan.follow
         if not list_urls:
-            return
+            return [], False
         if known >= site.stop_after_known:
             self._inc("newscrawl/lists/stopped_at_known")
             logger.debug("Site %s: nothing new on %d list page(s) up to %s; not following its"
                          " %d list links", site.name, known, response.url, len(list_urls))
-            return
+            return [], False
         if site.too_deep(depth + 1):
             self._inc("newscrawl/links/list_too_deep", len(list_urls))
-            return
+            return [], False
         requests = [self._request(url, site, RequestKind.LIST, depth + 1, walk=walk, known=known,
-                                  start_url=start_url) for url in list_urls]
+                                  start_url=start_url, number=page_plan.numbers.get(url),
+                                  after=page_plan.after.get(url))
+                    for url in list_urls]
         run_id = current_run(self.crawler) if self.crawler is not None else None
         results = (self.walks.reserve(run_id, walk, requests, site.max_list_pages) if run_id
                    else [ADMITTED] * len(requests))
         over = 0
+        out = []
         for request, result in zip(requests, results, strict=True):
             if result == OVER_CAP:
                 over += 1
                 continue
             self._inc("newscrawl/links/list")
-            yield request
+            out.append(request)
         if over:
             self._inc("newscrawl/lists/over_cap", over)
             if new:
@@ -394,6 +517,7 @@ class PortalSpider(scrapy.Spider):
                     site.name, site.max_list_pages, start_url, response.url, new,
                     over,
                 )
+        return out, ADMITTED in results
 
     def parse_article(self, response: Response) -> Iterator[ArticleItem]:
         site = self._site_of(response)
@@ -460,8 +584,52 @@ class PortalSpider(scrapy.Spider):
             canonical_url=canonical_link(decoded.text, response.url),
         )
 
-    def on_error(self, failure: Failure) -> None:
-        """Errback of every request: log and count; the crawl goes on."""
+    def on_error(self, failure: Failure) -> list[Request]:
+        """Errback of every request: log and count; the crawl goes on. A start or list page
+        that failed ends its branch of the walk: the article links it held are requested."""
+        held = self._release_failed(failure)
+        self._log_error(failure)
+        return held
+
+    def _release_failed(self, failure: Failure) -> list[Request]:
+        request = getattr(failure, "request", None)
+        site = request.meta.get(SITE) if request is not None else None
+        if request is None or not isinstance(site, str):
+            return []
+        try:
+            after = self._page_after(request, self.sites.get(site))
+            return after or self._release_walk(request.meta, request.url, self.sites.get(site),
+                                               request)
+        except RedisUnavailable:
+            return []
+
+    def _page_after(self, failed: Request, site: Site | None) -> list[Request]:
+        """The page after a failed page of a numbered bar, admitted to its walk: the walk goes
+        on there (a sequence does not end at one broken page)."""
+        after = failed.meta.get(PAGE_AFTER)
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        if site is None or run_id is None or failed.meta.get(KIND) != RequestKind.LIST or \
+                not isinstance(after, list) or len(after) != 2:
+            return []
+        url, number = after
+        walk = str(failed.meta.get(WALK) or site.name)
+        try:
+            request = self._request(
+                str(url), site, RequestKind.LIST, int(failed.meta.get(DEPTH, 1)), walk=walk,
+                known=int(failed.meta.get(KNOWN, 0) or 0),
+                start_url=str(failed.meta.get(WALK_START) or ""),
+                number=int(number) if isinstance(number, int) else None)
+        except (TypeError, ValueError):
+            return []
+        if self.walks.reserve(run_id, walk, [request], site.max_list_pages) != [ADMITTED]:
+            return []
+        self._inc("newscrawl/lists/skipped_failed_page")
+        self._inc("newscrawl/links/list")
+        logger.info("Site %s: list page %s failed; its walk goes on at %s, the page after it",
+                    site.name, failed.url, request.url)
+        return [request]
+
+    def _log_error(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
         kind = request.meta.get(KIND, "?") if request is not None else "?"
