@@ -10,6 +10,7 @@ for there); the embedded Redis is stopped (data saved, unless another process st
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from newscrawl import defaults
+from newscrawl.index.simhash_index import MAX_SUPPORTED_DISTANCE
 from newscrawl.redis import RedisConfig, RetryPolicy, close_embedded
 from newscrawl.redis.keys import Keys
 from newscrawl.sitestats import SiteStats
@@ -91,16 +93,23 @@ class DedupConfig:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DedupConfig:
         retention = settings.get("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS")  # the add-on sets it
+        max_distance = settings.getint("NEWSCRAWL_MAX_DISTANCE", defaults.MAX_DISTANCE)
+        if not 0 <= max_distance <= MAX_SUPPORTED_DISTANCE:
+            raise ValueError(f"setting NEWSCRAWL_MAX_DISTANCE = {max_distance} is out of range:"
+                             f" the index finds distances 0 to {MAX_SUPPORTED_DISTANCE}")
+        workers = settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS", defaults.FINGERPRINT_WORKERS)
+        if workers < 0:
+            raise ValueError(f"setting NEWSCRAWL_FINGERPRINT_WORKERS = {workers} must not be"
+                             " negative (0: fingerprints in the crawl process)")
         return cls(
             enabled=settings.getbool("NEWSCRAWL_DEDUP_ENABLED", defaults.DEDUP_ENABLED),
-            max_distance=settings.getint("NEWSCRAWL_MAX_DISTANCE", defaults.MAX_DISTANCE),
+            max_distance=max_distance,
             idf_file=settings.get("NEWSCRAWL_IDF_FILE") or None,
             # 0 / None / "" / "None" (from -s): no retention (fingerprints compared forever)
             retention_days=(
                 None if str(retention).strip().lower() in ("", "none") else int(retention) or None
             ),
-            workers=max(0, settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS",
-                                           defaults.FINGERPRINT_WORKERS)),
+            workers=workers,
             url_field=settings.get("NEWSCRAWL_URL_FIELD") or defaults.URL_FIELD,
             text_field=settings.get("NEWSCRAWL_TEXT_FIELD") or defaults.TEXT_FIELD,
         )
@@ -153,16 +162,34 @@ _OTHER_SETTINGS = {
 }
 
 
+#: Every ``NEWSCRAWL_*`` setting a crawl reads (the add-on's, the spider's, where data goes).
+KNOWN_SETTINGS = frozenset({
+    *(n for n in defaults.SETTINGS if n.startswith("NEWSCRAWL_")), *_OTHER_SETTINGS,
+    "NEWSCRAWL_SITES", "NEWSCRAWL_DATA_DIR", "NEWSCRAWL_REDIS_PREFIX", "NEWSCRAWL_STORE",
+    "NEWSCRAWL_STORE_DIR", "NEWSCRAWL_STORE_FSYNC", "NEWSCRAWL_IDF_FILE", "NEWSCRAWL_URL_FIELD",
+    "NEWSCRAWL_TEXT_FIELD", "NEWSCRAWL_EMBEDDED_APPENDFSYNC", "NEWSCRAWL_CACHE_DIR",
+})
+
 #: The integer settings (read with ``getint``); the other numeric ones may be fractions.
 _INTEGERS = frozenset({"NEWSCRAWL_MAX_DISTANCE", "NEWSCRAWL_FINGERPRINT_WORKERS",
-                       "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS", *(
+                       "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS", "NEWSCRAWL_MAX_ATTEMPTS",
+                       "NEWSCRAWL_RUN_TTL", "NEWSCRAWL_URL_RETENTION_DAYS",
+                       "NEWSCRAWL_DEADLETTER_MAX", *(
                            n for n in _OTHER_SETTINGS if n.startswith("NEWSCRAWL_SITEMAP_"))})
 
 
 def check_settings(settings: BaseSettings) -> None:
     """ValueError naming the first ``NEWSCRAWL_*`` setting (or ``SCHEDULER_PERSIST``) whose value
     is not of its kind (a number, an integer, a boolean) or out of its range, so that a crawl
-    given ``-s NEWSCRAWL_REDIS_RETRY_SECONDS=abc`` stops at start with one line naming it."""
+    given ``-s NEWSCRAWL_REDIS_RETRY_SECONDS=abc`` stops at start with one line naming it; and
+    a ``NEWSCRAWL_*`` name that is none of newscrawl's settings (a typo would silently leave
+    the setting at its default), with the closest known name."""
+    for name in settings:
+        if isinstance(name, str) and name.startswith("NEWSCRAWL_") and name not in KNOWN_SETTINGS:
+            close = difflib.get_close_matches(name, sorted(KNOWN_SETTINGS), n=1)
+            raise ValueError(f"unknown setting {name}" + (
+                f" (did you mean {close[0]}?)" if close else "") + ": docs/settings.md lists"
+                " newscrawl's settings")
     for name, default in {**defaults.SETTINGS, **_OTHER_SETTINGS}.items():
         value = settings.get(name)
         if value is None or (name == "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS"

@@ -35,6 +35,13 @@ def test_an_unknown_spider_argument_names_the_known_ones(tmp_path: Path) -> None
      "setting NEWSCRAWL_SITEMAP_MAX_ENTRIES = 'many' is not an integer"),
     ("NEWSCRAWL_STORE=maybe", "setting NEWSCRAWL_STORE = 'maybe' is not a boolean"),
     ("NEWSCRAWL_LEASE_SECONDS=-5", "NEWSCRAWL_LEASE_SECONDS must not be negative"),
+    ("NEWSCRAWL_MAX_DISTANCE=99", "setting NEWSCRAWL_MAX_DISTANCE = 99 is out of range"),
+    ("NEWSCRAWL_FINGERPRINT_WORKERS=-3",
+     "setting NEWSCRAWL_FINGERPRINT_WORKERS = -3 must not be negative"),
+    ("NEWSCRAWL_MAX_ATTEMPTS=2.5", "setting NEWSCRAWL_MAX_ATTEMPTS = '2.5' is not an integer"),
+    # a misspelled name would leave the setting at its default without a word
+    ("NEWSCRAWL_DEDUP_ENABLE=False",
+     "unknown setting NEWSCRAWL_DEDUP_ENABLE (did you mean NEWSCRAWL_DEDUP_ENABLED?)"),
 ])
 def test_a_bad_setting_is_one_line_naming_it(tmp_path: Path, setting: str, message: str) -> None:
     code, log = start_errors(tmp_path, "-s", setting)
@@ -66,3 +73,14 @@ def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
     in_project = run_crawl(tmp_path, sites, env={"NEWSCRAWL_DATA_DIR": "other/state"})
     assert in_project.returncode == 0, in_project.log[-3000:]
     assert "new, empty data directory" not in in_project.log  # created beside a scrapy.cfg
+
+
+def test_every_documented_setting_is_known_to_the_check() -> None:
+    import re
+
+    from newscrawl.context import KNOWN_SETTINGS
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "settings.md").read_text("utf-8")
+    documented = set(re.findall(r"`(NEWSCRAWL_[A-Z0-9_]+)`", docs))
+    documented.discard("NEWSCRAWL_AUDIT_STRICT")  # an environment variable of .ci/audit
+    assert documented <= KNOWN_SETTINGS, sorted(documented - KNOWN_SETTINGS)

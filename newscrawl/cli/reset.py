@@ -9,6 +9,7 @@ from typing import Any
 
 from newscrawl.cli._common import CliError, open_redis
 from newscrawl.exitcodes import ExitCode
+from newscrawl.scheduling.run import gone_from_this_host
 
 
 def _count_keys(client: Any, pattern: str) -> list[str]:
@@ -38,9 +39,11 @@ def live_workers(client: Any, prefix: str, spider: str) -> list[dict[str, Any]]:
         name = worker.decode() if isinstance(worker, bytes) else str(worker)
         if client.exists(keys.CRAWL_WORKER.format(prefix=prefix, spider=spider, worker=name)):
             try:
-                alive.append(dict(json.loads(info)))
+                data = dict(json.loads(info))
             except ValueError:
-                alive.append({"host": name})
+                data = {"host": name}
+            if not gone_from_this_host(data):  # killed here: dead, its heartbeat notwithstanding
+                alive.append(data)
     return alive
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from newscrawl.cli._common import open_redis, positive_int, print_json
 from newscrawl.exitcodes import ExitCode
 from newscrawl.meta import SITE, RequestKind
+from newscrawl.scheduling.run import gone_from_this_host
 
 #: queue entries read per site breakdown at most (a queue of millions is summed, not read whole)
 MAX_QUEUE_SCAN = 200_000
@@ -74,7 +75,9 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
             "host": data.get("host"),
             "pid": data.get("pid"),
             "run": data.get("run"),
-            "alive": bool(client.exists(k(keys.CRAWL_WORKER, worker=name))),
+            # a process gone from this host is dead at once, its heartbeat key notwithstanding
+            "alive": bool(client.exists(k(keys.CRAWL_WORKER, worker=name)))
+            and not gone_from_this_host(data),
             "idle": bool(data.get("idle")),
             "last_heartbeat_seconds_ago": round(now - beat, 1)
             if isinstance(beat, (int, float)) else None,

@@ -70,6 +70,14 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
 
 
+def gone_from_this_host(info: dict[str, object]) -> bool:
+    """Whether a registered worker (its info: host, pid) ran on this host and its process is
+    gone: dead now, though its heartbeat may live on for NEWSCRAWL_HEARTBEAT_SECONDS."""
+    pid = info.get("pid")
+    return info.get("host") == socket.gethostname() and isinstance(pid, int) \
+        and pid != os.getpid() and not _pid_alive(pid)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
