@@ -43,6 +43,7 @@ class SchedulingConfig:
     heartbeat_seconds: float
     idle_exit_seconds: float
     deadletter_max: int
+    polite_window: int = defaults.POLITE_WINDOW
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SchedulingConfig:
@@ -65,6 +66,7 @@ class SchedulingConfig:
             heartbeat_seconds=num("NEWSCRAWL_HEARTBEAT_SECONDS", defaults.HEARTBEAT_SECONDS, 1),
             idle_exit_seconds=num("NEWSCRAWL_IDLE_EXIT_SECONDS", defaults.IDLE_EXIT_SECONDS),
             deadletter_max=int(num("NEWSCRAWL_DEADLETTER_MAX", defaults.DEADLETTER_MAX)),
+            polite_window=int(num("NEWSCRAWL_POLITE_WINDOW", defaults.POLITE_WINDOW)),
         )
 
     @property
