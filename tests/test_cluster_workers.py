@@ -130,6 +130,34 @@ def test_late_cron_worker_joins_the_running_run(
     assert_duplicates_recorded_once(portals, tmp_path, redis_server)
 
 
+def test_three_workers_together_keep_each_portals_concurrency_and_delay(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    # Pages answered after 1 s, 4 requests per worker: alone, each worker would keep 2 requests
+    # at a portal and start them 0.25-0.75 s apart; three of them would triple both.
+    slow_articles(portals, 1.0)
+    settings = (*FAST, "CONCURRENT_REQUESTS=4", "CONCURRENT_REQUESTS_PER_DOMAIN=2",
+                "DOWNLOAD_DELAY=0.5", "NEWSCRAWL_IDLE_EXIT_SECONDS=3")
+    for i in range(3):
+        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                                   log_path=tmp_path / f"w{i}.log"))
+    results = [finished(w) for w in workers]
+    assert set(article_hits(articles(portals)).values()) == {1}
+    assert sum(r.stats.get("newscrawl/scheduler/dequeued", 0) > 0 for r in results) >= 2
+    # robots.txt is fetched by each worker's middleware, outside the scheduler's grant
+    robots = ("/robots.txt",)
+    for portal in (portals.a, portals.b):
+        assert portal.most_at_once(exclude=robots) == 2
+        gaps = portal.arrival_gaps(exclude=robots)
+        # DOWNLOAD_DELAY 0.5 s jittered x0.5-1.5; a few ms for the request to reach the portal
+        assert min(gaps) >= 0.25 - 0.03, sorted(gaps)[:5]
+    # a busy portal does not hold the other one back: their pages are fetched side by side
+    spans = [(min(s for _, s, _ in p.answers), max(s for _, s, _ in p.answers))
+             for p in (portals.a, portals.b)]
+    assert spans[0][0] < spans[1][1] and spans[1][0] < spans[0][1]
+
+
 # --- list-page walks shared by workers ---------------------------------------------------------
 
 
