@@ -147,8 +147,11 @@ def test_three_workers_together_keep_each_portals_concurrency_and_delay(
     results = [finished(w) for w in workers]
     assert set(article_hits(articles(portals)).values()) == {1}
     assert sum(r.stats.get("newscrawl/scheduler/dequeued", 0) > 0 for r in results) >= 2
-    # robots.txt is fetched by each worker's middleware, outside the scheduler's grant
+    # robots.txt: fetched once for the three workers (the others read it from Redis), by the
+    # middleware, outside the scheduler's grant
     robots = ("/robots.txt",)
+    assert portals.a.hit_counts()["/robots.txt"] == 1 and portals.b.hit_counts()["/robots.txt"] == 1
+    assert sum(r.stats.get("newscrawl/robots/shared", 0) for r in results) >= 1
     for portal, limit in ((portals.a, 2), (portals.b, 1)):
         assert portal.most_at_once(exclude=robots) == limit
         gaps = portal.arrival_gaps(exclude=robots)

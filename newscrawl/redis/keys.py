@@ -65,6 +65,10 @@ CRAWL_INFLIGHT_OWNERS = "{prefix}:{spider}:inflight:owners"
 CRAWL_SLOTS = "{prefix}:{spider}:slots:{host}"
 # String with TTL (the host's delay, jittered): present while host {host} must not be asked yet.
 CRAWL_SLOT_NEXT = "{prefix}:{spider}:slots:{host}:next"
+# Hash with TTL (a day after its last update): netloc -> JSON of the robots.txt response fetched
+# for it in run {run} ({status, url, type, body_b64}), or {fetching: deadline} while a worker
+# fetches it: every worker of the run reads it instead of fetching robots.txt itself.
+CRAWL_ROBOTS = "{prefix}:{spider}:robots:{run}"
 # Set with TTL: fingerprints of start/list pages already scheduled in run {run}.
 CRAWL_LISTSEEN = "{prefix}:{spider}:listseen:{run}"
 # Set with TTL (a day after its last update): the list pages (8-byte fingerprints) that the walk
