@@ -155,8 +155,8 @@ def test_three_workers_together_keep_each_portals_concurrency_and_delay(
     for portal, limit in ((portals.a, 2), (portals.b, 1)):
         assert portal.most_at_once(exclude=robots) == limit
         gaps = portal.arrival_gaps(exclude=robots)
-        # DOWNLOAD_DELAY 0.5 s jittered x0.5-1.5; a few ms for the request to reach the portal
-        assert min(gaps) >= 0.25 - 0.03, sorted(gaps)[:5]
+        # DOWNLOAD_DELAY 0.5 s jittered x0.5-1.5; up to 50 ms from the grant to the portal
+        assert min(gaps) >= 0.25 - 0.05, sorted(gaps)[:5]
     # a busy portal does not hold the other one back: their pages are fetched side by side
     spans = [(min(s for _, s, _ in p.answers), max(s for _, s, _ in p.answers))
              for p in (portals.a, portals.b)]

@@ -38,8 +38,11 @@ for _, payload in ipairs(redis.call('ZRANGE', KEYS[1], 0, window - 1)) do
       local delay = tonumber(obj['d']) or 0
       if delay > 0 then
         if ARGV[4] == '1' then
-          math.randomseed(now)
-          delay = delay * (0.5 + math.random())
+          -- uniform(0, 1) from the Redis clock's microseconds and the entry id (Lua's
+          -- math.random after math.randomseed(now) is nearly linear in the seed)
+          local t = redis.call('TIME')
+          local h = redis.sha1hex(t[1] .. '.' .. t[2] .. ':' .. tostring(obj['id']))
+          delay = delay * (0.5 + tonumber(string.sub(h, 1, 8), 16) / 4294967296)
         end
         delay = math.floor(delay)
         if delay > 0 then redis.call('SET', key .. ':next', now + delay, 'PX', delay) end
