@@ -124,3 +124,15 @@ class Downloader(ScrapyDownloader):
                            ) -> Coroutine[Any, Any, None]:
         slot.transferring.add(request)
         return super()._wait_for_download(slot, request, queue_dfd)
+
+
+def no_local_delay(engine: ExecutionEngine | None) -> bool:
+    """Give the downloader's new slots no delay of their own (the scheduler's cluster-wide
+    grant applies DOWNLOAD_DELAY); returns whether the downloader had the attribute."""
+    downloader = getattr(engine, "downloader", None)
+    if downloader is None or not hasattr(downloader, "_delay"):
+        return False
+    downloader._delay = 0.0
+    for slot in getattr(downloader, "slots", {}).values():
+        slot.delay = 0.0
+    return True

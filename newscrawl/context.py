@@ -45,6 +45,7 @@ class SchedulingConfig:
     heartbeat_seconds: float
     idle_exit_seconds: float
     deadletter_max: int
+    polite_window: int = defaults.POLITE_WINDOW
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SchedulingConfig:
@@ -67,6 +68,7 @@ class SchedulingConfig:
             heartbeat_seconds=num("NEWSCRAWL_HEARTBEAT_SECONDS", defaults.HEARTBEAT_SECONDS, 1),
             idle_exit_seconds=num("NEWSCRAWL_IDLE_EXIT_SECONDS", defaults.IDLE_EXIT_SECONDS),
             deadletter_max=int(num("NEWSCRAWL_DEADLETTER_MAX", defaults.DEADLETTER_MAX)),
+            polite_window=int(num("NEWSCRAWL_POLITE_WINDOW", defaults.POLITE_WINDOW)),
         )
 
     @property

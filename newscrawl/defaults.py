@@ -32,6 +32,9 @@ RUN_TTL = 900  # run marker TTL (refreshed while a worker of the run lives)
 HEARTBEAT_SECONDS = 10  # a worker is dead this long after its last heartbeat (every quarter)
 IDLE_EXIT_SECONDS = 10  # exit after the queue is empty and nothing in flight
 DEADLETTER_MAX = 10000  # unreadable queue entries kept in the dead-letter list
+# queue entries a pop looks at for one whose host may be asked now (per-host concurrency and
+# delay for the whole cluster, docs/design/scheduling.md); 0: the first entry, no host limits
+POLITE_WINDOW = 200
 
 # --- sources -----------------------------------------------------------------------------------
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # the sitemap protocol's limit for one (uncompressed) file
@@ -61,6 +64,7 @@ SETTINGS: dict[str, Any] = {
     "NEWSCRAWL_RUN_TTL": RUN_TTL,
     "NEWSCRAWL_HEARTBEAT_SECONDS": HEARTBEAT_SECONDS,
     "NEWSCRAWL_IDLE_EXIT_SECONDS": IDLE_EXIT_SECONDS,
+    "NEWSCRAWL_POLITE_WINDOW": POLITE_WINDOW,
     "NEWSCRAWL_URL_FIELD": URL_FIELD,
     "NEWSCRAWL_TEXT_FIELD": TEXT_FIELD,
     "NEWSCRAWL_DEDUP_ENABLED": DEDUP_ENABLED,

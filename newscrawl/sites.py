@@ -49,7 +49,7 @@ DEFAULT_SITES_FILE = "sites.toml"
 
 _REQUIRED = ("name", "start_urls", "article_url")
 _OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "max_list_pages",
-             "stop_after_known", "selectors", "encoding")
+             "stop_after_known", "selectors", "encoding", "concurrency", "delay")
 # sitemaps, feeds and article URL canonicalization (parsed by _parse_sources)
 _SOURCES = ("sitemap_urls", "feed_urls", "drop_params", "keep_params")
 _KNOWN = _REQUIRED + _OPTIONAL + _SOURCES
@@ -79,6 +79,10 @@ class Site:
     sitemap_robots: tuple[str, ...] = ()  # robots.txt URLs whose Sitemap: lines are read
     feed_urls: tuple[str, ...] = ()
     url_rules: UrlRules = field(default_factory=UrlRules)
+    # politeness overrides for the whole cluster (None: CONCURRENT_REQUESTS_PER_DOMAIN and
+    # DOWNLOAD_DELAY)
+    concurrency: int | None = None
+    delay: float | None = None
 
     def too_deep(self, depth: int) -> bool:
         """Whether a list page at ``depth`` (start pages: 0) is beyond ``max_list_depth``."""
@@ -228,6 +232,11 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
             encoding = codecs.lookup(encoding).name
         except LookupError:
             raise SitesError(f'{where}: key "encoding": unknown encoding {encoding!r}') from None
+    concurrency = _int(raw, "concurrency", 1, 1, where) if "concurrency" in raw else None
+    delay = raw.get("delay")
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float))
+                              or not 0 <= delay <= 3600):
+        raise SitesError(f'{where}: key "delay" must be a number of seconds from 0 to 3600')
     return Site(
         name=name,
         start_urls=tuple(start_urls),
@@ -239,6 +248,8 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         stop_after_known=stop_after_known,
         selectors=selectors,
         encoding=encoding,
+        concurrency=concurrency,
+        delay=float(delay) if delay is not None else None,
         **sources,
     )
 

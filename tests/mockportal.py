@@ -205,6 +205,8 @@ class MockPortal:
         self.failures: dict[str, list[int | None]] = {}  # path -> [status, remaining or None]
         self.in_flight = 0  # requests being answered now
         self.peak_in_flight = 0  # the most requests ever answered at once
+        # [path, arrival, end of the answer] (time.monotonic()) of every request
+        self.answers: list[list[Any]] = []
         self._lock = threading.Lock()
         portal = self
 
@@ -223,6 +225,15 @@ class MockPortal:
 
             def _answer(self) -> None:
                 path = self.path.split("?", 1)[0]
+                answer = [path, time.monotonic(), None]
+                with portal._lock:
+                    portal.answers.append(answer)
+                try:
+                    self._answer(path)
+                finally:
+                    answer[2] = time.monotonic()
+
+            def _answer(self, path: str) -> None:
                 with portal._lock:
                     portal.hits[path] += 1
                     # a page set for a path with its query ("/show?id=2") wins over the path's
@@ -299,6 +310,25 @@ class MockPortal:
             page = self.pages[list_path]
             link = f'<li><a href="{href}">{href}</a></li></ul>'.encode()
             page.body = page.body.replace(b"</ul>", link, 1)
+
+    def most_at_once(self, exclude: Iterable[str] = ()) -> int:
+        """The most requests (but those to ``exclude`` paths) answered at one time."""
+        events = []
+        with self._lock:
+            for path, start, end in self.answers:
+                if path not in exclude:
+                    events += [(start, 1), (end if end is not None else float("inf"), -1)]
+        most = now = 0
+        for _, step in sorted(events, key=lambda e: (e[0], e[1])):  # an end before a start
+            now += step
+            most = max(most, now)
+        return most
+
+    def arrival_gaps(self, exclude: Iterable[str] = ()) -> list[float]:
+        """Seconds between consecutive requests' arrivals (but those to ``exclude`` paths)."""
+        with self._lock:
+            starts = sorted(start for path, start, _ in self.answers if path not in exclude)
+        return [b - a for a, b in zip(starts, starts[1:], strict=False)]
 
     def hit_counts(self) -> dict[str, int]:
         with self._lock:

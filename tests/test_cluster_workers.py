@@ -130,6 +130,39 @@ def test_late_cron_worker_joins_the_running_run(
     assert_duplicates_recorded_once(portals, tmp_path, redis_server)
 
 
+def test_three_workers_together_keep_each_portals_concurrency_and_delay(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    # Pages answered after 1 s, 4 requests per worker: alone, each worker would keep 2 requests
+    # at a portal and start them 0.25-0.75 s apart; three of them would triple both.
+    slow_articles(portals, 1.0)
+    # portal-b (the file's last site) overrides the concurrency in the sites file
+    sites.write_text(sites.read_text(encoding="utf-8") + "concurrency = 1\n", encoding="utf-8")
+    settings = (*FAST, "CONCURRENT_REQUESTS=4", "CONCURRENT_REQUESTS_PER_DOMAIN=2",
+                "DOWNLOAD_DELAY=0.5", "NEWSCRAWL_IDLE_EXIT_SECONDS=3")
+    for i in range(3):
+        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                                   log_path=tmp_path / f"w{i}.log"))
+    results = [finished(w) for w in workers]
+    assert set(article_hits(articles(portals)).values()) == {1}
+    assert sum(r.stats.get("newscrawl/scheduler/dequeued", 0) > 0 for r in results) >= 2
+    # robots.txt: fetched once for the three workers (the others read it from Redis), by the
+    # middleware, outside the scheduler's grant
+    robots = ("/robots.txt",)
+    assert portals.a.hit_counts()["/robots.txt"] == 1 and portals.b.hit_counts()["/robots.txt"] == 1
+    assert sum(r.stats.get("newscrawl/robots/shared", 0) for r in results) >= 1
+    for portal, limit in ((portals.a, 2), (portals.b, 1)):
+        assert portal.most_at_once(exclude=robots) == limit
+        gaps = portal.arrival_gaps(exclude=robots)
+        # DOWNLOAD_DELAY 0.5 s jittered x0.5-1.5; up to 50 ms from the grant to the portal
+        assert min(gaps) >= 0.25 - 0.05, sorted(gaps)[:5]
+    # a busy portal does not hold the other one back: their pages are fetched side by side
+    spans = [(min(s for _, s, _ in p.answers), max(s for _, s, _ in p.answers))
+             for p in (portals.a, portals.b)]
+    assert spans[0][0] < spans[1][1] and spans[1][0] < spans[0][1]
+
+
 # --- list-page walks shared by workers ---------------------------------------------------------
 
 

@@ -66,6 +66,15 @@ def test_pagination_keys_and_defaults(tmp_path: Path) -> None:
     assert site.too_deep(3) and not site.too_deep(2)
 
 
+def test_politeness_overrides(tmp_path: Path) -> None:
+    (site,) = load_sites(write(tmp_path, GOOD))
+    assert (site.concurrency, site.delay) == (None, None)  # the Scrapy settings apply
+    (site,) = load_sites(write(tmp_path, GOOD + "concurrency = 3\ndelay = 0.25\n"))
+    assert (site.concurrency, site.delay) == (3, 0.25)
+    (site,) = load_sites(write(tmp_path, GOOD + "delay = 2\n"))
+    assert site.delay == 2.0 and isinstance(site.delay, float)
+
+
 def test_shipped_sites_files_are_valid() -> None:
     sites = load_sites(REPO / "sites.toml")
     assert len(sites) >= 3
@@ -110,6 +119,11 @@ def site_with(**changes: object) -> dict[str, object]:
         (site_with(selectors={"titel": "h1"}), ['site "portal-a"', '"selectors"', "titel"]),
         (site_with(selectors={"text": "div[["}), ['site "portal-a"', '"selectors"', "text"]),
         (site_with(start_url=["http://x/"]), ['site "portal-a"', 'unknown key "start_url"']),
+        (site_with(concurrency=0), ['site "portal-a"', '"concurrency"', "integer >= 1"]),
+        (site_with(concurrency=1.5), ['site "portal-a"', '"concurrency"', "integer"]),
+        (site_with(delay=-1), ['site "portal-a"', '"delay"', "seconds from 0 to 3600"]),
+        (site_with(delay="1s"), ['site "portal-a"', '"delay"', "number of seconds"]),
+        (site_with(delay=True), ['site "portal-a"', '"delay"', "number"]),
     ],
 )
 def test_bad_site_names_site_and_key(raw: dict[str, object], expected: list[str]) -> None:

@@ -8,9 +8,12 @@ disallowed path were fetched. Here each waiter gets its own Deferred, fired with
 robots.txt is parsed (or None if it could not be fetched), so no request passes before robots.txt
 is known.
 
-robots.txt is downloaded once per host and run: the spider's own request for it (a site with
-``sitemap_urls = ["robots"]`` reads its ``Sitemap:`` lines, meta ``newscrawl_robots``) is answered
-with the response this middleware downloaded, not fetched a second time.
+robots.txt is downloaded once per host and run for all workers of the crawl: the worker that
+first needs it marks it as being fetched in the run's robots hash in Redis
+(``{prefix}:{spider}:robots:{run}``) and stores the response there; the other workers wait for it
+(up to DOWNLOAD_TIMEOUT, then fetch it themselves) and parse the stored copy. The spider's own
+request for it (a site with ``sitemap_urls = ["robots"]`` reads its ``Sitemap:`` lines, meta
+``newscrawl_robots``) is answered with that response, not fetched a second time.
 
 Two more differences: a refused request raises :class:`RobotsForbidden` (an ``IgnoreRequest``,
 so the spider's errback can tell it apart by type), and a robots.txt that cannot be downloaded
@@ -21,20 +24,29 @@ the spider anyway.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as _ScrapyRobotsTxt
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Response
+from scrapy.http import Headers, Response
 from scrapy.http.request import NO_CALLBACK
+from scrapy.responsetypes import responsetypes
+from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from newscrawl import _scrapy_compat as compat
 from newscrawl.meta import ROBOTS
+from newscrawl.redis import keys
+
+ROBOTS_TTL = 86400  # the run's robots hash lives a day after its last update
+POLL_SECONDS = 0.2  # a worker waiting for another one's robots.txt looks this often
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -103,9 +115,19 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxt):
             meta={"dont_obey_robotstxt": True},
             callback=NO_CALLBACK,
         )
+        shared = self._shared_key()
         try:
             assert self.crawler.engine is not None
-            resp = await self.crawler.engine.download_async(robotsreq)
+            resp = await self._fetched_by_another(shared, netloc, robotsreq) if shared else None
+            if resp is None:
+                try:
+                    resp = await self.crawler.engine.download_async(robotsreq)
+                except BaseException:
+                    self._share(shared, netloc, None)  # the others try themselves
+                    raise
+                self._share(shared, netloc, resp)
+            else:
+                self._stats.inc_value("newscrawl/robots/shared")
             self._responses[netloc] = resp
             await self._parse_robots(resp, netloc, request)
         except Exception as exc:
@@ -120,6 +142,68 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxt):
         if isinstance(parser, Deferred):
             return await maybe_deferred_to_future(parser)
         return parser
+
+
+    def _shared_key(self) -> str | None:
+        """The run's robots hash (None before the scheduler opened or without Redis)."""
+        from newscrawl.context import CrawlContext
+        from newscrawl.scheduling.run import current_run
+
+        run = current_run(self.crawler)
+        if run is None:
+            return None
+        return CrawlContext.of(self.crawler).keys()(keys.CRAWL_ROBOTS, run=run)
+
+    def _redis(self) -> Any:
+        from newscrawl.context import CrawlContext
+
+        return CrawlContext.of(self.crawler).redis
+
+    async def _fetched_by_another(self, key: str, netloc: str, request: Request
+                                  ) -> Response | None:
+        """robots.txt of ``netloc`` as another worker of the run fetched it; None when this
+        worker is to fetch it (first to ask, the other gave up or took too long, or Redis
+        failed: fetched here, never an error)."""
+        wait = self.crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180) + 5
+        try:
+            client = self._redis()
+            while True:
+                if client.hsetnx(key, netloc, json.dumps({"fetching": time.time() + wait})):
+                    client.expire(key, ROBOTS_TTL)
+                    return None
+                raw = client.hget(key, netloc)
+                record = json.loads(raw) if raw is not None else {}
+                if "status" in record:
+                    body = base64.b64decode(record["body_b64"])
+                    headers = Headers({"Content-Type": record["type"]} if record.get("type")
+                                      else {})
+                    cls = responsetypes.from_args(headers=headers, url=record["url"], body=body)
+                    return cls(url=record["url"], status=int(record["status"]), headers=headers,
+                               body=body, request=request)
+                if raw is not None and float(record.get("fetching", 0)) < time.time():
+                    return None
+                await sleep(POLL_SECONDS)
+        except Exception as exc:  # Redis away or a bad record: this worker fetches it
+            logger.debug("Shared robots.txt of %s not used: %r", netloc, exc)
+            return None
+
+    def _share(self, key: str | None, netloc: str, resp: Response | None) -> None:
+        """Store the robots.txt response for the other workers (None: give up the fetch)."""
+        if key is None:
+            return
+        try:
+            client = self._redis()
+            if resp is None:
+                client.hdel(key, netloc)
+                return
+            ctype = resp.headers.get("Content-Type")
+            client.hset(key, netloc, json.dumps({
+                "status": resp.status, "url": resp.url,
+                "type": ctype.decode("latin-1") if ctype else "",
+                "body_b64": base64.b64encode(resp.body).decode("ascii")}))
+            client.expire(key, ROBOTS_TTL)
+        except Exception as exc:  # the others fetch it themselves
+            logger.debug("Could not share robots.txt of %s: %r", netloc, exc)
 
 
 _MISSING: object = object()

@@ -59,6 +59,16 @@ CRAWL_WORKER = "{prefix}:{spider}:worker:{worker}"
 # Hash: in-flight queue entry -> the id of the worker holding it (its entries go back to the
 # queue at once when its heartbeat is gone).
 CRAWL_INFLIGHT_OWNERS = "{prefix}:{spider}:inflight:owners"
+# Sorted set: the ids of the in-flight entries holding a slot of host {host} (Scrapy's slot key:
+# the host name, or the request's download_slot), scored by their lease deadline (ms, Redis
+# clock); pop.lua grants a request of the host while fewer than its concurrency are unexpired.
+CRAWL_SLOTS = "{prefix}:{spider}:slots:{host}"
+# String with TTL (the host's delay, jittered): present while host {host} must not be asked yet.
+CRAWL_SLOT_NEXT = "{prefix}:{spider}:slots:{host}:next"
+# Hash with TTL (a day after its last update): netloc -> JSON of the robots.txt response fetched
+# for it in run {run} ({status, url, type, body_b64}), or {fetching: deadline} while a worker
+# fetches it: every worker of the run reads it instead of fetching robots.txt itself.
+CRAWL_ROBOTS = "{prefix}:{spider}:robots:{run}"
 # Set with TTL: fingerprints of start/list pages already scheduled in run {run}.
 CRAWL_LISTSEEN = "{prefix}:{spider}:listseen:{run}"
 # Set with TTL (a day after its last update): the list pages (8-byte fingerprints) that the walk

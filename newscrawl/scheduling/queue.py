@@ -72,7 +72,7 @@ _POP = load("lib.lua", "pop.lua", constants=globals())
 _RENEW = load("lib.lua", "renew.lua", constants=globals())
 _REAP = load("lib.lua", "reap.lua", constants=globals())
 _REQUEUE = load("lib.lua", "requeue.lua", constants=globals())
-_ACK = load("ack.lua", constants=globals())
+_ACK = load("lib.lua", "ack.lua", constants=globals())
 _MARK_DONE = load("mark_done.lua", constants=globals())
 
 
@@ -87,6 +87,17 @@ class DedupeSpec:
     listseen_key: str
     day: int
     listseen_ttl: int
+
+
+@dataclass(frozen=True)
+class HostSlot:
+    """The politeness of one request's host for the whole cluster (pop.lua): the host's slots
+    key, how many of its requests may be in flight at once (0: no limit) and the delay in ms
+    between two of its requests' turns (0: none)."""
+
+    key: str
+    concurrency: int
+    delay_ms: int
 
 
 @dataclass
@@ -126,6 +137,9 @@ class LeasedPriorityQueue(Base):
         deadletter_max: int,
         on_dead_letter: Callable[[bytes, str], None] | None = None,
         on_meta_dropped: Callable[[Request, list[str]], None] | None = None,
+        host_slot: Callable[[Request], HostSlot | None] | None = None,
+        polite_window: int = 0,
+        randomize_delay: bool = True,
     ) -> None:
         super().__init__(server, spider, key, serializer=serializer_module)
         self.inflight_key = inflight_key
@@ -144,6 +158,12 @@ class LeasedPriorityQueue(Base):
         self.deadletter_max = deadletter_max
         self.on_dead_letter = on_dead_letter
         self.on_meta_dropped = on_meta_dropped
+        # per-host politeness for the whole cluster (pop.lua): the slot each entry is encoded
+        # with, how many queue entries a pop looks at for a grantable one (0: the first entry,
+        # no host limits), and Scrapy's delay jitter
+        self.host_slot = host_slot
+        self.polite_window = max(0, int(polite_window))
+        self.randomize_delay = randomize_delay
         self._push = server.register_script(_PUSH)
         self._pop = server.register_script(_POP)
         self._renew = server.register_script(_RENEW)
@@ -170,6 +190,11 @@ class LeasedPriorityQueue(Base):
             "o": [o.hex() for o in origins],
             "r": data,
         }
+        slot = self.host_slot(request) if self.host_slot is not None else None
+        if slot is not None:
+            envelope["s"] = slot.key
+            envelope["c"] = max(0, int(slot.concurrency))
+            envelope["d"] = max(0, int(slot.delay_ms))
         return bytes(self.serializer.dumps(envelope))
 
     def decode(self, raw: bytes) -> Entry:
@@ -233,11 +258,14 @@ class LeasedPriorityQueue(Base):
 
     def pop_raw(self) -> bytes | None:
         raw = self.retry.call(self._pop, keys=[self.key, self.inflight_key, self.owners_key],
-                              args=[self.lease_ms, self.worker_id], what="dequeue")
+                              args=[self.lease_ms, self.worker_id, self.polite_window,
+                                    "1" if self.randomize_delay else "0"], what="dequeue")
         return bytes(raw) if raw is not None else None
 
     def pop(self, timeout: int = 0, max_bad: int = 100) -> Entry | None:
-        """The next entry, leased; unreadable entries are dead-lettered on the way."""
+        """The next entry, leased; unreadable entries are dead-lettered on the way. None when
+        the queue is empty or none of the first ``polite_window`` entries' hosts may be asked
+        now (pop.lua)."""
         for _ in range(max_bad):
             raw = self.pop_raw()
             if raw is None:

@@ -33,6 +33,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from newscrawl import _scrapy_compat as compat
@@ -207,7 +208,15 @@ class Scheduler(BaseScheduler):
             deadletter_max=self.config.deadletter_max,
             on_dead_letter=lambda raw, error: self._inc("dead_letter"),
             on_meta_dropped=self._meta_dropped,
+            host_slot=self._host_slot if self.config.polite_window > 0 else None,
+            polite_window=self.config.polite_window,
+            randomize_delay=self.crawler.settings.getbool("RANDOMIZE_DOWNLOAD_DELAY", True),
         )
+        if self.config.polite_window > 0 \
+                and not self.crawler.settings.getbool("AUTOTHROTTLE_ENABLED"):
+            # DOWNLOAD_DELAY is kept by the grant, for every worker together (pop.lua); a
+            # worker's own downloader delaying again would only slow it down
+            compat.no_local_delay(self.crawler.engine)
         # Redis must be reachable to start (retried up to NEWSCRAWL_REDIS_RETRY_SECONDS).
         claimed = self.run.claim()
         if self.run.rescued:
@@ -253,6 +262,24 @@ class Scheduler(BaseScheduler):
 
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
+
+    def _host_slot(self, request: Request) -> q.HostSlot | None:
+        """The host slot of ``request`` for the cluster-wide grant (pop.lua): keyed like
+        Scrapy's downloader slots (meta ``download_slot``, else the host name), with the
+        site's ``concurrency``/``delay`` or CONCURRENT_REQUESTS_PER_DOMAIN/DOWNLOAD_DELAY."""
+        host = request.meta.get("download_slot") or urlparse_cached(request).hostname or ""
+        if not host:
+            return None
+        settings = self.crawler.settings
+        concurrency = settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+        delay = settings.getfloat("DOWNLOAD_DELAY")
+        sites = getattr(self.spider, "sites", None)
+        site = sites.get(request.meta.get(SITE)) if isinstance(sites, dict) else None
+        if site is not None:
+            concurrency = site.concurrency if site.concurrency is not None else concurrency
+            delay = site.delay if site.delay is not None else delay
+        return q.HostSlot(self.df.keys(keys.CRAWL_SLOTS, host=str(host)), concurrency,
+                          int(delay * 1000))
 
     def _drop_removed_sites(self, sites: dict[str, Any]) -> None:
         """The queue of a run crawled with another sites file: requests for sites no longer in

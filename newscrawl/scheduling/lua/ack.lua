@@ -17,6 +17,7 @@ if KEYS[6] ~= '' and redis.call('HGET', KEYS[6], ARGV[1]) == ARGV[9] then
   redis.call('HDEL', KEYS[6], ARGV[1])
 end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return ACK_LOST end
+release(ARGV[1])
 if ARGV[4] == '1' then
   if redis.call('HINCRBY', KEYS[2], ARGV[3], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[3]) end
 end

@@ -21,6 +21,7 @@ end
 -- flight is a dead worker's (one that never registered included).
 if live == 0 then
   for _, payload in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+    release(payload)
     push(KEYS[3], KEYS[6], payload, priority_of(payload))
     rescued = rescued + 1
   end

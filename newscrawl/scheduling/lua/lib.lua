@@ -20,3 +20,17 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+-- The host slot of an entry (its "s" field: the slots key of its host, set by the scheduler's
+-- politeness) and the decoded entry; nil for an entry without one or that does not parse.
+local function slot_of(payload)
+  local ok, obj = pcall(cjson.decode, payload)
+  if ok and type(obj) == 'table' and type(obj['s']) == 'string' and obj['s'] ~= '' then
+    return obj['s'], obj
+  end
+  return nil, nil
+end
+-- Free the host slot an entry holds (it left the in-flight set).
+local function release(payload)
+  local key, obj = slot_of(payload)
+  if key then redis.call('ZREM', key, tostring(obj['id'])) end
+end

@@ -1,7 +1,55 @@
--- KEYS: queue, inflight, owners hash ('' for none)   ARGV: lease ms, worker id
-local items = redis.call('ZRANGE', KEYS[1], 0, 0)
-if #items == 0 then return false end
-redis.call('ZREM', KEYS[1], items[1])
-redis.call('ZADD', KEYS[2], now_ms() + tonumber(ARGV[1]), items[1])
-if KEYS[3] ~= '' then redis.call('HSET', KEYS[3], items[1], ARGV[2]) end
-return items[1]
+-- Grant the next request its turn (politeness for the whole cluster, docs/design/scheduling.md).
+-- KEYS: queue, inflight, owners hash ('' for none)
+-- ARGV: lease ms, worker id, window (queue entries looked at; 0: the first, no host limits),
+--       randomize the delay ('1': x uniform(0.5, 1.5), as Scrapy's RANDOMIZE_DOWNLOAD_DELAY)
+-- An entry with a host slot ("s": the host's sorted set of entry ids scored by lease deadline,
+-- "c": its concurrency, "d": its delay in ms) is granted when fewer than "c" unexpired members
+-- hold the host and the host's next-allowed key (s .. ':next', expiring when the delay has
+-- passed) is gone. The first grantable entry of the window is taken; the entries of a host that
+-- is not grantable stay where they are, in order. Returns the entry, or false.
+local lease = tonumber(ARGV[1])
+local window = tonumber(ARGV[3])
+local now = now_ms()
+local function grant(payload)
+  redis.call('ZREM', KEYS[1], payload)
+  redis.call('ZADD', KEYS[2], now + lease, payload)
+  if KEYS[3] ~= '' then redis.call('HSET', KEYS[3], payload, ARGV[2]) end
+  return payload
+end
+if window <= 0 then
+  local items = redis.call('ZRANGE', KEYS[1], 0, 0)
+  if #items == 0 then return false end
+  return grant(items[1])
+end
+local waiting = {}
+for _, payload in ipairs(redis.call('ZRANGE', KEYS[1], 0, window - 1)) do
+  local key, obj = slot_of(payload)
+  -- no host slot (or unreadable: the worker dead-letters it): nothing to hold it back
+  if not key then return grant(payload) end
+  if not waiting[key] then
+    local limit = tonumber(obj['c']) or 0
+    local free = redis.call('EXISTS', key .. ':next') == 0
+    if free and limit > 0 then
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+      free = redis.call('ZCARD', key) < limit
+    end
+    if free then
+      if limit > 0 then redis.call('ZADD', key, now + lease, tostring(obj['id'])) end
+      local delay = tonumber(obj['d']) or 0
+      if delay > 0 then
+        if ARGV[4] == '1' then
+          -- uniform(0, 1) from the Redis clock's microseconds and the entry id (Lua's
+          -- math.random after math.randomseed(now) is nearly linear in the seed)
+          local t = redis.call('TIME')
+          local h = redis.sha1hex(t[1] .. '.' .. t[2] .. ':' .. tostring(obj['id']))
+          delay = delay * (0.5 + tonumber(string.sub(h, 1, 8), 16) / 4294967296)
+        end
+        delay = math.floor(delay)
+        if delay > 0 then redis.call('SET', key .. ':next', now + delay, 'PX', delay) end
+      end
+      return grant(payload)
+    end
+    waiting[key] = true
+  end
+end
+return false

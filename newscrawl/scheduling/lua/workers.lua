@@ -10,6 +10,7 @@ local function rescue(inflight, queue, seq, owners, dead)
     if dead[flat[i + 1]] then
       redis.call('HDEL', owners, flat[i])
       if redis.call('ZREM', inflight, flat[i]) == 1 then
+        release(flat[i])
         push(queue, seq, flat[i], priority_of(flat[i]))
         n = n + 1
       end

@@ -1,0 +1,165 @@
+"""The cluster-wide grant of pop.lua: per-host concurrency (slot leases) and delay (next-allowed
+time), on the embedded Redis (the scripts need a real Redis)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.utils.httpobj import urlparse_cached
+
+from newscrawl.defaults import DEADLETTER_MAX
+from newscrawl.redis import RetryPolicy
+from newscrawl.scheduling import queue as q
+from newscrawl.scheduling.run import RunMarker
+
+
+class MySpider(Spider):
+    name = "unit"
+
+
+LIMITS = {"a.test": (2, 0), "b.test": (2, 0), "slow.test": (0, 150), "one.test": (1, 0)}
+
+
+def host_slot(request: Request) -> q.HostSlot:
+    host = urlparse_cached(request).hostname or ""
+    concurrency, delay_ms = LIMITS.get(host, (0, 0))
+    return q.HostSlot(f"t:unit:slots:{host}", concurrency, delay_ms)
+
+
+def make_queue(r: Any, *, lease: float = 60, window: int = 200, randomize: bool = False,
+               worker: str = "", owners: str = "") -> q.LeasedPriorityQueue:
+    return q.LeasedPriorityQueue(
+        r, MySpider(), "t:unit:requests", inflight_key="t:unit:inflight",
+        seq_key="t:unit:seq", deadletter_key="t:unit:dead", pending_key="t:unit:pending",
+        failures_key="t:unit:failures", retry_key="t:unit:retry", lease_seconds=lease,
+        owners_key=owners, worker_id=worker, retry=RetryPolicy(1),
+        deadletter_max=DEADLETTER_MAX, host_slot=host_slot, polite_window=window,
+        randomize_delay=randomize)
+
+
+def push(queue: q.LeasedPriorityQueue, *urls: str) -> None:
+    spec = q.DedupeSpec(q.MODE_FORCE, bytes(8), "t:unit:none", b"", "t:unit:none", 0, 1)
+    for url in urls:
+        payload = queue.encode(Request(url), kind="article", fp=bytes(8), pending=False,
+                               origins=())
+        queue.push_entry(payload, 0, spec)
+
+
+def urls(queue: q.LeasedPriorityQueue, n: int) -> list[str | None]:
+    out: list[str | None] = []
+    for _ in range(n):
+        entry = queue.pop()
+        out.append(entry.request.url if entry is not None else None)
+    return out
+
+
+def ack(queue: q.LeasedPriorityQueue, entry: q.Entry) -> None:
+    assert queue.ack(entry, q.OUTCOME_DONE, [], 1, 3) == q.ACK_DONE
+
+
+def test_a_busy_host_waits_in_order_while_others_go_ahead(r: Any) -> None:
+    queue = make_queue(r)
+    push(queue, "http://a.test/1", "http://a.test/2", "http://a.test/3", "http://b.test/1",
+         "http://a.test/4")
+    first = queue.pop()
+    assert first is not None and first.request.url == "http://a.test/1"
+    # a.test has 2 slots: its third request waits, b.test's goes ahead, then nothing is granted
+    assert urls(queue, 3) == ["http://a.test/2", "http://b.test/1", None]
+    assert queue.inflight_count() == 3 and len(queue) == 2
+    ack(queue, first)
+    # the freed slot goes to a.test's next request in queue order
+    assert urls(queue, 2) == ["http://a.test/3", None]
+
+
+def test_the_delay_holds_a_host_until_its_next_allowed_time(r: Any) -> None:
+    queue = make_queue(r)
+    push(queue, "http://slow.test/1", "http://slow.test/2", "http://b.test/1")
+    assert urls(queue, 3) == ["http://slow.test/1", "http://b.test/1", None]
+    assert 0 < r.pttl("t:unit:slots:slow.test:next") <= 150
+    time.sleep(0.2)
+    assert urls(queue, 1) == ["http://slow.test/2"]
+
+
+def test_the_delay_is_jittered_like_scrapy(r: Any) -> None:
+    queue = make_queue(r, randomize=True)
+    ttls = set()
+    for i in range(30):
+        push(queue, f"http://slow.test/{i}")
+        assert queue.pop() is not None
+        ttls.add(r.pttl("t:unit:slots:slow.test:next"))
+        r.delete("t:unit:slots:slow.test:next")
+    assert all(75 - 1 <= t <= 225 for t in ttls), ttls
+    # spread over the range: 30 uniform draws all above 110 or all below 190: p < 0.001
+    assert min(ttls) < 110 and max(ttls) > 190, sorted(ttls)
+
+
+def test_a_dead_workers_slot_frees_itself_when_its_lease_expires(r: Any) -> None:
+    queue = make_queue(r, lease=0.1)
+    push(queue, "http://one.test/1", "http://one.test/2")
+    assert urls(queue, 2) == ["http://one.test/1", None]
+    time.sleep(0.15)  # nobody acks, reaps or renews: the slot's lease alone runs out
+    assert urls(queue, 1) == ["http://one.test/2"]
+
+
+def test_renewing_a_lease_keeps_its_slot(r: Any) -> None:
+    queue = make_queue(r, lease=0.3)
+    push(queue, "http://one.test/1", "http://one.test/2")
+    entry = queue.pop()
+    assert entry is not None
+    for _ in range(3):
+        time.sleep(0.15)
+        assert queue.renew([entry.raw]) == 1
+    assert urls(queue, 1) == [None]
+
+
+@pytest.mark.parametrize("how", ["ack", "requeue", "reap", "dead worker"])
+def test_every_way_out_of_flight_frees_the_slot(r: Any, how: str) -> None:
+    queue = make_queue(r, lease=60 if how != "reap" else 0.05, worker="w-dead",
+                       owners="t:unit:inflight:owners")
+    push(queue, "http://one.test/1", "http://one.test/2")
+    entry = queue.pop()
+    assert entry is not None and queue.pop() is None
+    if how == "ack":
+        ack(queue, entry)
+    elif how == "requeue":
+        assert queue.requeue(entry.raw)
+    elif how == "reap":
+        time.sleep(0.1)
+        assert queue.reap() == 1
+    else:
+        r.hset("t:unit:workers", "w-dead", "{}")  # registered, its heartbeat key gone
+        marker = RunMarker(r, "t:unit:run", queue_key="t:unit:requests",
+                           inflight_key="t:unit:inflight", pending_key="t:unit:pending", ttl=60,
+                           retry=RetryPolicy(1), seq_key="t:unit:seq",
+                           registry_key="t:unit:workers", worker_prefix="t:unit:worker:",
+                           owners_key="t:unit:inflight:owners", worker_id="w-me")
+        marker.claim()
+        assert marker.rescued == 1
+    assert r.zcard("t:unit:slots:one.test") == 0
+    assert queue.pop() is not None  # one of the two requests, now granted
+
+
+def test_the_window_bounds_how_far_a_pop_looks(r: Any) -> None:
+    queue = make_queue(r, window=2)
+    push(queue, "http://one.test/1", "http://one.test/2", "http://one.test/3", "http://b.test/1")
+    assert urls(queue, 2) == ["http://one.test/1", None]
+    assert len(queue) == 3
+
+
+def test_window_0_pops_the_first_entry_without_limits(r: Any) -> None:
+    queue = make_queue(r, window=0)
+    push(queue, "http://one.test/1", "http://one.test/2")
+    assert urls(queue, 3) == ["http://one.test/1", "http://one.test/2", None]
+
+
+def test_an_unreadable_entry_is_still_handed_out_to_be_dead_lettered(r: Any) -> None:
+    dead: list[str] = []
+    queue = make_queue(r)
+    queue.on_dead_letter = lambda raw, error: dead.append(error)
+    push(queue, "http://one.test/1", "http://one.test/2")
+    assert queue.pop() is not None
+    r.zadd("t:unit:requests", {b"\x80garbage": 1})
+    assert queue.pop() is None and len(dead) == 1 and len(queue) == 1
