@@ -218,12 +218,12 @@ class MockPortal:
                     portal.in_flight += 1
                     portal.peak_in_flight = max(portal.peak_in_flight, portal.in_flight)
                 try:
-                    self._answer()
+                    self._timed()
                 finally:
                     with portal._lock:
                         portal.in_flight -= 1
 
-            def _answer(self) -> None:
+            def _timed(self) -> None:
                 path = self.path.split("?", 1)[0]
                 answer = [path, time.monotonic(), None]
                 with portal._lock:

@@ -399,3 +399,15 @@ def test_retry_policy_does_not_wait_out_a_refused_password(tmp_path: Path) -> No
         assert time.monotonic() - t0 < 30  # not the 60 s an outage is waited out
     finally:
         srv.kill()
+
+
+def test_a_retry_of_a_request_without_errback_can_be_queued() -> None:
+    # Scrapy's RetryMiddleware copies the request the scheduler handed out, with the
+    # scheduler's tracking errback around the spider's None: it is queued as no errback
+    from newscrawl.scheduling.scheduler import _tracking_errback
+
+    spider = Spider("unit")
+    request = Request("http://example.com/a", errback=_tracking_errback(None, lambda f: None))
+    data, _ = serializer.request_to_dict(request, spider)
+    assert data["errback"] is None
+    assert serializer.request_from_dict(data, spider).errback is None

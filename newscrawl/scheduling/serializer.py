@@ -71,6 +71,8 @@ def _method_name(spider: Spider | None, func: Any, what: str) -> str | None:
     if isinstance(func, str):
         return func
     func = getattr(func, WRAPPED_ATTR, func)
+    if func is None:  # the scheduler's tracking errback of a request that had none
+        return None
     if spider is not None and getattr(func, "__self__", None) is spider:
         name = getattr(func, "__name__", None)
         if isinstance(name, str) and getattr(spider, name, None) == func:
