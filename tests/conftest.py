@@ -27,7 +27,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from crawlrun import Worker  # noqa: E402
-from mockportal import Layout, MockPortal, build_portals, sites_toml  # noqa: E402
+from mockportal import DailyPortal, Layout, MockPortal, build_portals, sites_toml  # noqa: E402
 
 _OWN_CACHE_DIR: str | None = None
 
@@ -57,6 +57,17 @@ def portals(request: pytest.FixtureRequest) -> Iterator[Layout]:
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.fixture
+def daily() -> Iterator[DailyPortal]:
+    """A portal that publishes every day (:class:`~tests.mockportal.DailyPortal`, 8 articles a
+    list page, 5 on the home page) on 127.0.0.1; the test publishes."""
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        yield DailyPortal(portal, per_page=8, home=5)
+    finally:
+        portal.stop()
 
 
 @pytest.fixture

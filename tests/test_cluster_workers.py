@@ -28,7 +28,7 @@ from crawlrun import (
     url_of,
     wait_for,
 )
-from mockportal import DailyPortal, Layout, MockPortal
+from mockportal import DailyPortal, Layout
 from redisserver import RedisServer
 
 
@@ -164,15 +164,6 @@ def test_three_workers_together_keep_each_portals_concurrency_and_delay(
 
 
 # --- list-page walks shared by workers ---------------------------------------------------------
-
-
-@pytest.fixture
-def daily() -> Iterator[DailyPortal]:
-    portal = MockPortal("127.0.0.1").start()
-    try:
-        yield DailyPortal(portal, per_page=8, home=5)
-    finally:
-        portal.stop()
 
 
 def list_paths(daily: DailyPortal) -> list[str]:

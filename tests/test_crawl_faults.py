@@ -16,19 +16,10 @@ from pathlib import Path
 
 import pytest
 from crawlrun import CrawlResult, run_crawl, start_crawl, stored_urls, wait_for
-from mockportal import DailyPortal, MockPortal
+from mockportal import DailyPortal
 from redisserver import RedisServer
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8", "RETRY_TIMES=0")
-
-
-@pytest.fixture
-def daily() -> Iterator[DailyPortal]:
-    portal = MockPortal("127.0.0.1").start()
-    try:
-        yield DailyPortal(portal, per_page=8, home=5)
-    finally:
-        portal.stop()
 
 
 def write_sites(tmp_path: Path, daily: DailyPortal) -> Path:

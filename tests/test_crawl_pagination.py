@@ -9,25 +9,14 @@ hold new articles, plus ``stop_after_known`` (1).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from crawlrun import CrawlResult, run_crawl, stored_urls
 from mockportal import DailyPortal, MockPortal
 from redisserver import free_port
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
 PER_DAY = 30
-
-
-@pytest.fixture
-def daily() -> Iterator[DailyPortal]:
-    portal = MockPortal("127.0.0.1").start()
-    try:
-        yield DailyPortal(portal, per_page=8, home=5)
-    finally:
-        portal.stop()
 
 
 def ok(result: CrawlResult) -> CrawlResult:
