@@ -6,7 +6,6 @@ portal on loopback, at the crawl's usual concurrency."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,15 +15,6 @@ from mockportal import DailyPortal, MockPortal, html_page, list_html
 from newscrawl.cli import main
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
-
-
-@pytest.fixture
-def portal() -> Iterator[MockPortal]:
-    server = MockPortal("127.0.0.1").start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def ok(result: CrawlResult) -> CrawlResult:

@@ -210,10 +210,6 @@ class RunMarker:
         return bool(self.retry.call(script, keys=[self.key], args=[self.run_id, ttl],
                                     what="refresh run"))
 
-    def refresh(self) -> bool:
-        """Extend the marker's TTL (only the worker that claimed it)."""
-        return self.claimed and self._refresh(str(self.ttl))
-
     def release(self) -> bool:
         """Delete the marker if it is still ours: the run is finished."""
         if not self.claimed:

@@ -123,7 +123,6 @@ class Scheduler(BaseScheduler):
         self._idle_since: float | None = None
         self._last_reap = time.monotonic()
         self._last_beat = time.monotonic()
-        self._others_alive = 0  # other live workers at the last heartbeat
         self._finished = False
         self._loop: Any = None
         self._unhook_engine: Callable[[], None] | None = None
@@ -635,7 +634,7 @@ class Scheduler(BaseScheduler):
         self._last_beat = time.monotonic()
         if self.stats is not None:
             self.run.pages = int(self.stats.get_value("response_received_count", 0) or 0)
-        self._others_alive = self.run.heartbeat()
+        self.run.heartbeat()
         if self.run.rescued:
             self._inc("requeued_dead_worker", self.run.rescued)
             logger.info("Requeued %d requests of a worker that stopped beating",
