@@ -1,12 +1,15 @@
 -- Grant the next request its turn (politeness for the whole cluster, docs/design/scheduling.md).
 -- KEYS: queue, inflight, owners hash ('' for none)
 -- ARGV: lease ms, worker id, window (queue entries looked at; 0: the first, no host limits),
---       randomize the delay ('1': x uniform(0.5, 1.5), as Scrapy's RANDOMIZE_DOWNLOAD_DELAY)
+--       randomize the delay ('1': x uniform(0.5, 1.5), as Scrapy's RANDOMIZE_DOWNLOAD_DELAY),
+--       AutoThrottle's start delay in ms ('' when AutoThrottle is not shared: no throttle keys)
 -- An entry with a host slot ("s": the host's sorted set of entry ids scored by lease deadline,
 -- "c": its concurrency, "d": its delay in ms) is granted when fewer than "c" unexpired members
 -- hold the host and the host's next-allowed key (s .. ':next', expiring when the delay has
 -- passed) is gone. The first grantable entry of the window is taken; the entries of a host that
--- is not grantable stay where they are, in order. Returns the entry, or false.
+-- is not grantable stay where they are, in order. With AutoThrottle shared, the delay is the
+-- larger of "d" and the host's AutoThrottle delay (s .. ':throttle', throttle.lua; the start
+-- delay while it is absent). Returns the entry, or false.
 local lease = tonumber(ARGV[1])
 local window = tonumber(ARGV[3])
 local now = now_ms()
@@ -36,6 +39,10 @@ for _, payload in ipairs(redis.call('ZRANGE', KEYS[1], 0, window - 1)) do
     if free then
       if limit > 0 then redis.call('ZADD', key, now + lease, tostring(obj['id'])) end
       local delay = tonumber(obj['d']) or 0
+      if ARGV[5] ~= '' then
+        local shared = tonumber(redis.call('GET', key .. ':throttle') or ARGV[5]) or 0
+        if shared > delay then delay = shared end
+      end
       if delay > 0 then
         if ARGV[4] == '1' then
           -- uniform(0, 1) from the Redis clock's microseconds and the entry id (Lua's
