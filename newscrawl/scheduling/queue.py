@@ -185,6 +185,8 @@ class LeasedPriorityQueue(Base):
         # (None: the grant keeps the entries' own delays only)
         self.throttle = throttle if polite_window > 0 else None
         self._throttle = server.register_script(_THROTTLE)
+        #: after a pop that granted nothing: ms until a host held back by its delay is free
+        self.next_turn_ms: int | None = None
         self._push = server.register_script(_PUSH)
         self._pop = server.register_script(_POP)
         self._renew = server.register_script(_RENEW)
@@ -278,11 +280,17 @@ class LeasedPriorityQueue(Base):
         self.push_entry(payload, request.priority, spec)
 
     def pop_raw(self) -> bytes | None:
+        """The next entry granted its turn (leased), or None; then :attr:`next_turn_ms` says
+        how soon a host held back by its delay may be asked (None: no host waits for one)."""
         raw = self.retry.call(self._pop, keys=[self.key, self.inflight_key, self.owners_key],
                               args=[self.lease_ms, self.worker_id, self.polite_window,
                                     "1" if self.randomize_delay else "0",
                                     "" if self.throttle is None else self.throttle.start_ms],
                               what="dequeue")
+        if isinstance(raw, int):
+            self.next_turn_ms = raw
+            return None
+        self.next_turn_ms = None
         return bytes(raw) if raw is not None else None
 
     def pop(self, timeout: int = 0, max_bad: int = 100) -> Entry | None:

@@ -9,7 +9,8 @@
 -- passed) is gone. The first grantable entry of the window is taken; the entries of a host that
 -- is not grantable stay where they are, in order. With AutoThrottle shared, the delay is the
 -- larger of "d" and the host's AutoThrottle delay (s .. ':throttle', throttle.lua; the start
--- delay while it is absent). Returns the entry, or false.
+-- delay while it is absent). Returns the entry; else the ms until the first host of the window
+-- held back by its delay may be asked again, or false (nothing waits for a delay).
 local lease = tonumber(ARGV[1])
 local window = tonumber(ARGV[3])
 local now = now_ms()
@@ -25,13 +26,16 @@ if window <= 0 then
   return grant(items[1])
 end
 local waiting = {}
+local soonest = false
 for _, payload in ipairs(redis.call('ZRANGE', KEYS[1], 0, window - 1)) do
   local key, obj = slot_of(payload)
   -- no host slot (or unreadable: the worker dead-letters it): nothing to hold it back
   if not key then return grant(payload) end
   if not waiting[key] then
     local limit = tonumber(obj['c']) or 0
-    local free = redis.call('EXISTS', key .. ':next') == 0
+    local wait = redis.call('PTTL', key .. ':next') -- -2: no such key
+    local free = wait == -2
+    if wait > 0 and (not soonest or wait < soonest) then soonest = wait end
     if free and limit > 0 then
       redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
       free = redis.call('ZCARD', key) < limit
@@ -59,4 +63,4 @@ for _, payload in ipairs(redis.call('ZRANGE', KEYS[1], 0, window - 1)) do
     waiting[key] = true
   end
 end
-return false
+return soonest
