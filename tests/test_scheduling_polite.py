@@ -241,3 +241,18 @@ def test_the_start_delay_holds_a_host_with_no_response_yet(r: Any) -> None:
     assert urls(two, 1) == [None]
     time.sleep(0.16)
     assert urls(two, 1) == ["http://b.test/2"]
+
+
+def test_a_pop_that_grants_nothing_says_when_a_delayed_host_is_free(r: Any) -> None:
+    queue = make_queue(r)
+    push(queue, "http://slow.test/1", "http://slow.test/2", "http://slow.test/3",
+         "http://one.test/1", "http://one.test/2")
+    assert urls(queue, 3) == ["http://slow.test/1", "http://one.test/1", None]
+    # slow.test waits for its delay (150 ms), one.test for a slot: the scheduler asks again then
+    assert queue.next_turn_ms is not None and 100 <= queue.next_turn_ms <= 150
+    time.sleep(queue.next_turn_ms / 1000 + 0.01)
+    assert urls(queue, 2) == ["http://slow.test/2", None]
+    assert queue.next_turn_ms is not None  # slow.test's delay again
+    time.sleep(0.16)
+    assert urls(queue, 2) == ["http://slow.test/3", None]
+    assert queue.next_turn_ms is None  # only one.test's slot holds its request back
