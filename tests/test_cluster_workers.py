@@ -269,7 +269,7 @@ def test_three_workers_keep_autothrottles_target_concurrency_together(
 ) -> None:
     # Every page answered after 0.3 s, one request wanted in flight: each worker's own
     # AutoThrottle would ask every 0.3 s, and three of them would keep up to 3 in flight
-    # (2.0-2.4 measured); the AutoThrottle delay shared by the grant keeps about 1 (1.0-1.1).
+    # (2.0-2.4 measured); the AutoThrottle delay shared by the grant keeps about 1 (0.97-1.08).
     daily.publish(16)
     daily.portal.delay(["/", *list_paths(daily), *daily.paths], 0.3)
     sites = tmp_path / "sites.toml"
@@ -277,7 +277,7 @@ def test_three_workers_keep_autothrottles_target_concurrency_together(
     # 2 requests per worker: no worker takes the whole queue into its own downloader
     settings = (*FAST, "CONCURRENT_REQUESTS=2", "AUTOTHROTTLE_ENABLED=True",
                 "AUTOTHROTTLE_TARGET_CONCURRENCY=1", "AUTOTHROTTLE_START_DELAY=0.2",
-                "NEWSCRAWL_IDLE_EXIT_SECONDS=1")
+                "AUTOTHROTTLE_DEBUG=True", "NEWSCRAWL_IDLE_EXIT_SECONDS=1")
     for i in range(3):
         workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
                                    log_path=tmp_path / f"w{i}.log"))
@@ -287,4 +287,7 @@ def test_three_workers_keep_autothrottles_target_concurrency_together(
         p: 1 for p in daily.paths}
     # time-weighted, from the first article request to the end of the last one
     mean = daily.portal.mean_at_once(daily.paths, exclude=("/robots.txt",))
-    assert 0.5 <= mean <= 1.5, mean
+    assert 0.4 <= mean <= 1.5, mean
+    # AUTOTHROTTLE_DEBUG: each worker logs the moves of the shared delay its responses made
+    moves = [line for r in results for line in r.log.splitlines() if "(shared) | delay:" in line]
+    assert len(moves) >= len(daily.paths), moves[:3]
