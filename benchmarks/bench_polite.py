@@ -9,7 +9,11 @@ the time per dequeue call (client round trip included) and the server's CPU per 
 - ``grant, free host first``: the first entry's host has a free slot (the usual case);
 - ``grant, window full of busy hosts``: the window's entries all belong to hosts at their limit,
   so the call decodes every one of them and grants nothing (the worst case, every 0.5 s per idle
-  worker).
+  worker);
+- ``grant, AutoThrottle shared``: as ``free host first``, each host's delay read from its
+  AutoThrottle key (``slots:{host}:throttle``);
+- ``AutoThrottle move``: the call each response makes to move its host's shared delay
+  (throttle.lua), not a dequeue.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +44,11 @@ class BenchSpider(Spider):
     name = "bench"
 
 
-def make_queue(client: redis.Redis, window: int, hosts: dict[str, int]) -> q.LeasedPriorityQueue:
+THROTTLE = q.Throttle(target_concurrency=1.0, start_ms=1000.0, max_ms=60000.0, ttl_ms=180000)
+
+
+def make_queue(client: redis.Redis, window: int, hosts: dict[str, int],
+               throttle: q.Throttle | None = None) -> q.LeasedPriorityQueue:
     def host_slot(request: Request) -> q.HostSlot:
         host = urlparse_cached(request).hostname or ""
         return q.HostSlot(f"b:bench:slots:{host}", hosts.get(host, 2), 0)
@@ -49,7 +58,7 @@ def make_queue(client: redis.Redis, window: int, hosts: dict[str, int]) -> q.Lea
         seq_key="b:bench:seq", deadletter_key="b:bench:dead", pending_key="b:bench:pending",
         failures_key="b:bench:failures", retry_key="b:bench:retry", lease_seconds=600,
         retry=RetryPolicy(10), deadletter_max=defaults.DEADLETTER_MAX, host_slot=host_slot,
-        polite_window=window)
+        polite_window=window, throttle=throttle)
 
 
 def push(queue: q.LeasedPriorityQueue, urls: list[str]) -> None:
@@ -65,12 +74,13 @@ def server_cpu(client: redis.Redis) -> float:
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
-def measure(client: redis.Redis, queue: q.LeasedPriorityQueue, pops: int
-            ) -> tuple[float, float]:
-    """(µs per call, server CPU µs per call) of ``pops`` dequeue calls."""
+def measure(client: redis.Redis, queue: q.LeasedPriorityQueue, pops: int,
+            call: Callable[[], object] | None = None) -> tuple[float, float]:
+    """(µs per call, server CPU µs per call) of ``pops`` dequeue calls (or ``call``s)."""
+    call = call or queue.pop_raw
     cpu0, t0 = server_cpu(client), time.perf_counter()
     for _ in range(pops):
-        queue.pop_raw()
+        call()
     elapsed, cpu = time.perf_counter() - t0, server_cpu(client) - cpu0
     return elapsed / pops * 1e6, cpu / pops * 1e6
 
@@ -92,6 +102,20 @@ def main() -> None:
             queue = make_queue(client, window, {})
             push(queue, urls)
             rows.append((name, *measure(client, queue, args.pops)))
+        # the same with AutoThrottle shared: every host has its delay key
+        client.flushall()
+        queue = make_queue(client, args.window, {}, THROTTLE)
+        push(queue, urls)
+        for i in range(args.pops):
+            client.set(f"b:bench:slots:h{i}.test:throttle", "1000.000", px=600_000)
+        rows.append(("grant, free host first, AutoThrottle shared",
+                     *measure(client, queue, args.pops)))
+        response = Request("http://h0.test/a/0.html", meta={"newscrawl_site": "bench"})
+        slot = queue.host_slot(response) if queue.host_slot is not None else None
+        assert slot is not None
+        rows.append(("AutoThrottle move per response (not a dequeue)",
+                     *measure(client, queue, args.pops,
+                              lambda: queue.adapt_delay(slot, 0.5, True))))
         # busy: the window holds entries of 10 hosts at their limit (1 each, already taken)
         client.flushall()
         busy = {f"busy{i}.test": 1 for i in range(10)}

@@ -2,9 +2,9 @@
 
 One line in a Scrapy project's settings turns on newscrawl's reliable Redis scheduling (leased
 queue, done/pending records, run marker, idle exit), its robots.txt and redirect-loop downloader
-middlewares, a downloader that holds each site to its concurrency, the near-duplicate and
-storage pipelines, the daily index prune, the one-line log of a dropped item, and the defaults
-of every ``NEWSCRAWL_*`` setting they read (docs/addon.md).
+middlewares, a downloader that holds each site to its concurrency, an AutoThrottle shared by the
+cluster, the near-duplicate and storage pipelines, the daily index prune, the one-line log of a
+dropped item, and the defaults of every ``NEWSCRAWL_*`` setting they read (docs/addon.md).
 
 Everything is set at the ``"addon"`` settings priority, below the project's own settings, the
 spider's ``custom_settings`` and ``-s`` on the command line: a setting given there wins. A
@@ -56,6 +56,10 @@ COMPONENTS: tuple[tuple[str, str, int | None], ...] = (
     # an article is stored only once its fingerprint is in the index
     ("ITEM_PIPELINES", "newscrawl.pipelines.dedup.NearDuplicatePipeline", 300),
     ("ITEM_PIPELINES", "newscrawl.pipelines.store.StorePipeline", 800),
+    # AutoThrottle's delay per host shared by all workers while the scheduler grants the turns
+    # (newscrawl/extensions/throttle.py); Scrapy's AutoThrottle where it does not
+    ("EXTENSIONS", "scrapy.extensions.throttle.AutoThrottle", None),
+    ("EXTENSIONS", "newscrawl.extensions.throttle.AutoThrottle", 0),
     # expired fingerprints are pruned from the index once a day, by the worker that claims the day
     ("EXTENSIONS", "newscrawl.extensions.index_prune.IndexPruneExtension", 500),
 )

@@ -324,6 +324,18 @@ class MockPortal:
             most = max(most, now)
         return most
 
+    def mean_at_once(self, paths: Iterable[str], exclude: Iterable[str] = ()) -> float:
+        """The time-weighted mean of the requests (but those to ``exclude`` paths) answered at
+        once, from the first arrival of a request to one of ``paths`` to the last end of one."""
+        paths, exclude = set(paths), set(exclude)
+        with self._lock:
+            answers = [(path, start, end) for path, start, end in self.answers
+                       if path not in exclude and end is not None]
+        first = min(start for path, start, _ in answers if path in paths)
+        last = max(end for path, _, end in answers if path in paths)
+        busy = sum(max(0.0, min(end, last) - max(start, first)) for _, start, end in answers)
+        return busy / (last - first)
+
     def arrival_gaps(self, exclude: Iterable[str] = ()) -> list[float]:
         """Seconds between consecutive requests' arrivals (but those to ``exclude`` paths)."""
         with self._lock:

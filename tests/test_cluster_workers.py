@@ -262,3 +262,32 @@ def test_a_killed_worker_does_not_end_the_walk(
     hits = daily.list_hits()
     assert all(hits[n] >= 1 for n in range(1, 7)), hits
     assert set(stored_urls(tmp_path)) == {daily.portal.url(p) for p in daily.paths}
+
+
+def test_three_workers_keep_autothrottles_target_concurrency_together(
+    tmp_path: Path, daily: DailyPortal, redis_server: RedisServer, workers: list[Worker],
+) -> None:
+    # Every page answered after 0.3 s, one request wanted in flight: each worker's own
+    # AutoThrottle would ask every 0.3 s, and three of them would keep up to 3 in flight
+    # (2.0-2.4 measured); the AutoThrottle delay shared by the grant keeps about 1 (0.97-1.08).
+    daily.publish(16)
+    daily.portal.delay(["/", *list_paths(daily), *daily.paths], 0.3)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(daily.sites_toml(), encoding="utf-8")
+    # 2 requests per worker: no worker takes the whole queue into its own downloader
+    settings = (*FAST, "CONCURRENT_REQUESTS=2", "AUTOTHROTTLE_ENABLED=True",
+                "AUTOTHROTTLE_TARGET_CONCURRENCY=1", "AUTOTHROTTLE_START_DELAY=0.2",
+                "AUTOTHROTTLE_DEBUG=True", "NEWSCRAWL_IDLE_EXIT_SECONDS=1")
+    for i in range(3):
+        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                                   log_path=tmp_path / f"w{i}.log"))
+    results = [finished(w) for w in workers]
+    assert sum(r.stats.get("newscrawl/scheduler/dequeued", 0) > 0 for r in results) >= 2
+    assert {p: n for p, n in daily.portal.hit_counts().items() if p in daily.paths} == {
+        p: 1 for p in daily.paths}
+    # time-weighted, from the first article request to the end of the last one
+    mean = daily.portal.mean_at_once(daily.paths, exclude=("/robots.txt",))
+    assert 0.4 <= mean <= 1.5, mean
+    # AUTOTHROTTLE_DEBUG: each worker logs the moves of the shared delay its responses made
+    moves = [line for r in results for line in r.log.splitlines() if "(shared) | delay:" in line]
+    assert len(moves) >= len(daily.paths), moves[:3]

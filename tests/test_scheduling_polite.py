@@ -30,14 +30,15 @@ def host_slot(request: Request) -> q.HostSlot:
 
 
 def make_queue(r: Any, *, lease: float = 60, window: int = 200, randomize: bool = False,
-               worker: str = "", owners: str = "") -> q.LeasedPriorityQueue:
+               worker: str = "", owners: str = "", throttle: q.Throttle | None = None
+               ) -> q.LeasedPriorityQueue:
     return q.LeasedPriorityQueue(
         r, MySpider(), "t:unit:requests", inflight_key="t:unit:inflight",
         seq_key="t:unit:seq", deadletter_key="t:unit:dead", pending_key="t:unit:pending",
         failures_key="t:unit:failures", retry_key="t:unit:retry", lease_seconds=lease,
         owners_key=owners, worker_id=worker, retry=RetryPolicy(1),
         deadletter_max=DEADLETTER_MAX, host_slot=host_slot, polite_window=window,
-        randomize_delay=randomize)
+        randomize_delay=randomize, throttle=throttle)
 
 
 def push(queue: q.LeasedPriorityQueue, *urls: str) -> None:
@@ -163,3 +164,95 @@ def test_an_unreadable_entry_is_still_handed_out_to_be_dead_lettered(r: Any) -> 
     assert queue.pop() is not None
     r.zadd("t:unit:requests", {b"\x80garbage": 1})
     assert queue.pop() is None and len(dead) == 1 and len(queue) == 1
+
+
+# --- AutoThrottle shared by the cluster (throttle.lua) -----------------------------------------
+
+THROTTLE = q.Throttle(target_concurrency=2.0, start_ms=1000.0, max_ms=3000.0, ttl_ms=60_000)
+
+
+def scrapy_delays(start: float, steps: list[tuple[float, int]], *, mindelay: float = 0.0,
+                  maxdelay: float = 3.0, target: float = 2.0) -> list[float]:
+    """The delays Scrapy's own AutoThrottle gives one downloader slot after each (latency,
+    status) response: the reference the shared delay must follow."""
+    from scrapy.core.downloader import Slot
+    from scrapy.extensions.throttle import AutoThrottle
+    from scrapy.http import Response
+    from scrapy.utils.test import get_crawler
+
+    crawler = get_crawler(settings_dict={"AUTOTHROTTLE_ENABLED": True,
+                                         "AUTOTHROTTLE_TARGET_CONCURRENCY": target})
+    throttle = AutoThrottle(crawler)
+    throttle.mindelay, throttle.maxdelay = mindelay, maxdelay
+    slot = Slot(1, max(mindelay, start), 0.0)
+    out = []
+    for latency, status in steps:
+        throttle._adjust_delay(slot, latency, Response("http://x.test/", status=status))
+        out.append(slot.delay)
+    return out
+
+
+def test_the_shared_delay_moves_as_scrapys_autothrottle_moves_a_slot(r: Any) -> None:
+    # two workers' queues on one Redis: their responses move one delay per host
+    workers = [make_queue(r, worker=f"w{i}", throttle=THROTTLE) for i in range(2)]
+    steps = [(0.4, 200)] * 6 + [(0.1, 404), (0.1, 200), (2.0, 500), (9.0, 200), (0.4, 301)]
+    slot = q.HostSlot("t:unit:slots:slow2.test", 0, 0)
+    shared = [workers[i % 2].adapt_delay(slot, latency, status == 200)[1]
+              for i, (latency, status) in enumerate(steps)]
+    assert shared == pytest.approx(scrapy_delays(1.0, steps), abs=1e-3)
+    # from the start delay (1 s) down towards latency / target (0.4 s / 2)
+    assert shared[5] == pytest.approx(0.2, abs=0.02)
+    assert float(r.get("t:unit:slots:slow2.test:throttle")) == pytest.approx(shared[-1] * 1000)
+    assert 0 < r.pttl("t:unit:slots:slow2.test:throttle") <= THROTTLE.ttl_ms
+
+
+def test_the_site_delay_is_the_shared_delays_minimum(r: Any) -> None:
+    queue = make_queue(r, throttle=THROTTLE)
+    slot = q.HostSlot("t:unit:slots:slow.test", 0, 1500)
+    steps = [(0.2, 200)] * 3
+    shared = [queue.adapt_delay(slot, latency, True)[1] for latency, _ in steps]
+    assert shared == pytest.approx(scrapy_delays(1.0, steps, mindelay=1.5), abs=1e-3)
+    assert shared[-1] == pytest.approx(1.5)
+
+
+
+def test_the_grant_keeps_a_host_at_the_shared_delay_for_every_worker(r: Any) -> None:
+    fast = q.Throttle(target_concurrency=2.0, start_ms=50.0, max_ms=3000.0, ttl_ms=60_000)
+    one, two = (make_queue(r, worker=f"w{i}", throttle=fast) for i in range(2))
+    slot = q.HostSlot("t:unit:slots:b.test", 2, 0)  # b.test: 2 slots, no delay of its own
+    for _ in range(8):  # both workers' responses: 0.6 s each, 2 wanted in flight
+        for queue in (one, two):
+            queue.adapt_delay(slot, 0.6, True)
+    push(one, "http://b.test/1", "http://b.test/2", "http://b.test/3")
+    assert urls(one, 1) == ["http://b.test/1"]
+    # the next turn is ~300 ms (0.6 s / 2) away, for the other worker too
+    assert 250 <= r.pttl("t:unit:slots:b.test:next") <= 300
+    assert urls(two, 1) == [None] and urls(one, 1) == [None]
+    time.sleep(0.32)
+    assert urls(two, 2) == ["http://b.test/2", None]
+
+
+def test_the_start_delay_holds_a_host_with_no_response_yet(r: Any) -> None:
+    slow_start = q.Throttle(target_concurrency=1.0, start_ms=150.0, max_ms=3000.0, ttl_ms=60_000)
+    one, two = (make_queue(r, worker=f"w{i}", throttle=slow_start) for i in range(2))
+    push(one, "http://b.test/1", "http://b.test/2")
+    assert urls(one, 1) == ["http://b.test/1"]
+    assert 100 <= r.pttl("t:unit:slots:b.test:next") <= 150
+    assert urls(two, 1) == [None]
+    time.sleep(0.16)
+    assert urls(two, 1) == ["http://b.test/2"]
+
+
+def test_a_pop_that_grants_nothing_says_when_a_delayed_host_is_free(r: Any) -> None:
+    queue = make_queue(r)
+    push(queue, "http://slow.test/1", "http://slow.test/2", "http://slow.test/3",
+         "http://one.test/1", "http://one.test/2")
+    assert urls(queue, 3) == ["http://slow.test/1", "http://one.test/1", None]
+    # slow.test waits for its delay (150 ms), one.test for a slot: the scheduler asks again then
+    assert queue.next_turn_ms is not None and 100 <= queue.next_turn_ms <= 150
+    time.sleep(queue.next_turn_ms / 1000 + 0.01)
+    assert urls(queue, 2) == ["http://slow.test/2", None]
+    assert queue.next_turn_ms is not None  # slow.test's delay again
+    time.sleep(0.16)
+    assert urls(queue, 2) == ["http://slow.test/3", None]
+    assert queue.next_turn_ms is None  # only one.test's slot holds its request back

@@ -65,6 +65,11 @@ CRAWL_INFLIGHT_OWNERS = "{prefix}:{spider}:inflight:owners"
 CRAWL_SLOTS = "{prefix}:{spider}:slots:{host}"
 # String with TTL (the host's delay, jittered): present while host {host} must not be asked yet.
 CRAWL_SLOT_NEXT = "{prefix}:{spider}:slots:{host}:next"
+# String with TTL (60 s + 2 x AUTOTHROTTLE_MAX_DELAY after the host's last response):
+# AutoThrottle's delay for host {host} in ms, one figure for all workers, moved by each response
+# (throttle.lua); pop.lua keeps the host's turns at least this far apart. Absent:
+# AUTOTHROTTLE_START_DELAY.
+CRAWL_SLOT_THROTTLE = "{prefix}:{spider}:slots:{host}:throttle"
 # Hash with TTL (a day after its last update): netloc -> JSON of the robots.txt response fetched
 # for it in run {run} ({status, url, type, body_b64}), or {fetching: deadline} while a worker
 # fetches it: every worker of the run reads it instead of fetching robots.txt itself.

@@ -74,6 +74,10 @@ _REAP = load("lib.lua", "reap.lua", constants=globals())
 _REQUEUE = load("lib.lua", "requeue.lua", constants=globals())
 _ACK = load("lib.lua", "ack.lua", constants=globals())
 _MARK_DONE = load("mark_done.lua", constants=globals())
+_THROTTLE = load("throttle.lua", constants=globals())
+
+#: Suffix of a host's AutoThrottle key: its slots key + this (keys.CRAWL_SLOT_THROTTLE).
+THROTTLE_SUFFIX = ":throttle"
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,18 @@ class HostSlot:
     key: str
     concurrency: int
     delay_ms: int
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """AutoThrottle shared by the cluster (throttle.lua, pop.lua): Scrapy's
+    AUTOTHROTTLE_TARGET_CONCURRENCY, AUTOTHROTTLE_START_DELAY and AUTOTHROTTLE_MAX_DELAY (ms),
+    and how long a host's shared delay outlives its last response (ms)."""
+
+    target_concurrency: float
+    start_ms: float
+    max_ms: float
+    ttl_ms: int
 
 
 @dataclass
@@ -140,6 +156,7 @@ class LeasedPriorityQueue(Base):
         host_slot: Callable[[Request], HostSlot | None] | None = None,
         polite_window: int = 0,
         randomize_delay: bool = True,
+        throttle: Throttle | None = None,
     ) -> None:
         super().__init__(server, spider, key, serializer=serializer_module)
         self.inflight_key = inflight_key
@@ -164,6 +181,12 @@ class LeasedPriorityQueue(Base):
         self.host_slot = host_slot
         self.polite_window = max(0, int(polite_window))
         self.randomize_delay = randomize_delay
+        # AutoThrottle's delay per host, one figure for the whole cluster that the grant keeps
+        # (None: the grant keeps the entries' own delays only)
+        self.throttle = throttle if polite_window > 0 else None
+        self._throttle = server.register_script(_THROTTLE)
+        #: after a pop that granted nothing: ms until a host held back by its delay is free
+        self.next_turn_ms: int | None = None
         self._push = server.register_script(_PUSH)
         self._pop = server.register_script(_POP)
         self._renew = server.register_script(_RENEW)
@@ -257,9 +280,17 @@ class LeasedPriorityQueue(Base):
         self.push_entry(payload, request.priority, spec)
 
     def pop_raw(self) -> bytes | None:
+        """The next entry granted its turn (leased), or None; then :attr:`next_turn_ms` says
+        how soon a host held back by its delay may be asked (None: no host waits for one)."""
         raw = self.retry.call(self._pop, keys=[self.key, self.inflight_key, self.owners_key],
                               args=[self.lease_ms, self.worker_id, self.polite_window,
-                                    "1" if self.randomize_delay else "0"], what="dequeue")
+                                    "1" if self.randomize_delay else "0",
+                                    "" if self.throttle is None else self.throttle.start_ms],
+                              what="dequeue")
+        if isinstance(raw, int):
+            self.next_turn_ms = raw
+            return None
+        self.next_turn_ms = None
         return bytes(raw) if raw is not None else None
 
     def pop(self, timeout: int = 0, max_bad: int = 100) -> Entry | None:
@@ -275,6 +306,21 @@ class LeasedPriorityQueue(Base):
             except SerializationError as exc:
                 self.dead_letter(raw, str(exc))
         return None
+
+    def adapt_delay(self, slot: HostSlot, latency: float, ok: bool) -> tuple[float, float]:
+        """Move ``slot``'s shared AutoThrottle delay after a response that took ``latency``
+        seconds (``ok``: its status was 200), as Scrapy's AutoThrottle moves a downloader slot's
+        delay, its minimum being the slot's own delay; returns (old, new) delay in seconds.
+        One atomic call (throttle.lua); requires :attr:`throttle`."""
+        throttle = self.throttle
+        if throttle is None:
+            raise RuntimeError("adapt_delay needs a queue with a shared AutoThrottle")
+        old, new = self.retry.call(
+            self._throttle, keys=[slot.key + THROTTLE_SUFFIX],
+            args=[latency * 1000, throttle.target_concurrency, slot.delay_ms, throttle.max_ms,
+                  throttle.start_ms, "1" if ok else "0", throttle.ttl_ms],
+            what="AutoThrottle delay")
+        return float(old) / 1000, float(new) / 1000
 
     def dead_letter(self, raw: bytes, error: str) -> None:
         record = json.dumps({

@@ -57,7 +57,10 @@ from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.utils.asyncio import CallLaterResult
     from twisted.python.failure import Failure
+
+    from newscrawl.extensions.throttle import AutoThrottle
 
 logger = logging.getLogger(__name__)
 
@@ -125,8 +128,13 @@ class Scheduler(BaseScheduler):
         self._last_beat = time.monotonic()
         self._finished = False
         self._loop: Any = None
+        # the call that asks the queue again when a host held back by its delay is free
+        self._wake: CallLaterResult | None = None
+        self._wake_at = 0.0
         self._unhook_engine: Callable[[], None] | None = None
         self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
+        #: AutoThrottle's delay per host shared by the cluster (None: not shared)
+        self.throttle: q.Throttle | None = None
         self.site_stats = self.context.site_stats
         self.context.stop_on_fault = self.stop_on_fault
 
@@ -190,6 +198,12 @@ class Scheduler(BaseScheduler):
             sites=sites_fingerprint({name: repr(site) for name, site in sites.items()})
             if isinstance(sites, dict) else "",
         )
+        if self.config.polite_window > 0:
+            # newscrawl's AutoThrottle moves one delay per host for the whole cluster, kept by
+            # the grant (throttle.lua, pop.lua)
+            autothrottle = self._autothrottle()
+            if autothrottle is not None:
+                self.throttle = autothrottle.share(self.adapt_delay)
         self.queue = self.queue_cls(
             self.server,
             spider,
@@ -210,11 +224,15 @@ class Scheduler(BaseScheduler):
             host_slot=self._host_slot if self.config.polite_window > 0 else None,
             polite_window=self.config.polite_window,
             randomize_delay=self.crawler.settings.getbool("RANDOMIZE_DOWNLOAD_DELAY", True),
+            throttle=self.throttle,
         )
-        if self.config.polite_window > 0 \
-                and not self.crawler.settings.getbool("AUTOTHROTTLE_ENABLED"):
-            # DOWNLOAD_DELAY is kept by the grant, for every worker together (pop.lua); a
-            # worker's own downloader delaying again would only slow it down
+        if self.config.polite_window > 0 and (
+                self.throttle is not None
+                or not self.crawler.settings.getbool("AUTOTHROTTLE_ENABLED")):
+            # DOWNLOAD_DELAY, and AutoThrottle's delay when shared, are kept by the grant, for
+            # every worker together (pop.lua); a worker's own downloader delaying again would
+            # only slow it down. (Scrapy's own AutoThrottle, if a project keeps it, delays
+            # per worker on top.)
             compat.no_local_delay(self.crawler.engine)
         # Redis must be reachable to start (retried up to NEWSCRAWL_REDIS_RETRY_SECONDS).
         claimed = self.run.claim()
@@ -262,11 +280,44 @@ class Scheduler(BaseScheduler):
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
 
+    def _autothrottle(self) -> AutoThrottle | None:
+        """newscrawl's AutoThrottle extension of this crawler, if it is on."""
+        from newscrawl.extensions.throttle import AutoThrottle  # it imports the queue
+
+        try:
+            return self.crawler.get_extension(AutoThrottle)
+        except RuntimeError:  # a crawler without extensions (built by hand)
+            return None
+
+    @staticmethod
+    def _host(request: Request) -> str:
+        """The host slot name of ``request``, as Scrapy's downloader names its slots (meta
+        ``download_slot``, else the host name); "" for none."""
+        return str(request.meta.get("download_slot") or urlparse_cached(request).hostname or "")
+
+    def adapt_delay(self, request: Request, latency: float, ok: bool
+                    ) -> tuple[str, float, float] | None:
+        """Move the shared AutoThrottle delay of ``request``'s host after its response took
+        ``latency`` seconds (``ok``: status 200); returns (host, old, new delay in seconds), or
+        None (not shared, no host, stopping on a fault). One Redis call (throttle.lua); Redis
+        away stops the crawl as any scheduler call does."""
+        if self._fatal is not None or self.queue is None or self.throttle is None:
+            return None
+        slot = self._host_slot(request)
+        if slot is None:
+            return None
+        try:
+            old, new = self.queue.adapt_delay(slot, latency, ok)
+        except RedisUnavailable as exc:
+            self.stop_on_fault(exc)
+            return None
+        return self._host(request), old, new
+
     def _host_slot(self, request: Request) -> q.HostSlot | None:
         """The host slot of ``request`` for the cluster-wide grant (pop.lua): keyed like
         Scrapy's downloader slots (meta ``download_slot``, else the host name), with the
         site's ``concurrency``/``delay`` or CONCURRENT_REQUESTS_PER_DOMAIN/DOWNLOAD_DELAY."""
-        host = request.meta.get("download_slot") or urlparse_cached(request).hostname or ""
+        host = self._host(request)
         if not host:
             return None
         settings = self.crawler.settings
@@ -277,7 +328,7 @@ class Scheduler(BaseScheduler):
         if site is not None:
             concurrency = site.concurrency if site.concurrency is not None else concurrency
             delay = site.delay if site.delay is not None else delay
-        return q.HostSlot(self.df.keys(keys.CRAWL_SLOTS, host=str(host)), concurrency,
+        return q.HostSlot(self.df.keys(keys.CRAWL_SLOTS, host=host), concurrency,
                           int(delay * 1000))
 
     def _drop_removed_sites(self, sites: dict[str, Any]) -> None:
@@ -333,6 +384,9 @@ class Scheduler(BaseScheduler):
     def close(self, reason: str) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
         if self._unhook_engine is not None:
             self._unhook_engine()
         if self._fatal is not None or reason == REASON_SYSTEM_FAULT:
@@ -501,6 +555,7 @@ class Scheduler(BaseScheduler):
             self.stop_on_fault(exc)
             return None
         if entry is None:
+            self._wake_for_turn(self.queue.next_turn_ms)
             return None
         request = entry.request
         request.meta[LEASE] = entry.id
@@ -518,6 +573,26 @@ class Scheduler(BaseScheduler):
         if self.run is not None:
             self.run.idle = False
         return request
+
+    def _wake_for_turn(self, ms: int | None) -> None:
+        """Ask the queue again in ``ms`` (a host held back by its delay is free then: pop.lua)
+        rather than at the next tick, so a host is asked as soon as its delay allows."""
+        if ms is None:
+            return
+        at = time.monotonic() + ms / 1000
+        if self._wake is not None:
+            if self._wake_at <= at:
+                return  # an earlier wake is set
+            self._wake.cancel()
+        from scrapy.utils.asyncio import call_later
+
+        self._wake_at = at
+        self._wake = call_later(ms / 1000, self._on_wake)
+
+    def _on_wake(self) -> None:
+        self._wake = None
+        if self._fatal is None:
+            compat.wake_engine(self.crawler.engine)
 
     # --- completion -----------------------------------------------------------------------------
 
