@@ -46,9 +46,14 @@ def test_status_shows_the_run_its_workers_and_the_sites_of_a_running_crawl(
             site = live["sites"]["daily"]
             assert site["queued"] + site["in_flight"] > 0 and site["fetched"] >= 1
             assert site["pages_per_minute"] is not None
+            (limit,) = site["limits"]  # the grant's limits at the portal's one host
+            assert limit["host"] == "127.0.0.1" and limit["concurrency"] == 8
+            assert limit["delay"] == 0 and limit["autothrottle_delay"] is None
+            assert 0 <= limit["at_host_now"] <= 8
             code, text = status(capsys, server.url)
             assert code == 0 and f":{worker.proc.pid}  working" in text
             assert "daily" in text and "1 alive" in text
+            assert "daily at 127.0.0.1: 8 at once, no delay;" in text
             worker.proc.send_signal(signal.SIGINT)
             worker.wait(60)
             code, out = status(capsys, server.url, "--json")

@@ -1,8 +1,10 @@
 """``newscrawl status``: the crawl as a whole, read from its Redis (any machine that reaches it).
 
 The current run and its workers (alive or not, last heartbeat, pages fetched), per site what is
-queued and in flight and the run's figures so far (fetched, stored, failed, pages a minute), the
-index size. ``--watch`` redraws it every ``--interval`` seconds until Ctrl-C.
+queued and in flight, the run's figures so far (fetched, stored, failed, pages a minute) and the
+politeness in force at its hosts (requests at once and delay for the whole cluster, AutoThrottle's
+shared delay, requests there now), the index size. ``--watch`` redraws it every ``--interval``
+seconds until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -35,9 +37,12 @@ def _run_started(run_id: str) -> float | None:
     return start.replace(tzinfo=datetime.UTC).timestamp()
 
 
-def _sites_of(client: Any, key: str, *, limit: int) -> tuple[dict[str, int], bool]:
+def _sites_of(client: Any, key: str, *, limit: int,
+              slots: dict[str, dict[str, tuple[Any, Any]]] | None = None,
+              ) -> tuple[dict[str, int], bool]:
     """site -> entries of a queue or in-flight sorted set (by the entries' site meta); and
-    whether every entry was read (False past ``limit``)."""
+    whether every entry was read (False past ``limit``). ``slots`` gathers site -> host slot key
+    -> (concurrency, delay ms) of the entries (what the grant holds them to)."""
     counts: dict[str, int] = {}
     read = 0
     for raw, _score in client.zscan_iter(key, count=1000):
@@ -45,11 +50,37 @@ def _sites_of(client: Any, key: str, *, limit: int) -> tuple[dict[str, int], boo
         if read > limit:
             return counts, False
         try:
-            site = json.loads(raw)["r"]["meta"].get(SITE) or "?"
+            entry = json.loads(raw)
+            site = entry["r"]["meta"].get(SITE) or "?"
         except (ValueError, KeyError, TypeError, AttributeError):
-            site = "?"
+            site, entry = "?", {}
         counts[str(site)] = counts.get(str(site), 0) + 1
+        slot = entry.get("s") if isinstance(entry, dict) else None
+        if slots is not None and isinstance(slot, str) and slot:
+            slots.setdefault(str(site), {})[slot] = (entry.get("c"), entry.get("d"))
     return counts, True
+
+
+def _limits(client: Any, slots: dict[str, tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """The politeness in force at each host slot: its concurrency and delay for the whole
+    cluster, AutoThrottle's shared delay, the requests holding the slot now."""
+    out = []
+    seconds, micros = client.time()  # the slots' lease deadlines are on the Redis clock
+    now_ms = seconds * 1000 + micros / 1000
+    for slot, (concurrency, delay_ms) in sorted(slots.items()):
+        throttle = client.get(slot + ":throttle")
+        try:
+            shared = round(float(throttle) / 1000, 3) if throttle is not None else None
+        except ValueError:
+            shared = None
+        out.append({
+            "host": slot.rpartition(":slots:")[2] or slot,
+            "concurrency": concurrency,
+            "delay": round(delay_ms / 1000, 3) if isinstance(delay_ms, (int, float)) else None,
+            "autothrottle_delay": shared,
+            "at_host_now": int(client.zcount(slot, now_ms, "+inf")),
+        })
+    return out
 
 
 def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = None
@@ -84,8 +115,9 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
             "pages": data.get("pages"),
         })
     queue_key, inflight_key = k(keys.CRAWL_QUEUE), k(keys.CRAWL_INFLIGHT)
-    queued, queue_complete = _sites_of(client, queue_key, limit=MAX_QUEUE_SCAN)
-    in_flight, _ = _sites_of(client, inflight_key, limit=MAX_QUEUE_SCAN)
+    slots: dict[str, dict[str, tuple[Any, Any]]] = {}
+    queued, queue_complete = _sites_of(client, queue_key, limit=MAX_QUEUE_SCAN, slots=slots)
+    in_flight, _ = _sites_of(client, inflight_key, limit=MAX_QUEUE_SCAN, slots=slots)
     figures: dict[str, dict[str, int]] = {}
     if run is not None:
         for name, value in client.hgetall(k(keys.CRAWL_RUNSTATS, run=run)).items():
@@ -108,6 +140,7 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
             "near_duplicates": fig.get("near_duplicate", 0),
             "failed": fig.get("failed", 0),
             "pages_per_minute": round(fetched / minutes, 1) if minutes and minutes > 0 else None,
+            "limits": _limits(client, slots.get(site, {})),
         }
     index = SimhashIndex(client, prefix=prefix, tune_server=False)
     return {
@@ -153,6 +186,14 @@ def _lines(status: dict[str, Any]) -> list[str]:
                 f"{site[:20]:<20} {s['queued']:>8} {s['in_flight']:>7} {s['fetched']:>8} "
                 f"{s['stored']:>7} {s['near_duplicates']:>5} {s['failed']:>7} "
                 f"{(f'{ppm:.1f}' if ppm is not None else '-'):>10}")
+        for site, s in status["sites"].items():
+            for lim in s["limits"]:
+                auto = lim["autothrottle_delay"]
+                lines.append(
+                    f"  {site[:20]} at {lim['host']}: {lim['concurrency']} at once"
+                    + (f", delay {lim['delay']:g} s" if lim["delay"] else ", no delay")
+                    + (f", AutoThrottle {auto:g} s" if auto is not None else "")
+                    + f"; {lim['at_host_now']} there now")
         if not status["queued_by_site_complete"]:
             lines.append(f"(queued by site: the first {MAX_QUEUE_SCAN} entries)")
     index = status["index"]
