@@ -2,7 +2,7 @@
 
     python benchmarks/bench_scaleout.py [--rounds 3] [--workers 1 --workers 2 --workers 4]
         [--hosts 16] [--articles-per-host 12] [--latency 1.0] [--concurrency 6] [--per-host 2]
-        [--delay 0.25] [--window N] [--dedup]
+        [--delay 0.25] [--window N [--window M]] [--dedup]
 
 ``--hosts`` mock portals (stdlib http.server, tests/mockportal.py), each on its own loopback
 address (127.0.0.2, 127.0.0.3, ...: its own host, so its own slot), answer every request
@@ -32,15 +32,20 @@ limited by its own 6 requests at once, and 4 workers (24) still under the portal
   left out) from before the workers start to after the last exits, per page requested (every
   request the portals answered: robots.txt, start, list and article pages); EVALSHA / page: the
   script calls among them;
-* Redis CPU µs / page: ``INFO cpu`` used_cpu_user + used_cpu_sys over the same span, per page;
+* Redis CPU µs / page: ``INFO cpu`` used_cpu_user + used_cpu_sys over the same span, per page
+  (run); the same between the first and the last article request, from samples taken every
+  0.5 s (steady), and that less the idle server's CPU over the time (less idle: its timers and
+  the sampler's INFO calls, measured for 3 s before the workers start);
 * worker CPU ms / page: the workers' process trees (``RUSAGE_CHILDREN``, start-up included);
 * vs 1 worker: pages/s over the 1-worker run of the same round (paired), median [min, max].
 
-Then, from the measured Redis CPU per page, where one Redis stops scaling: the pages/s at which
-its one core is busy, and the same with the index's cost per article (``--index-us``, the
-server CPU of a check_and_add with a text sketch from bench_index.py) and with one dequeue that
-looks at a full window of busy hosts and grants nothing per page (measured here as
-bench_polite.py does). Target: 4 workers >= 2.5x one worker, every portal's limits held.
+Then, from the Redis CPU per page (steady, less idle) of the largest worker count, where one
+Redis stops scaling: the pages/s at which its one core is busy, and how many workers (at the
+first configuration's pages/s per worker) and portals at their limit (``--per-host`` /
+``--latency`` pages/s each) that is; the same with the index's cost per article (``--index-us``,
+the server CPU of a check_and_add with a text sketch from bench_index.py) and with, in addition,
+one dequeue per page that looks at a full window of busy hosts and grants nothing (measured here
+as bench_polite.py does). Target: 4 workers >= 2.5x one worker, every portal's limits held.
 """
 
 from __future__ import annotations
@@ -296,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=6, help="CONCURRENT_REQUESTS per worker")
     ap.add_argument("--per-host", type=int, default=2, help="CONCURRENT_REQUESTS_PER_DOMAIN")
     ap.add_argument("--delay", type=float, default=0.25, help="DOWNLOAD_DELAY (s)")
-    ap.add_argument("--window", type=int, help="NEWSCRAWL_POLITE_WINDOW (default: the crawl's)")
+    ap.add_argument("--window", type=int, action="append",
+                    help="NEWSCRAWL_POLITE_WINDOW (repeat to compare; default: the crawl's)")
     ap.add_argument("--dedup", action="store_true", help="near-duplicate pipeline on")
     ap.add_argument("--index-us", type=float, default=195.0,
                     help="server CPU µs per article of the index (bench_index.py --sketch)")
@@ -306,31 +312,34 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--hosts: at most 250 loopback addresses")
     from newscrawl import defaults
 
-    window = args.window if args.window is not None else defaults.POLITE_WINDOW
+    windows: list[int] = args.window or [defaults.POLITE_WINDOW]
+    # configurations: (workers, window), the first one the baseline of the ratios
+    configs = [(n, w) for w in windows for n in counts]
     settings = (
         "AUTOTHROTTLE_ENABLED=False", "LOG_LEVEL=INFO", "TELNETCONSOLE_ENABLED=False",
         f"CONCURRENT_REQUESTS={args.concurrency}",
         f"CONCURRENT_REQUESTS_PER_DOMAIN={args.per_host}", f"DOWNLOAD_DELAY={args.delay}",
         "NEWSCRAWL_IDLE_EXIT_SECONDS=3",
         *(() if args.dedup else ("NEWSCRAWL_DEDUP_ENABLED=False",)),
-        *(() if args.window is None else (f"NEWSCRAWL_POLITE_WINDOW={args.window}",)),
     )
     started = time.perf_counter()
     portals = build_portals(args.hosts, args.articles_per_host, args.latency)
-    runs: dict[int, list[Run]] = {n: [] for n in counts}
+    runs: dict[tuple[int, int], list[Run]] = {c: [] for c in configs}
     tmp = Path(tempfile.mkdtemp(prefix="bench-scaleout-"))
     try:
         sites = tmp / "sites.toml"
         sites.write_text(sites_toml(portals), encoding="utf-8")
         for r in range(args.rounds):
-            order = counts if r % 2 == 0 else counts[::-1]
-            for n in order:
-                run = run_once(n, portals, sites, tmp / f"r{r}-w{n}", settings,
+            order = configs if r % 2 == 0 else configs[::-1]
+            for n, w in order:
+                run = run_once(n, portals, sites, tmp / f"r{r}-n{n}-w{w}",
+                               (*settings, f"NEWSCRAWL_POLITE_WINDOW={w}"),
                                args.articles_per_host)
-                runs[n].append(run)
-                print(f"round {r + 1}, {n} worker(s): {run.pages_per_s:.1f} pages/s, "
-                      f"max at once {run.max_at_once}, exit {run.exit_codes}", file=sys.stderr)
-        busy_us = busy_pop_us(window)
+                runs[n, w].append(run)
+                print(f"round {r + 1}, {n} worker(s), window {w}: {run.pages_per_s:.1f} pages/s,"
+                      f" max at once {run.max_at_once}, exit {run.exit_codes}", file=sys.stderr)
+        top = max(counts), windows[0]
+        busy_us = busy_pop_us(top[1])
     finally:
         for p in portals:
             p.stop()
@@ -342,22 +351,23 @@ def main(argv: list[str] | None = None) -> int:
           f"every answer after {args.latency:g} s; "
           f"per worker CONCURRENT_REQUESTS={args.concurrency}; "
           f"CONCURRENT_REQUESTS_PER_DOMAIN={args.per_host}, DOWNLOAD_DELAY={args.delay:g} "
-          f"(portals' total limit {args.hosts * args.per_host} at once); window {window}; "
+          f"(portals' total limit {args.hosts * args.per_host} at once); "
           f"dedup {'on' if args.dedup else 'off'}; AutoThrottle off; {args.rounds} round(s) in "
           f"{minutes:.1f} min; median over rounds [min, max]\n")
-    print("| workers | pages/s | vs 1 worker | max at once per portal (limit) | at limit | "
+    print(f"| workers | window | pages/s | vs {configs[0][0]} worker(s) | "
+          "max at once per portal (limit) | at limit | "
           f"min gap s | gaps < {args.delay * 0.5:g} s | Redis calls / page | EVALSHA / page | "
           "Redis CPU µs / page (run) | Redis CPU µs / page (steady) | less idle | "
           "worker CPU ms / page |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    base = runs[counts[0]]
-    for n in counts:
-        rs = runs[n]
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    base = runs[configs[0]]
+    for n, w in configs:
+        rs = runs[n, w]
         ratio = [x.pages_per_s / y.pages_per_s for x, y in zip(rs, base, strict=True)]
         gaps = [r.min_gap for r in rs if r.min_gap is not None]
         steady = [r.window_cpu_us for r in rs if r.window_cpu_us is not None]
         marginal = [r.marginal_cpu_us for r in rs if r.marginal_cpu_us is not None]
-        print(f"| {n} | {spread([r.pages_per_s for r in rs], '{:.1f}')} | {spread(ratio)} | "
+        print(f"| {n} | {w} | {spread([r.pages_per_s for r in rs], '{:.1f}')} | {spread(ratio)} | "
               f"{max(r.max_at_once for r in rs)} ({args.per_host}) | "
               f"{spread([r.at_limit * 100 for r in rs], '{:.0f}')} % | "
               f"{min(gaps):.2f} | {spread([r.short_gaps * 100 for r in rs], '{:.1f}')} % | "
@@ -371,22 +381,22 @@ def main(argv: list[str] | None = None) -> int:
     once = all(r.fetched_once and not any(r.exit_codes) for rs in runs.values() for r in rs)
     print(f"\nconcurrency limit held (at once <= {args.per_host} at every portal, every run): "
           f"{held}; every article fetched once, every worker exit 0: {once}")
-    if 1 in runs and 4 in runs:
-        ratio4 = statistics.median(x.pages_per_s / y.pages_per_s
-                                   for x, y in zip(runs[4], runs[1], strict=True))
+    if (1, windows[0]) in runs and (4, windows[0]) in runs:
+        ratio4 = statistics.median(x.pages_per_s / y.pages_per_s for x, y in zip(
+            runs[4, windows[0]], runs[1, windows[0]], strict=True))
         met = ratio4 >= TARGET and held
         print(f"target 4 workers >= {TARGET}x one worker with the limits held: "
               f"{'met' if met else 'NOT met'} ({ratio4:.2f}x)")
 
     # where one Redis stops scaling: its one core busy
-    top = max(counts)
     steady_top = [r.marginal_cpu_us for r in runs[top] if r.marginal_cpu_us is not None]
     cpu = statistics.median(steady_top or [r.redis_cpu_us for r in runs[top]])
     idle = statistics.median(r.idle_core for rs in runs.values() for r in rs)
     share = n_articles / statistics.median(r.pages for r in runs[top])
-    per_worker = statistics.median(r.pages_per_s for r in runs[counts[0]]) / counts[0]
+    per_worker = statistics.median(r.pages_per_s for r in base) / configs[0][0]
     per_host = args.per_host / args.latency
-    print(f"\nOne Redis core, from the {top}-worker runs' {cpu:.0f} µs of Redis CPU per page "
+    print(f"\nOne Redis core, from the {top[0]}-worker runs' (window {top[1]}) {cpu:.0f} µs of "
+          "Redis CPU per page "
           f"({'steady, less idle' if steady_top else 'whole run'}; idle server "
           f"{idle:.1%} of a core; "
           f"{share:.0%} of pages are articles); a worker here does {per_worker:.1f} pages/s, "
@@ -398,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.dedup:
         cases.append((f"+ index check per article ({args.index_us:.0f} µs)",
                       cpu + args.index_us * share))
-    cases.append((f"+ one pop per page finding {window} busy entries ({busy_us:.0f} µs)",
+    cases.append((f"+ one pop per page finding {top[1]} busy entries ({busy_us:.0f} µs)",
                   cases[-1][1] + busy_us))
     for name, us in cases:
         ceiling = 1e6 / us
