@@ -5,6 +5,7 @@ See docs/design/extraction.md for the measurements behind each choice.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import re
@@ -15,6 +16,7 @@ from datetime import UTC, timedelta, timezone
 import lxml.html
 import trafilatura
 from lxml import etree
+from trafilatura.utils import load_html
 
 from newscrawl.extract.boilerplate import trim_edges
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
@@ -176,7 +178,8 @@ def _parse(html: str) -> lxml.html.HtmlElement | None:
 
 _VISIBLE_TEXT_XPATH = etree.XPath(
     "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript"
-    " or ancestor::template or ancestor::svg or ancestor::iframe)]"
+    " or ancestor::template or ancestor::svg or ancestor::iframe)]",
+    smart_strings=False,  # the texts only: no link back to each text's element
 )
 
 
@@ -405,10 +408,26 @@ def _above_body(zone: str, body: str) -> str:
     return zone[:pos] if pos >= 0 else zone
 
 
-def _squeeze(text: str) -> tuple[str, list[int]]:
-    """``text`` without whitespace, and the index in ``text`` of each kept character."""
-    kept = [(i, c) for i, c in enumerate(text) if not c.isspace() and c != "|"]
-    return "".join(c for _, c in kept), [i for i, _ in kept]
+_SQUEEZE_RUN = re.compile(r"[^\s|]+")
+
+
+def _squeeze(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` without whitespace and ``|``, with where each kept run starts in the squeezed text
+    and in ``text`` (see ``_raw_index``)."""
+    runs = _SQUEEZE_RUN.findall(text)
+    raw_starts = [m.start() for m in _SQUEEZE_RUN.finditer(text)]
+    starts: list[int] = []
+    at = 0
+    for run in runs:
+        starts.append(at)
+        at += len(run)
+    return "".join(runs), starts, raw_starts
+
+
+def _raw_index(pos: int, starts: list[int], raw_starts: list[int]) -> int:
+    """The index in the original text of the squeezed text's character ``pos``."""
+    run = bisect.bisect_right(starts, pos) - 1
+    return raw_starts[run] + pos - starts[run]
 
 
 def _zones(page_text: str, title: str | None, body: str) -> tuple[str, str]:
@@ -420,14 +439,15 @@ def _zones(page_text: str, title: str | None, body: str) -> tuple[str, str]:
     lines = [ln for ln in (re.sub(r"[\s|]+", "", ln) for ln in body.split("\n")) if len(ln) >= 6]
     if not lines:
         return "", ""
-    squeezed, index = _squeeze(page_text)
+    squeezed, starts, raw_starts = _squeeze(page_text)
     first, last = lines[0][:16], lines[-1][-16:]
     start = squeezed.find(first)
     if start < 0:
         return "", ""
     end = squeezed.find(last, start)
     end = end + len(last) if end >= 0 else start + len(first)
-    start_raw, end_raw = index[start], index[end - 1] + 1
+    start_raw = _raw_index(start, starts, raw_starts)
+    end_raw = _raw_index(end - 1, starts, raw_starts) + 1
     lo = max(0, start_raw - _ZONE_BEFORE)
     if title:
         t = page_text.rfind(title[:12].strip(), lo, start_raw)
@@ -460,11 +480,19 @@ def _as_document(html: str) -> str:
     return "<html>" + html
 
 
-def _library(html: str, url: str, strategy: _Strategy) -> object | None:
+def _library_tree(html: str, url: str) -> lxml.html.HtmlElement | None:
+    """The tree the extraction library makes of the page (None: not HTML to it)."""
+    try:
+        return load_html(_as_document(html))
+    except Exception as exc:  # the library's failure modes are not enumerable
+        raise ExtractionError(f"trafilatura failed on {url}: {exc!r}") from exc
+
+
+def _library(tree: lxml.html.HtmlElement, url: str, strategy: _Strategy) -> object | None:
     """The extraction library's document (text and metadata), or None when it finds no body."""
     try:
         return trafilatura.bare_extraction(
-            html,
+            tree,
             url=url or None,
             with_metadata=True,
             include_comments=False,
@@ -498,11 +526,16 @@ def _extract(
     html = html.replace("\x00", "")
     if not html.strip() or not _looks_like_html(html):
         return None
-    tree = _parse(html)
+    library_tree = _library_tree(html, url)
+    # One parse for the library and our own rules when the library's tree is the whole document
+    # (it copies a tree it is given). lxml turns a page that does not start with <html> or a
+    # doctype into a fragment, its <body> renamed: our rules then read a document of their own.
+    shared = library_tree is not None and library_tree.tag == "html"
+    tree = library_tree if shared else _parse(html)
     if tree is None:
         return None
 
-    doc = _library(_as_document(html), url, strategy)
+    doc = _library(library_tree, url, strategy) if library_tree is not None else None
     text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
     library_title = (getattr(doc, "title", None) or None) if doc is not None else None
     sel = selectors or {}
