@@ -432,3 +432,20 @@ def test_reporter_byline_beats_the_metadata_account() -> None:
     art = extract_article(html, "http://x.example/n/1.html")
     assert art is not None
     assert art.author == "张楠"
+
+
+def test_the_library_metadata_fills_what_our_rules_leave_empty() -> None:
+    """No date line, URL date or byline: the extraction library's date and author (read only when
+    our own rules find nothing) are used."""
+    head = '<meta name="date" content="2024-03-15"><meta name="author" content="Jane Smith">'
+    art = extract_article(zh_page(head=head), "http://news.example.cn/a/123.html")
+    assert art is not None
+    assert (art.published, art.author) == ("2024-03-15", "Jane Smith")
+
+
+def test_our_rules_win_over_the_library_metadata() -> None:
+    head = '<meta name="date" content="2024-03-10"><meta name="author" content="Jane Smith">'
+    art = extract_article(zh_page(head=head, info="2024年03月15日 10:20 作者：张三"),
+                          "http://news.example.cn/a/123.html")
+    assert art is not None
+    assert (art.published, art.author) == ("2024-03-15T10:20:00+08:00", "张三")
