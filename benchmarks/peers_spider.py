@@ -52,6 +52,7 @@ class PeerSpider(scrapy.Spider):
             with_metadata=True,
             include_comments=False,
             include_tables=True,
+            favor_precision=True,
             date_extraction_params={"original_date": True, "extensive_search": False},
         )
         text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""

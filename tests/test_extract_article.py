@@ -203,6 +203,29 @@ def test_fragment_with_head_elements_keeps_its_title() -> None:
     assert art.text.split("\n") == [P1, P2, P3]
 
 
+@pytest.mark.parametrize(
+    "lead",
+    [
+        "",
+        "<!-- saved from url=(0042)http://news.example.cn/a/123.html -->\n",
+        '<?xml version="1.0" encoding="utf-8"?>\n',
+        "\n\n  ",
+        "<b>Notice</b>: Undefined index in /www/html/news.php on line 12<br />\n",
+    ],
+    ids=["document", "comment-first", "xml-declaration-first", "blank-lines-first", "php-notice"],
+)
+def test_page_not_starting_with_html_reads_like_one_that_does(lead: str) -> None:
+    """The library parses a page with text before its ``<html>`` (a PHP notice) as a fragment
+    (lxml renames its ``<body>``): the title, date and byline rules still read the document."""
+    html = lead + zh_page(info="2024年03月15日 10:20 来源：新华社 作者：张三")
+    art = extract_article(html, "http://news.example.cn/a/123.html")
+    assert art is not None
+    assert art.title == TITLE
+    assert art.text.split("\n") == [P1, P2, P3]
+    assert art.published == "2024-03-15T10:20:00+08:00"
+    assert art.author == "张三"
+
+
 def test_fragment_without_article_text_is_still_none() -> None:
     html = '<div class="player"><div><video src="/v/1.mp4"></video><a href="/">首页</a></div></div>'
     assert extract_article(html, "http://x.example/v/1.html") is None
@@ -409,3 +432,20 @@ def test_reporter_byline_beats_the_metadata_account() -> None:
     art = extract_article(html, "http://x.example/n/1.html")
     assert art is not None
     assert art.author == "张楠"
+
+
+def test_the_library_metadata_fills_what_our_rules_leave_empty() -> None:
+    """No date line, URL date or byline: the extraction library's date and author (read only when
+    our own rules find nothing) are used."""
+    head = '<meta name="date" content="2024-03-15"><meta name="author" content="Jane Smith">'
+    art = extract_article(zh_page(head=head), "http://news.example.cn/a/123.html")
+    assert art is not None
+    assert (art.published, art.author) == ("2024-03-15", "Jane Smith")
+
+
+def test_our_rules_win_over_the_library_metadata() -> None:
+    head = '<meta name="date" content="2024-03-10"><meta name="author" content="Jane Smith">'
+    art = extract_article(zh_page(head=head, info="2024年03月15日 10:20 作者：张三"),
+                          "http://news.example.cn/a/123.html")
+    assert art is not None
+    assert (art.published, art.author) == ("2024-03-15T10:20:00+08:00", "张三")

@@ -6,6 +6,9 @@ import asyncio
 import logging
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from mockportal import Article
@@ -70,3 +73,42 @@ def test_items_waiting_when_the_worker_is_closed_go_in_process() -> None:
         assert [fp for fp, _ in asyncio.run(run())] == [fingerprint(t) for t in texts]
     finally:
         fps.close()
+
+
+BURST = """
+import asyncio, sys
+sys.path.insert(0, sys.argv[1])
+from mockportal import Article
+from newscrawl.simhash import fingerprint
+from newscrawl.simhash.pool import FingerprintPool
+
+async def burst(fps, texts):
+    return await asyncio.gather(*(fps.fingerprint(t) for t in texts))
+
+if __name__ == "__main__":
+    texts = [Article.generate(f"burst{i}").text[:300] for i in range(1500)]
+    fps = FingerprintPool(None, 1)
+    try:
+        got = asyncio.run(burst(fps, texts))
+        assert fps.processes == 1, "the worker failed"
+        assert [g[0] for g in got[::100]] == [fingerprint(t) for t in texts[::100]]
+    finally:
+        fps.close()
+    print("ok")
+"""
+
+
+def test_a_burst_of_texts_does_not_deadlock_the_pipes(tmp_path: Path) -> None:
+    """1,500 texts submitted at once (more answers than the pipe back holds): the caller does not
+    block sending while the worker blocks sending answers nobody reads. Run in a process of its
+    own, so a deadlock fails the test instead of hanging the suite."""
+    script = tmp_path / "burst.py"
+    script.write_text(BURST, encoding="utf-8")
+    tests_dir = str(Path(__file__).resolve().parent)
+    try:
+        proc = subprocess.run([sys.executable, str(script), tests_dir], capture_output=True,
+                              text=True, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("1,500 texts at once did not come back within 90 s: the pipes deadlocked")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "ok"

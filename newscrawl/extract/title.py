@@ -31,6 +31,7 @@ Imports no scrapy.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -138,6 +139,7 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+@functools.lru_cache(maxsize=8192)  # a portal's menus and link lists repeat on every page
 def _key(text: str) -> str:
     """Comparison key: width-folded, lower case, no spaces, quotes or trailing punctuation."""
     t = unicodedata.normalize("NFKC", text).lower()
@@ -234,33 +236,43 @@ def _in_link(el: etree._Element) -> bool:
     return link or el.tag == "a"
 
 
-def _page_lines(tree: lxml.html.HtmlElement) -> list[_Line]:
-    """Visible text nodes of the body as (text, may be a headline), in page order.
+def _line(text: str, node: object) -> _Line:
+    """A page line with whether it may be a headline: it sits in a heading-like element (h1-h3,
+    bold, a ``title`` class...) and not in a link (the links around an article lead to other
+    articles)."""
+    parent = node.getparent() if hasattr(node, "getparent") else None
+    if parent is not None and getattr(node, "is_tail", False):
+        parent = parent.getparent()
+    link = parent is not None and _in_link(parent)
+    return _Line(text, parent is not None and _is_heading(parent) and not link, link)
 
-    A text may be a headline when it sits in a heading-like element (h1-h3, bold, a ``title``
-    class...) and not in a link (the links around an article lead to other articles).
+
+def _page_lines(tree: lxml.html.HtmlElement) -> tuple[list[str], list[object]]:
+    """Visible text nodes of the body, whitespace collapsed, in page order, and their nodes.
+
+    Whether a line may be a headline is read (``_line``) only for the lines around the body's
+    start, where the headline is looked for: walking every text's ancestors costs more than the
+    rest of the title choice together.
     """
-    out: list[_Line] = []
-    nodes = _TEXT_XPATH(tree)
-    assert isinstance(nodes, list)
-    for n in nodes:
+    texts: list[str] = []
+    nodes: list[object] = []
+    found = _TEXT_XPATH(tree)
+    assert isinstance(found, list)
+    for n in found:
         t = _clean(str(n))
         if t:
-            parent = n.getparent() if hasattr(n, "getparent") else None
-            if parent is not None and getattr(n, "is_tail", False):
-                parent = parent.getparent()
-            link = parent is not None and _in_link(parent)
-            out.append(_Line(t, parent is not None and _is_heading(parent) and not link, link))
-    return out
+            texts.append(t)
+            nodes.append(n)
+    return texts, nodes
 
 
-def _anchor(lines: list[_Line], body: str) -> int | None:
+def _anchor(lines: list[str], body: str) -> int | None:
     """Index of the page line where the body's first real paragraph starts.
 
     A paragraph is a body line of some length ending like a sentence; lines the extractor kept
     from the page's chrome (a copyright line, a menu) usually do not.
     """
-    squeezed = [re.sub(r"\s+", "", ln.text) for ln in lines]
+    squeezed = [re.sub(r"\s+", "", ln) for ln in lines]
     for raw in body.split("\n"):
         line = re.sub(r"\s+", "", raw)
         if len(line) < _ANCHOR_MIN_CHARS or not (
@@ -274,12 +286,13 @@ def _anchor(lines: list[_Line], body: str) -> int | None:
     return None
 
 
-def _lead_lines(lines: list[_Line], body: str) -> list[_Line]:
+def _lead_lines(texts: list[str], nodes: list[object], body: str) -> list[_Line]:
     """The page lines just above the body's first paragraph (where its headline is printed)."""
-    start = _anchor(lines, body) if body else None
+    start = _anchor(texts, body) if body else None
     if start is None:
         return []
-    return lines[max(0, start - _LEAD_LINES) : start + 1]
+    lo = max(0, start - _LEAD_LINES)
+    return [_line(texts[i], nodes[i]) for i in range(lo, start + 1)]
 
 
 def _is_lead_heading(text: str, heading: bool) -> bool:
@@ -384,8 +397,8 @@ def choose_title(
         if text:
             vote(text, _W_HEADING, f"h1:{i}", 10)
 
-    lines = _page_lines(tree)
-    lead = _lead_lines(lines, body)
+    texts, nodes = _page_lines(tree)
+    lead = _lead_lines(texts, nodes, body)
     heading = next(
         (t for i, (t, h, _) in reversed(list(enumerate(lead)))
          if _is_lead_heading(t, h) and not (i and lead[i - 1].text.endswith((":", "：")))),
@@ -404,7 +417,7 @@ def choose_title(
         vote(heading, _W_LEAD, "lead", 5)
     # A candidate printed on the page as a line of its own gets a little more, and more still when
     # that line is just above the body (where a headline is printed).
-    shown = {_key(ln.text) for ln in lines}
+    shown = {_key(t) for t in texts}
     near = {_key(ln.text) for ln in lead[-_NEAR_LINES - 1 :]}
     for k, v in votes.items():
         if k in near:

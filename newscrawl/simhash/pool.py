@@ -14,6 +14,7 @@ With 0 workers, or without a running asyncio loop, texts are fingerprinted in-pr
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import multiprocessing
@@ -60,6 +61,13 @@ def _serve(conn: Connection, idf_file: str | None) -> None:
         conn.send((request_id, result))
 
 
+#: Texts sent to a worker and not answered yet, at most: the rest wait in the calling process.
+#: With no bound, a burst of texts fills the pipe to the worker while the worker, its pipe back
+#: full of unread answers, waits for the caller to read them: both block for good. Answers are
+#: about 200 bytes, so this many never fill a pipe (64 KiB).
+MAX_IN_PIPE = 32
+
+
 class WorkerFailed(RuntimeError):
     """The fingerprint worker process died or could not take the request."""
 
@@ -75,6 +83,8 @@ class _Worker:
         self.process.start()
         child.close()
         self.pending: dict[int, asyncio.Future[Result | None]] = {}
+        self.in_pipe = 0  # sent, not answered yet
+        self.waiting: collections.deque[tuple[int, str]] = collections.deque()  # not sent yet
         self.loop: asyncio.AbstractEventLoop | None = None
         self._next_id = 0
         self.broken = False
@@ -100,29 +110,43 @@ class _Worker:
             self.loop = loop
         self._next_id += 1
         future: asyncio.Future[Result | None] = loop.create_future()
-        try:
-            self.conn.send((self._next_id, text))
-        except (OSError, ValueError) as exc:
-            self._fail(exc)
-            raise WorkerFailed(f"fingerprint worker is gone: {exc}") from exc
         self.pending[self._next_id] = future
+        self.waiting.append((self._next_id, text))
+        self._send_waiting()
+        if self.broken:
+            raise WorkerFailed("fingerprint worker is gone")
         return future
+
+    def _send_waiting(self) -> None:
+        """Send waiting texts while fewer than MAX_IN_PIPE are unanswered."""
+        while self.waiting and self.in_pipe < MAX_IN_PIPE:
+            message = self.waiting.popleft()
+            try:
+                self.conn.send(message)
+            except (OSError, ValueError) as exc:
+                self._fail(exc)
+                return
+            self.in_pipe += 1
 
     def _on_readable(self) -> None:
         try:
             while self.conn.poll():
                 request_id, result = self.conn.recv()
+                self.in_pipe -= 1
                 future = self.pending.pop(request_id, None)
                 if future is not None and not future.done():
                     future.set_result(result)
         except (EOFError, OSError) as exc:
             self._fail(exc)
+            return
+        self._send_waiting()
 
     def _unwatch(self) -> None:
         """Stop reading the pipe; every waiting text goes in-process (none hangs)."""
         if self.loop is not None and not self.loop.is_closed():
             self.loop.remove_reader(self.conn.fileno())
         self.loop = None
+        self.waiting.clear()
         pending, self.pending = self.pending, {}
         for future in pending.values():
             if not future.done():
