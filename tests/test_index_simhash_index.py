@@ -411,8 +411,8 @@ def test_stored_day(r: redis.Redis) -> None:
 
 def test_docs_sharing_a_fingerprint_without_sketches(r: redis.Redis) -> None:
     """add() of another doc with the same fingerprint keeps the first doc's record (a rebuild
-    loads every stored doc); each reads back, remove by doc id takes only its own, prune drops
-    only expired records."""
+    loads every stored doc); each reads back and is a match of a query, remove by doc id takes
+    only its own, prune drops only expired records."""
     clock = Clock()
     idx = SimhashIndex(r, retention_days=30, clock=clock)
     fp = 2**63 + 0x1234
@@ -422,7 +422,9 @@ def test_docs_sharing_a_fingerprint_without_sketches(r: redis.Redis) -> None:
     idx.add(fp, "c")  # the same doc again: one record
     assert idx.count() == 1
     assert [idx.stored_day(fp, d) for d in ("a", "b:1", "c", "x")] == [20000, 20020, 20020, None]
-    assert idx.query(fp) == [Match("a", fp, 0)]  # the first record: one match per fingerprint
+    # every doc stored with the fingerprint, in the order stored; check_and_add names the first
+    assert idx.query(fp) == [Match("a", fp, 0), Match("b:1", fp, 0), Match("c", fp, 0)]
+    assert idx.check_and_add(fp, "d") == Match("a", fp, 0)
     assert idx.remove(fp, "c") and not idx.remove(fp, "c")
     clock.now += 15 * DAY
     assert idx.prune() == 0

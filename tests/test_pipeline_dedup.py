@@ -418,3 +418,42 @@ def test_the_copy_published_first_is_kept_and_named_the_original(tmp_path: Path)
     finally:
         store.close()
         dedup.close()
+
+
+def test_the_original_is_the_copy_published_first_not_the_nearest(tmp_path: Path) -> None:
+    """Copies met out of their publication order: each new copy is judged against every stored
+    copy it matches, not only the nearest. A copy published before all of them is kept and each
+    is recorded as its near-duplicate; a copy published after one of them is dropped."""
+    crawler = get_crawler(settings_dict={"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
+                                         "NEWSCRAWL_FINGERPRINT_WORKERS": 0})
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    store = StorePipeline.from_crawler(crawler)
+
+    def dated(url: str, text: str, published: str) -> ArticleItem:
+        it = item(url, text)
+        it["published"] = published
+        return it
+
+    try:
+        text = Article.generate("order").text
+        reprint = Article.generate("order").reprint("乙网").text
+        log = DuplicateLog(dedup.index.client)
+        run_both(dedup, store, dated("http://a/1", text, "2026-11-28T10:23:00"))
+        run_both(dedup, store, dated("http://b/1", reprint, "2026-11-15T10:58:00"))
+        assert log.get("http://a/1").original_url == "http://b/1"  # type: ignore[union-attr]
+        # the same text as a/1 (nearest to it), published before both stored copies
+        kept = run_both(dedup, store, dated("http://c/1", text, "2026-11-15T10:50:00"))
+        assert kept["url"] == "http://c/1"
+        record = log.get("http://b/1")
+        assert record is not None and record.original_url == "http://c/1"
+        # nearest to a/1 (published after it) but published after c/1 and b/1: a copy
+        with pytest.raises(NearDuplicate):
+            run_both(dedup, store, dated("http://d/1", text, "2026-11-20T09:00:00"))
+        dropped = log.get("http://d/1")
+        assert dropped is not None and dropped.original_url in {"http://b/1", "http://c/1"}
+        assert {a["url"] for a in iter_articles(tmp_path / "data" / "articles")} == {
+            "http://a/1", "http://b/1", "http://c/1"}
+        assert crawler.stats.get_value("newscrawl/dedup/earlier_original") == 2
+    finally:
+        store.close()
+        dedup.close()

@@ -6,9 +6,9 @@ sees the item, so an article is stored only once its fingerprint is in the index
 (a candidate within Hamming distance ``NEWSCRAWL_MAX_DISTANCE`` or in the sketch's band buckets,
 confirmed by the sketches) is dropped with :class:`NearDuplicate` and recorded in the duplicate log
 (url, original url, distance, both fingerprints, time, site, title, both publication times) --
-unless the item was published before the stored copy it matches (its ``published`` against the
-stored record's): then the item is the original, stored too, and the stored copy is recorded as its
-near-duplicate (``newscrawl/dedup/earlier_original``).
+unless the item was published before every stored copy it matches (its ``published`` against the
+stored records'): then the item is the original, stored too, and the stored copies are recorded as
+its near-duplicates (``newscrawl/dedup/earlier_original``).
 
 Any item works (a dict, a :class:`scrapy.Item`, a dataclass...: through ``itemadapter``): the URL
 and the text are read from the fields named by ``NEWSCRAWL_URL_FIELD`` and ``NEWSCRAWL_TEXT_FIELD``
@@ -202,34 +202,59 @@ class NearDuplicatePipeline:
             logger.warning("Cannot read the stored copy of %s: %s", match.doc_id, exc)
             return None
 
+    async def _published_after(self, url: str, published: Any, fp: int, sketch: bytes | None,
+                               match: Match, stored: dict[str, Any]
+                               ) -> tuple[list[tuple[Match, dict[str, Any]]],
+                                          tuple[Match, dict[str, Any]] | None]:
+        """The item was published before its nearest stored copy ``match``; is it before every
+        stored copy? Returns the stored copies published after it (each with its stored record),
+        and the first copy (nearest first) not published after it, or None when there is none:
+        of two reprints of one text met after it, the one published first is the original, not
+        whichever is nearest."""
+        matches = await self._redis(self.index.query, fp, sketch,
+                                    what="stored copies of an earlier original")
+        later: list[tuple[Match, dict[str, Any]]] = []
+        for other in matches:
+            if other.doc_id == url:
+                continue
+            record = (stored if other.doc_id == match.doc_id
+                      else await self._stored_record(other) or {})
+            if not published_before(published, record.get("published")):
+                return later, (other, record)
+            later.append((other, record))
+        if not any(m.doc_id == match.doc_id for m, _ in later):
+            later.insert(0, (match, stored))
+        return later, None
+
     async def _keep_earlier(self, item: Any, url: str, fp: int, sketch: bytes | None,
-                            match: Match, stored: dict[str, Any]) -> Any:
-        """The item is a near-duplicate of a stored copy published after it: the item is the
-        original. It is stored too (and indexed), and the stored copy is recorded as its
+                            later: list[tuple[Match, dict[str, Any]]]) -> Any:
+        """The item is a near-duplicate of stored copies all published after it: the item is the
+        original. It is stored too (and indexed), and each stored copy is recorded as its
         near-duplicate, so the duplicate log and ``newscrawl clusters`` name the copy published
         first as the original."""
         adapter = ItemAdapter(item)
         self._inc("earlier_original")
         await self._redis(self.index.add, fp, url, sketch, what="index an earlier original")
-        await self._redis(
-            self.log.record,
-            match.doc_id,
-            url,
-            match.distance,
-            match.fingerprint,
-            fp,
-            seen_at=time.time(),
-            site=stored.get("site"),
-            title=stored.get("title"),
-            original_title=adapter.get("title"),
-            published=stored.get("published"),
-            original_published=adapter.get("published"),
-            published_first="original",
-            what="duplicate log",
-        )
+        for match, stored in later:
+            await self._redis(
+                self.log.record,
+                match.doc_id,
+                url,
+                match.distance,
+                match.fingerprint,
+                fp,
+                seen_at=time.time(),
+                site=stored.get("site"),
+                title=stored.get("title"),
+                original_title=adapter.get("title"),
+                published=stored.get("published"),
+                original_published=adapter.get("published"),
+                published_first="original",
+                what="duplicate log",
+            )
+        copies = ", ".join(m.doc_id for m, _ in later)
         logger.info("%s was published before %s, a near-duplicate of it stored earlier: stored"
-                    " too, and %s recorded as its near-duplicate", url, match.doc_id,
-                    match.doc_id)
+                    " too, and %s recorded as its near-duplicate", url, copies, copies)
         return item
 
     async def process_item(self, item: Any) -> Any:
@@ -275,7 +300,14 @@ class NearDuplicatePipeline:
         original_published = stored.get("published") if stored else None
         earlier = published_before(published, original_published)
         if earlier:
-            return await self._keep_earlier(item, url, fp, sketch, match, stored or {})
+            later, first = await self._published_after(url, published, fp, sketch, match,
+                                                       stored or {})
+            if first is None:
+                return await self._keep_earlier(item, url, fp, sketch, later)
+            # a stored copy published no later than the item: the item is its near-duplicate
+            match, stored = first
+            original_published = stored.get("published")
+            earlier = published_before(published, original_published)
         self._inc("near_duplicate")
         if site:
             self.site_stats.inc(str(site), "near_duplicate")

@@ -28,7 +28,8 @@
 -- 8-byte fingerprint (a block entry's field has six), value = the sketch's 4-bit minhash value of
 -- that band's bin in decimal (a cheap check before the record is read). Sharing the block hashes saves
 -- 131,072 keys; every scan tells the two kinds apart by field length. Returns, for check_add/query, a flat array
--- {distance, fingerprint hex, doc id, ...} sorted by distance (check_add: at most one match; an
+-- {distance, fingerprint hex, doc id, ...} sorted by distance, every doc stored with a matching
+-- fingerprint (check_add: at most one match, the first; an
 -- empty array means "no near-duplicate, fingerprint added"); add: 1 if new else 0; remove: 1/0.
 --
 -- Retention (ARGV[6] >= 0): a stored fingerprint whose block-0 day is older than ARGV[6] is not a
@@ -477,23 +478,28 @@ local function consider(i, f, limit)
     end
     return
   end
-  -- each record (one per doc stored with this fingerprint); the match is the first one that
-  -- confirms the query. Unreadable and (with retention) expired records are dropped by check_add.
+  -- each record (one per doc stored with this fingerprint); check_add's match is the first one
+  -- that confirms the query, a query's matches are all of them (several copies of one text).
+  -- Unreadable and (with retention) expired records are dropped by check_add.
   local all = split_records(v0)
   local keep = {}
   local found
+  local hex = string.format('%04x%04x%04x%04x', a1, a2, a3, a4)
   for _, r in ipairs(all) do
     local day, docid, cs = parse_record(r)
     if docid ~= nil and not (retention and tonumber(day) < min_day) then
       keep[#keep + 1] = r
-      if not found then
+      if not found or not writing then
+        local ok
         if qs and cs then
           -- both texts have a sketch: a match only if the sketches confirm it
-          if confirm(cs, dist > maxd) then
-            found = docid
-          end
-        elseif dist <= maxd then
+          ok = confirm(cs, dist > maxd)
+        else
+          ok = dist <= maxd
+        end
+        if ok then
           found = docid
+          matches[#matches + 1] = {dist, hex, docid, #matches}
         end
       end
     end
@@ -504,9 +510,7 @@ local function consider(i, f, limit)
       redis.call('HDEL', KEYS[i], f)
     end
   end
-  if found then
-    matches[#matches + 1] = {dist, string.format('%04x%04x%04x%04x', a1, a2, a3, a4), found}
-  end
+
 end
 
 -- max distance 4-7 (multi-probe): the four buckets cannot find these (distance 4 can put one
@@ -676,12 +680,15 @@ table.sort(matches, function(x, y)
   if x[1] ~= y[1] then
     return x[1] < y[1]
   end
-  return x[2] < y[2]
+  if x[2] ~= y[2] then
+    return x[2] < y[2]
+  end
+  return x[4] < y[4] -- docs sharing a fingerprint: in the order of their records
 end)
 
 if writing then
   if #matches > 0 then
-    return matches[1]
+    return {matches[1][1], matches[1][2], matches[1][3]}
   end
   add_entry()
   return {}
