@@ -73,6 +73,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 import redis  # noqa: E402
+from bench_crawl import spread  # noqa: E402
 from crawlrun import Worker, start_crawl  # noqa: E402
 from mockportal import (  # noqa: E402
     Article,
@@ -283,13 +284,6 @@ def busy_pop_us(window: int, pops: int = 500) -> float:
         for _ in range(10):
             queue.pop_raw()
         return measure(client, queue, pops)[1]
-
-
-def spread(values: list[float], fmt: str = "{:.2f}") -> str:
-    med = fmt.format(statistics.median(values))
-    if len(values) < 2:
-        return med
-    return f"{med} [{fmt.format(min(values))}, {fmt.format(max(values))}]"
 
 
 def main(argv: list[str] | None = None) -> int:
