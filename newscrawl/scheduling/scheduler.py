@@ -66,6 +66,8 @@ logger = logging.getLogger(__name__)
 
 # How often an idle worker looks at the shared queue (Scrapy's own heartbeat is 5 s).
 POLL_SECONDS = 0.5
+# The least wait of a wake for a host's turn after a pop that found nothing (then doubled).
+WAKE_MIN_SECONDS = 0.025
 STATS = "newscrawl/scheduler/"
 
 
@@ -131,6 +133,7 @@ class Scheduler(BaseScheduler):
         # the call that asks the queue again when a host held back by its delay is free
         self._wake: CallLaterResult | None = None
         self._wake_at = 0.0
+        self._wake_floor = 0.0  # the least wait before the next wake (see _wake_for_turn)
         self._unhook_engine: Callable[[], None] | None = None
         self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
         #: AutoThrottle's delay per host shared by the cluster (None: not shared)
@@ -569,6 +572,7 @@ class Scheduler(BaseScheduler):
         self._inc("dequeued")
         if self.stats is not None:
             self.stats.inc_value("scheduler/dequeued/redis")
+        self._wake_floor = 0.0
         self._idle_since = None
         if self.run is not None:
             self.run.idle = False
@@ -576,10 +580,19 @@ class Scheduler(BaseScheduler):
 
     def _wake_for_turn(self, ms: int | None) -> None:
         """Ask the queue again in ``ms`` (a host held back by its delay is free then: pop.lua)
-        rather than at the next tick, so a host is asked as soon as its delay allows."""
+        rather than at the next tick, so a host is asked as soon as its delay allows.
+
+        Every pop that finds nothing doubles the least wait (from WAKE_MIN_SECONDS up to the
+        tick): workers that outnumber what the hosts allow all wake for the same free turn, and
+        only one gets it; the others back off to the tick instead of each scanning the queue's
+        window once per turn of every host. A granted request resets it."""
         if ms is None:
             return
-        at = time.monotonic() + ms / 1000
+        wait = max(ms / 1000, self._wake_floor)
+        self._wake_floor = min(POLL_SECONDS, max(WAKE_MIN_SECONDS, self._wake_floor * 2))
+        if wait >= POLL_SECONDS:
+            return  # the tick asks then
+        at = time.monotonic() + wait
         if self._wake is not None:
             if self._wake_at <= at:
                 return  # an earlier wake is set
@@ -587,7 +600,7 @@ class Scheduler(BaseScheduler):
         from scrapy.utils.asyncio import call_later
 
         self._wake_at = at
-        self._wake = call_later(ms / 1000, self._on_wake)
+        self._wake = call_later(wait, self._on_wake)
 
     def _on_wake(self) -> None:
         self._wake = None
