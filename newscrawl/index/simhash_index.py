@@ -371,7 +371,8 @@ class SimhashIndex:
 
     def query(self, fingerprint: int, sketch: bytes | None = None) -> list[Match]:
         """Stored fingerprints within ``max_distance`` (with a ``sketch``: those it confirms, as
-        ``check_and_add`` decides), nearest first (adds nothing)."""
+        ``check_and_add`` decides), nearest first, one match for each doc stored with such a
+        fingerprint (docs sharing one in the order stored); adds nothing."""
         return self._matches(self._run("query", fingerprint, "", sketch))
 
     def add(self, fingerprint: int, doc_id: str, sketch: bytes | None = None) -> None:
