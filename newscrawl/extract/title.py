@@ -319,9 +319,8 @@ def _is_site_name(k: str, v: _Votes, stripped: set[str], site_keys: set[str]) ->
 def choose_title(
     tree: lxml.html.HtmlElement,
     body: str = "",
-    fallback: str | None = None,
 ) -> str | None:
-    """The title the page's candidates agree on; ``fallback`` (e.g. a library's guess) when none.
+    """The title the page's candidates agree on; None when the page offers none.
 
     ``body`` is the extracted article text: the heading just above its first line is a candidate.
     """
@@ -434,7 +433,7 @@ def choose_title(
             v.score -= _W_SITE_PENALTY
 
     if not votes:
-        return _clean(fallback) if fallback and _clean(fallback) else None
+        return None
     # Among equals, a text the page declares (title, meta, JSON-LD, h1) beats a layout guess, and
     # a longer text beats a shorter one (a channel or site name is shorter than a headline).
     best_key = max(votes, key=lambda k: (votes[k].score, votes[k].kinds != {"lead"}, _width(k)))
