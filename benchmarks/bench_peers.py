@@ -43,7 +43,6 @@ import os
 import random
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,7 +58,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 import redis  # noqa: E402
-from bench_crawl import TimedPortal, children_cpu  # noqa: E402
+from bench_crawl import TimedPortal, children_cpu, spread  # noqa: E402
 from crawlrun import parse_stats, run_crawl  # noqa: E402
 from evalkit.pairs import load_sogou, load_thucnews  # noqa: E402
 from make_stream import near_exact_pairs  # noqa: E402
@@ -375,13 +374,6 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
           file=sys.stderr)  # fmt: skip
     shutil.rmtree(work, ignore_errors=True)
     return run
-
-
-def spread(values: list[float], fmt: str = "{:.2f}") -> str:
-    med = fmt.format(statistics.median(values))
-    return (
-        med if len(values) < 2 else f"{med} [{fmt.format(min(values))}, {fmt.format(max(values))}]"
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench_crawl import spread  # noqa: E402
+
 from newscrawl.index import SimhashIndex  # noqa: E402
 from newscrawl.redis import RetryPolicy, close_embedded, open_embedded  # noqa: E402
 from newscrawl.simhash.decision import get_decision  # noqa: E402
@@ -54,13 +56,6 @@ def bench_write(records: list[dict[str, object]], work: Path, *, check: bool) ->
     elapsed = time.perf_counter() - started
     store.close()
     return elapsed * 1e6 / len(records)
-
-
-def spread(values: list[float], fmt: str = "{:.1f}") -> str:
-    med = fmt.format(statistics.median(values))
-    if len(values) < 2:
-        return med
-    return f"{med} [{fmt.format(min(values))}, {fmt.format(max(values))}]"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,14 +121,15 @@ def main(argv: list[str] | None = None) -> int:
           "median [min, max]\n")
     print("| what | µs per record | total for the records |")
     print("|---|---:|---:|")
-    print(f"| `ArticleStore.write` | {spread(plain)} | "
+    print(f"| `ArticleStore.write` | {spread(plain, '{:.1f}')} | "
           f"{statistics.median(plain) * n / 1e6:.2f} s |")
-    print(f"| `stored_recently` + `write` (store pipeline) | {spread(checked)} | "
+    print(f"| `stored_recently` + `write` (store pipeline) | {spread(checked, '{:.1f}')} | "
           f"{statistics.median(checked) * n / 1e6:.2f} s |")
     extra = [c - p for c, p in zip(checked, plain, strict=True)]
-    print(f"| the check's share (paired) | {spread(extra)} | |")
+    print(f"| the check's share (paired) | {spread(extra, '{:.1f}')} | |")
     print(f"| pipeline open, index complete (check only) | "
-          f"{spread([t * 1e6 / n for t in synced])} | {statistics.median(synced):.2f} s |")
+          f"{spread([t * 1e6 / n for t in synced], '{:.1f}')} | "
+          f"{statistics.median(synced):.2f} s |")
     print(f"| pipeline open, index empty (rebuild) | "
           f"{spread([t * 1e6 / n for t in rebuilt], '{:.0f}')} | "
           f"{statistics.median(rebuilt):.1f} s |")
