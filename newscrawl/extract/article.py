@@ -458,12 +458,6 @@ def _zones(page_text: str, title: str | None, body: str) -> tuple[str, str]:
     return page_text[lo:start_raw], page_text[end_raw : end_raw + _ZONE_AFTER]
 
 
-def _clean_title(value: str | None) -> str | None:
-    """The library's title as the title choice returns a fallback: spaces collapsed, or None."""
-    value = re.sub(r"\s+", " ", value).strip() if value else ""
-    return value or None
-
-
 def _clean_author(value: str | None) -> str | None:
     if not value:
         return None
@@ -591,7 +585,7 @@ def _extract(
         text = _continued(tree, text)
     title = _select(tree, sel["title"], joiner=" ") if "title" in sel else None
     if not title:
-        title = choose_title(tree, text) or _clean_title(library.title())
+        title = choose_title(tree, text) or library.title()
     if title:
         title = re.sub(r"\s+", " ", title).strip() or None
     if title and "text" not in sel and text.split("\n", 1)[0].strip() == title:
