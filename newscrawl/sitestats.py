@@ -7,7 +7,11 @@ Every per-site counter goes through :func:`site_stat` / :class:`SiteStats`::
     newscrawl/sites/<name>/links/seen     article links on its source pages (distinct per page)
     newscrawl/sites/<name>/links/new      article requests queued (neither done nor queued yet)
     newscrawl/sites/<name>/stored         articles stored
-    newscrawl/sites/<name>/near_duplicate articles dropped as near-duplicates
+    newscrawl/sites/<name>/near_duplicate articles dropped (not stored) as near-duplicates of
+                                          a stored copy published no later
+    newscrawl/sites/<name>/late_original  articles dropped (not stored) as near-duplicates of a
+                                          stored copy published after them: originals met after
+                                          their copy
     newscrawl/sites/<name>/failed         pages that failed, each once, by page kind:
     newscrawl/sites/<name>/failed/<kind>  start, list, sitemap, feed, article; and by cause:
     newscrawl/sites/<name>/failed_by/<cause>  download (an HTTP error, a timeout...),
@@ -206,7 +210,10 @@ class SiteSummary:
         return (
             f"Site {self.name}: pages fetched {pages}; article links seen"
             f" {self.get('links/seen')}, new {self.get('links/new')}; stored {self.get('stored')},"
-            f" near-duplicates {self.get('near_duplicate')}, failed {self.get('failed')}"
+            f" near-duplicates dropped (not stored) {self.get('near_duplicate')}"
+            + (f", originals met after their copy (not stored) {self.get('late_original')}"
+               if self.get("late_original") else "")
+            + f", failed {self.get('failed')}"
             + (f" ({failed})" if failed else "")
         )
 

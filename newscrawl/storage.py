@@ -237,6 +237,8 @@ class ArticleStore:
     def record_of(self, url: str, indexed_day: int) -> dict[str, Any] | None:
         """``url``'s stored record, looked up as :meth:`already_stored` does (the files of the
         day its fingerprint was indexed and the day after); None if it is not there."""
+        # a line that does not hold the URL as JSON writes it is not parsed
+        needle = json.dumps(url, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
         for n in (1, 0):
             try:
                 fh = self.path_for(day_of((indexed_day + n) * SECONDS_PER_DAY)).open("rb")
@@ -244,7 +246,7 @@ class ArticleStore:
                 continue
             with fh:
                 for line in fh:
-                    if not line.endswith(b"\n"):
+                    if not line.endswith(b"\n") or needle not in line:
                         continue
                     record = parse_record(line)
                     if record is not None and record.get(self.url_field) == url:

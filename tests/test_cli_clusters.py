@@ -76,7 +76,9 @@ def test_clusters_json_newest_first_with_titles_from_the_store(
         "https://b.example/B", "https://a.example/A", "https://c.example/C"]  # fmt: skip
     assert [row["original_title"] for row in rows] == [None, "A 的标题", "C 的标题"]
     a = rows[1]
-    assert set(a) == {"original_url", "original_title", "original_published", "duplicates"}
+    assert set(a) == {"original_url", "original_title", "original_published", "original_stored",
+                      "stored_url", "duplicates"}
+    assert a["original_stored"] is True and a["stored_url"] == "https://a.example/A"
     dups = a["duplicates"]
     assert isinstance(dups, list)
     assert [d["url"] for d in dups] == ["https://y.example/a2", "https://x.example/a1"]
@@ -103,10 +105,10 @@ def test_clusters_text_is_grouped(
     assert code == 0, err
     blocks = out.strip().split("\n\n")
     assert len(blocks) == 4  # three clusters and the summary
-    assert blocks[1].splitlines()[0].startswith("https://a.example/A  (2 reprints, latest ")
+    assert blocks[1].splitlines()[0].startswith("https://a.example/A  (2 reprints dropped, latest ")
     assert blocks[1].splitlines()[1].strip() == "A 的标题"
     assert "d=3" in blocks[1].splitlines()[2] and "https://y.example/a2  [y]" in blocks[1]
-    assert "(title unknown)" in blocks[0] and "(1 reprint," in blocks[0]
+    assert "(title unknown)" in blocks[0] and "(1 reprint dropped," in blocks[0]
     assert blocks[3] == "3 of 3 originals shown (4 near-duplicates recorded), newest first"
 
 
@@ -235,3 +237,35 @@ def test_clusters_warns_about_a_bad_store_line_by_file_and_line(
     assert [row["original_title"] for row in json_lines(out)] == [None, "A 的标题", "C 的标题"]
     assert f"{day_file}:2: not a JSON object" in caplog.text
     assert f"{day_file}:4: incomplete last line" in caplog.text
+
+
+def test_a_late_original_is_named_the_original_and_the_stored_copy_said(
+        capsys: pytest.CaptureFixture[str], url_args: list[str], r: redis.Redis,
+        tmp_path: Path) -> None:
+    """A copy stored first, its original (published before it) dropped when met later, and a
+    reprint dropped against the copy: one cluster, whose original is the late one (not stored),
+    naming the stored copy."""
+    log = DuplicateLog(r)
+    record(log, "https://src.example/orig", "https://re.example/copy", 1, 10, site="src",
+           title="原文", published="2026-11-18T08:00:00+08:00",
+           original_published="2026-11-18T12:00:00+08:00", published_first="duplicate",
+           late_original=True)
+    record(log, "https://other.example/r", "https://re.example/copy", 2, 20, site="other",
+           published="2026-11-19T08:00:00+08:00", published_first="original",
+           late_original=False)
+    code, out, err = run_cli(capsys, *url_args, "clusters", "--json",
+                             "--store-dir", str(tmp_path))
+    assert code == 0, err
+    (row,) = json_lines(out)
+    assert row["original_url"] == "https://src.example/orig"
+    assert row["original_stored"] is False
+    assert row["stored_url"] == "https://re.example/copy"
+    assert row["original_title"] == "原文"
+    assert [d["url"] for d in row["duplicates"]] == ["https://other.example/r"]  # type: ignore
+    code, out, err = run_cli(capsys, *url_args, "clusters", "--store-dir", str(tmp_path))
+    assert code == 0, err
+    assert out.startswith("https://src.example/orig  (1 reprint dropped, latest ")
+    assert "met after its copy: not stored; the copy stored is https://re.example/copy" in out
+    code, out, err = run_cli(capsys, *url_args, "duplicates")
+    assert "https://src.example/orig  (published first: the original, met after its copy)" in out
+    assert "1 of them an original met after its copy" in out

@@ -229,7 +229,7 @@ def test_duplicates_newest_first_json_shape(
     code, out, _ = run_cli(capsys, *url_args, "duplicates", "--json", "--limit", "1")
     assert [row["url"] for row in json_lines(out)] == ["https://b.example.com/2"]
     code, out, _ = run_cli(capsys, *url_args, "duplicates")
-    assert code == 0 and "original: https://a.example.com/orig" in out
+    assert code == 0 and "stored copy: https://a.example.com/orig" in out
     assert "3 of 3 recorded" in out
 
 

@@ -375,10 +375,12 @@ def test_expected_drops_are_logged_at_info() -> None:
         assert result["level"] == logging.INFO, type(exc).__name__
 
 
-def test_the_copy_published_first_is_kept_and_named_the_original(tmp_path: Path) -> None:
-    """A reprint stored before its original (met first): the original, published earlier, is
-    stored too and the reprint is recorded as its near-duplicate; a reprint met after its
-    original is dropped as before, its record saying which copy was published first."""
+def test_an_original_met_after_its_copy_is_dropped_and_recorded_as_the_original(
+        tmp_path: Path) -> None:
+    """A reprint stored before its original (met first) stays the only copy: the original,
+    published earlier, is dropped, counted as a late original and recorded as published first;
+    a reprint met after the stored copy is dropped as usual, its record saying which copy was
+    published first. Every URL in the duplicate log is one that is not in the store."""
     crawler = get_crawler(settings_dict={"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
                                          "NEWSCRAWL_FINGERPRINT_WORKERS": 0})
     dedup = NearDuplicatePipeline.from_crawler(crawler)
@@ -387,6 +389,7 @@ def test_the_copy_published_first_is_kept_and_named_the_original(tmp_path: Path)
     def dated(url: str, text: str, published: str | None) -> ArticleItem:
         it = item(url, text)
         it["published"] = published
+        it["title"] = f"title of {url}"
         return it
 
     try:
@@ -394,36 +397,41 @@ def test_the_copy_published_first_is_kept_and_named_the_original(tmp_path: Path)
         reprint = original.reprint("乙网")
         stored = run_both(dedup, store, dated("http://b/r", reprint.text, "2026-11-05T09:00:00"))
         assert stored["url"] == "http://b/r"
-        kept = run_both(dedup, store, dated("http://a/o", original.text, "2026-11-01T08:00:00"))
-        assert kept["url"] == "http://a/o"
-        assert crawler.stats.get_value("newscrawl/dedup/earlier_original") == 1
+        with pytest.raises(NearDuplicate) as info:
+            run_both(dedup, store, dated("http://a/o", original.text, "2026-11-01T08:00:00"))
+        assert info.value.original_url == "http://b/r"
+        assert crawler.stats.get_value("newscrawl/dedup/late_original") == 1
+        assert crawler.stats.get_value("newscrawl/dedup/near_duplicate") is None
         log = DuplicateLog(dedup.index.client)
-        record = log.get("http://b/r")
-        assert record is not None and record.original_url == "http://a/o"
-        assert record.extra["published"] == "2026-11-05T09:00:00"
-        assert record.extra["original_published"] == "2026-11-01T08:00:00"
-        assert record.extra["published_first"] == "original"
-        # a later reprint of either copy is dropped; its record says the original came first
+        late = log.get("http://a/o")
+        assert late is not None and late.original_url == "http://b/r"
+        assert late.late_original
+        assert late.extra["published_first"] == "duplicate"
+        assert late.extra["original_title"] == "title of http://b/r"
+        assert late.extra["published"] == "2026-11-01T08:00:00"
+        assert late.extra["original_published"] == "2026-11-05T09:00:00"
+        # a later reprint is dropped against the stored copy; its record says that came first
         with pytest.raises(NearDuplicate):
             run_both(dedup, store, dated("http://c/r", original.text, "2026-11-09T10:00:00"))
         later = log.get("http://c/r")
         assert later is not None and later.extra["published_first"] == "original"
-        # no date on the new copy: dropped as before, nothing said about the order
+        assert not later.late_original
+        # no date on the new copy: dropped, nothing said about the order
         with pytest.raises(NearDuplicate):
             run_both(dedup, store, dated("http://d/r", original.text, None))
         undated = log.get("http://d/r")
         assert undated is not None and undated.extra["published_first"] is None
-        assert {a["url"] for a in iter_articles(tmp_path / "data" / "articles")} == {
-            "http://b/r", "http://a/o"}
+        stored_urls = {a["url"] for a in iter_articles(tmp_path / "data" / "articles")}
+        assert stored_urls == {"http://b/r"}
+        assert not stored_urls & {r.url for r in log.list()}
     finally:
         store.close()
         dedup.close()
 
 
-def test_the_original_is_the_copy_published_first_not_the_nearest(tmp_path: Path) -> None:
-    """Copies met out of their publication order: each new copy is judged against every stored
-    copy it matches, not only the nearest. A copy published before all of them is kept and each
-    is recorded as its near-duplicate; a copy published after one of them is dropped."""
+def test_copies_met_out_of_publication_order_store_one(tmp_path: Path) -> None:
+    """Copies met in any order: the first one checked is stored, every later one is dropped,
+    whatever its date; those published before the stored copy are late originals."""
     crawler = get_crawler(settings_dict={"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"),
                                          "NEWSCRAWL_FINGERPRINT_WORKERS": 0})
     dedup = NearDuplicatePipeline.from_crawler(crawler)
@@ -439,21 +447,18 @@ def test_the_original_is_the_copy_published_first_not_the_nearest(tmp_path: Path
         reprint = Article.generate("order").reprint("乙网").text
         log = DuplicateLog(dedup.index.client)
         run_both(dedup, store, dated("http://a/1", text, "2026-11-28T10:23:00"))
-        run_both(dedup, store, dated("http://b/1", reprint, "2026-11-15T10:58:00"))
-        assert log.get("http://a/1").original_url == "http://b/1"  # type: ignore[union-attr]
-        # the same text as a/1 (nearest to it), published before both stored copies
-        kept = run_both(dedup, store, dated("http://c/1", text, "2026-11-15T10:50:00"))
-        assert kept["url"] == "http://c/1"
-        record = log.get("http://b/1")
-        assert record is not None and record.original_url == "http://c/1"
-        # nearest to a/1 (published after it) but published after c/1 and b/1: a copy
-        with pytest.raises(NearDuplicate):
-            run_both(dedup, store, dated("http://d/1", text, "2026-11-20T09:00:00"))
-        dropped = log.get("http://d/1")
-        assert dropped is not None and dropped.original_url in {"http://b/1", "http://c/1"}
+        for url, body, when in (("http://b/1", reprint, "2026-11-15T10:58:00"),
+                                ("http://c/1", text, "2026-11-15T10:50:00"),
+                                ("http://d/1", text, "2026-11-29T09:00:00")):
+            with pytest.raises(NearDuplicate):
+                run_both(dedup, store, dated(url, body, when))
         assert {a["url"] for a in iter_articles(tmp_path / "data" / "articles")} == {
-            "http://a/1", "http://b/1", "http://c/1"}
-        assert crawler.stats.get_value("newscrawl/dedup/earlier_original") == 2
+            "http://a/1"}
+        assert log.get("http://b/1").late_original  # type: ignore[union-attr]
+        assert log.get("http://c/1").late_original  # type: ignore[union-attr]
+        assert not log.get("http://d/1").late_original  # type: ignore[union-attr]
+        assert crawler.stats.get_value("newscrawl/dedup/late_original") == 2
+        assert crawler.stats.get_value("newscrawl/dedup/near_duplicate") == 1
     finally:
         store.close()
         dedup.close()

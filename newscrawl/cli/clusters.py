@@ -30,22 +30,35 @@ PAGE = 1000
 
 @dataclass
 class Cluster:
-    """One original and the near-duplicates dropped against it (newest first)."""
+    """One story: the copy stored, the near-duplicates dropped against it (newest first) and,
+    when the original was met after its copy (a late original), that original."""
 
     original_url: str
     duplicates: list[DuplicateRecord] = field(default_factory=list)
     original_title: str | None = None
     original_published: str | None = None
+    #: the copy that is stored (``original_url`` too, unless a late original is known)
+    stored_url: str = ""
+    #: the record of the story's original, dropped because its copy was stored first
+    late: DuplicateRecord | None = None
+
+    def __post_init__(self) -> None:
+        self.stored_url = self.stored_url or self.original_url
 
     @property
     def latest(self) -> float:
-        return self.duplicates[0].seen_at if self.duplicates else 0.0
+        times = [d.seen_at for d in self.duplicates[:1]]
+        if self.late is not None:
+            times.append(self.late.seen_at)
+        return max(times, default=0.0)
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
             "original_url": self.original_url,
             "original_title": self.original_title,
             "original_published": self.original_published,
+            "original_stored": self.late is None,
+            "stored_url": self.stored_url,
             "duplicates": [
                 {
                     "url": d.url,
@@ -128,8 +141,27 @@ def group(records: Iterator[DuplicateRecord] | list[DuplicateRecord]) -> list[Cl
     out = list(clusters.values())
     for cluster in out:
         cluster.duplicates.sort(key=lambda d: (d.seen_at, d.url), reverse=True)
+        _name_late_original(cluster)
     out.sort(key=lambda c: (c.latest, c.original_url), reverse=True)
     return out
+
+
+def _name_late_original(cluster: Cluster) -> None:
+    """A cluster whose stored copy was published after a dropped copy of it: that copy (the
+    earliest published of them) is the story's original, named as such; the stored copy stays
+    ``stored_url``."""
+    late = [d for d in cluster.duplicates
+            if d.late_original and d.original_url == cluster.stored_url]
+    if not late:
+        return
+    first = min(late, key=lambda d: (str(d.extra.get("published") or ""), d.seen_at, d.url))
+    cluster.late = first
+    cluster.duplicates.remove(first)
+    cluster.original_url = first.url
+    title = first.extra.get("title")
+    cluster.original_title = title if isinstance(title, str) and title else None
+    published = first.extra.get("published")
+    cluster.original_published = published if isinstance(published, str) else None
 
 
 def fill_titles(clusters: list[Cluster], store_dir: Path) -> None:
@@ -173,9 +205,12 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         if n:
             print()
         count = len(cluster.duplicates)
-        print(f"{cluster.original_url}  ({count} reprint{'s' if count != 1 else ''}, "
+        print(f"{cluster.original_url}  ({count} reprint{'s' if count != 1 else ''} dropped, "
               f"latest {_when(cluster.latest)})")  # fmt: skip
         print(f"    {cluster.original_title or '(title unknown)'}")
+        if cluster.late is not None:
+            print(f"    the original, published first, met after its copy: not stored; the copy"
+                  f" stored is {cluster.stored_url}")
         for d in cluster.duplicates:
             site = d.extra.get("site")
             print(
@@ -200,7 +235,8 @@ def add_clusters(sub: Any, common: argparse.ArgumentParser) -> None:
         help="each original with the near-duplicates dropped against it, newest first",
         description="Group the recorded near-duplicates by original, newest first (a cluster is "
         "as new as its newest duplicate). The original's title is looked up in the stored "
-        "articles.",
+        "articles. When the original was met after a copy of it was stored, the copy stays the "
+        "only one stored and the original is named as such.",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per original")
     p.add_argument(

@@ -25,12 +25,17 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
         print("no near-duplicates recorded")
         return ExitCode.OK
     for record in records:
+        mark = "  (published first: the original, met after its copy)" \
+            if record.late_original else ""
         print(
-            f"{record.seen_at_iso}  d={record.distance}  {record.url}\n"
-            f"    original: {record.original_url}  "
+            f"{record.seen_at_iso}  d={record.distance}  {record.url}{mark}\n"
+            f"    stored copy: {record.original_url}  "
             f"({fingerprint_hex(record.simhash)} ~ {fingerprint_hex(record.original_simhash)})"
         )
-    print(f"{len(records)} of {total} recorded near-duplicates shown (newest first)")
+    late = sum(r.late_original for r in records)
+    print(f"{len(records)} of {total} recorded near-duplicates shown (newest first), each dropped"
+          " (not stored)" + (f"; {late} of them {'an original' if late == 1 else 'originals'}"
+                             f" met after {'its' if late == 1 else 'their'} copy" if late else ""))
     return ExitCode.OK
 
 

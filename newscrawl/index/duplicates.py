@@ -1,4 +1,7 @@
-"""Record of dropped near-duplicates: which URL was dropped as a near-copy of which original.
+"""Record of dropped near-duplicates: which URL was dropped (not stored) as a near-copy of which
+stored article. Every URL recorded here is one that was not stored; ``original_url`` is the copy
+that is. When the dropped copy was published first (``late_original``), it is the story's
+original, met after its copy was stored.
 
 Keys: ``{prefix}:duplicates`` (hash url -> JSON record) and ``{prefix}:duplicates:log`` (sorted
 set of urls scored by the time they were recorded). Each url is recorded once.
@@ -24,10 +27,17 @@ logger = logging.getLogger(__name__)
 
 _CORE = ("url", "original_url", "distance", "simhash", "original_simhash", "seen_at")
 
+#: ``published_first`` of a record: the stored copy (``original_url``) was published first, or
+#: no later than the dropped one (the usual case: a reprint dropped)
+ORIGINAL_FIRST = "original"
+#: ... the dropped copy (``url``) was published first: the story's original, met after its copy
+#: was stored (``late_original`` true)
+DUPLICATE_FIRST = "duplicate"
+
 
 @dataclass(frozen=True)
 class DuplicateRecord:
-    """One dropped near-duplicate and the original it was matched to."""
+    """One dropped near-duplicate (not stored) and the stored copy it was matched to."""
 
     url: str
     original_url: str
@@ -36,6 +46,12 @@ class DuplicateRecord:
     original_simhash: int
     seen_at: float
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def late_original(self) -> bool:
+        """Whether the dropped copy is the story's original, published before the stored one."""
+        return bool(self.extra.get("late_original")) or \
+            self.extra.get("published_first") == DUPLICATE_FIRST
 
     @property
     def seen_at_iso(self) -> str:

@@ -5,10 +5,12 @@ The fingerprint and the text sketch (``newscrawl.simhash.Decision``: the same de
 sees the item, so an article is stored only once its fingerprint is in the index. A near-duplicate
 (a candidate within Hamming distance ``NEWSCRAWL_MAX_DISTANCE`` or in the sketch's band buckets,
 confirmed by the sketches) is dropped with :class:`NearDuplicate` and recorded in the duplicate log
-(url, original url, distance, both fingerprints, time, site, title, both publication times) --
-unless the item was published before every stored copy it matches (its ``published`` against the
-stored records'): then the item is the original, stored too, and the stored copies are recorded as
-its near-duplicates (``newscrawl/dedup/earlier_original``).
+(url, stored copy's url, distance, both fingerprints, time, both sites, titles, sources and
+publication times). The first copy checked is the one stored, whatever the dates say; a copy
+published before it is the story's original met too late: dropped all the same, counted
+(``newscrawl/dedup/late_original``) and recorded with ``published_first: "duplicate"``. The run's
+order of article links (oldest first across its sites) is what makes the stored copy the
+original.
 
 Any item works (a dict, a :class:`scrapy.Item`, a dataclass...: through ``itemadapter``): the URL
 and the text are read from the fields named by ``NEWSCRAWL_URL_FIELD`` and ``NEWSCRAWL_TEXT_FIELD``
@@ -33,6 +35,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl.context import CrawlContext
 from newscrawl.formats import fingerprint_hex, published_before
+from newscrawl.index.duplicates import DUPLICATE_FIRST, ORIGINAL_FIRST
 from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
 from newscrawl.redis import RedisUnavailable
@@ -202,61 +205,6 @@ class NearDuplicatePipeline:
             logger.warning("Cannot read the stored copy of %s: %s", match.doc_id, exc)
             return None
 
-    async def _published_after(self, url: str, published: Any, fp: int, sketch: bytes | None,
-                               match: Match, stored: dict[str, Any]
-                               ) -> tuple[list[tuple[Match, dict[str, Any]]],
-                                          tuple[Match, dict[str, Any]] | None]:
-        """The item was published before its nearest stored copy ``match``; is it before every
-        stored copy? Returns the stored copies published after it (each with its stored record),
-        and the first copy (nearest first) not published after it, or None when there is none:
-        of two reprints of one text met after it, the one published first is the original, not
-        whichever is nearest."""
-        matches = await self._redis(self.index.query, fp, sketch,
-                                    what="stored copies of an earlier original")
-        later: list[tuple[Match, dict[str, Any]]] = []
-        for other in matches:
-            if other.doc_id == url:
-                continue
-            record = (stored if other.doc_id == match.doc_id
-                      else await self._stored_record(other) or {})
-            if not published_before(published, record.get("published")):
-                return later, (other, record)
-            later.append((other, record))
-        if not any(m.doc_id == match.doc_id for m, _ in later):
-            later.insert(0, (match, stored))
-        return later, None
-
-    async def _keep_earlier(self, item: Any, url: str, fp: int, sketch: bytes | None,
-                            later: list[tuple[Match, dict[str, Any]]]) -> Any:
-        """The item is a near-duplicate of stored copies all published after it: the item is the
-        original. It is stored too (and indexed), and each stored copy is recorded as its
-        near-duplicate, so the duplicate log and ``newscrawl clusters`` name the copy published
-        first as the original."""
-        adapter = ItemAdapter(item)
-        self._inc("earlier_original")
-        await self._redis(self.index.add, fp, url, sketch, what="index an earlier original")
-        for match, stored in later:
-            await self._redis(
-                self.log.record,
-                match.doc_id,
-                url,
-                match.distance,
-                match.fingerprint,
-                fp,
-                seen_at=time.time(),
-                site=stored.get("site"),
-                title=stored.get("title"),
-                original_title=adapter.get("title"),
-                published=stored.get("published"),
-                original_published=adapter.get("published"),
-                published_first="original",
-                what="duplicate log",
-            )
-        copies = ", ".join(m.doc_id for m, _ in later)
-        logger.info("%s was published before %s, a near-duplicate of it stored earlier: stored"
-                    " too, and %s recorded as its near-duplicate", url, copies, copies)
-        return item
-
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         url = adapter.get(self.config.url_field)
@@ -296,21 +244,24 @@ class NearDuplicatePipeline:
             return item
         site = adapter.get("site")
         published = adapter.get("published")
-        stored = await self._stored_record(match) if published else None
+        stored = await self._stored_record(match)
         original_published = stored.get("published") if stored else None
-        earlier = published_before(published, original_published)
-        if earlier:
-            later, first = await self._published_after(url, published, fp, sketch, match,
-                                                       stored or {})
-            if first is None:
-                return await self._keep_earlier(item, url, fp, sketch, later)
-            # a stored copy published no later than the item: the item is its near-duplicate
-            match, stored = first
-            original_published = stored.get("published")
-            earlier = published_before(published, original_published)
-        self._inc("near_duplicate")
-        if site:
-            self.site_stats.inc(str(site), "near_duplicate")
+        # The stored copy stays the only copy, whatever the dates say: an item published before
+        # it is the story's original met too late (the order of the run's article links is what
+        # keeps originals first, docs/design/near-duplicates.md), dropped and recorded as such.
+        order = published_before(published, original_published)
+        late = order is True
+        if late:
+            self._inc("late_original")
+            if site:
+                self.site_stats.inc(str(site), "late_original")
+            logger.info("%s was published before %s, a near-duplicate of it stored earlier: the"
+                        " original met after its copy, not stored", url, match.doc_id)
+        else:
+            self._inc("near_duplicate")
+            if site:
+                self.site_stats.inc(str(site), "near_duplicate")
+        published_first = None if order is None else DUPLICATE_FIRST if late else ORIGINAL_FIRST
         recorded = await self._redis(
             self.log.record,
             url,
@@ -321,9 +272,14 @@ class NearDuplicatePipeline:
             seen_at=time.time(),
             site=site,
             title=adapter.get("title"),
+            source=adapter.get("source"),
+            original_site=(stored or {}).get("site"),
+            original_title=(stored or {}).get("title"),
+            original_source=(stored or {}).get("source"),
             published=published,
             original_published=original_published,
-            published_first=None if earlier is None else "original",
+            published_first=published_first,
+            late_original=late,
             what="duplicate log",
         )
         if not recorded:
