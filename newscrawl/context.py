@@ -46,6 +46,7 @@ class SchedulingConfig:
     idle_exit_seconds: float
     deadletter_max: int
     polite_window: int = defaults.POLITE_WINDOW
+    article_wait: float = defaults.ARTICLE_WAIT_SECONDS
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SchedulingConfig:
@@ -69,6 +70,7 @@ class SchedulingConfig:
             idle_exit_seconds=num("NEWSCRAWL_IDLE_EXIT_SECONDS", defaults.IDLE_EXIT_SECONDS),
             deadletter_max=int(num("NEWSCRAWL_DEADLETTER_MAX", defaults.DEADLETTER_MAX)),
             polite_window=int(num("NEWSCRAWL_POLITE_WINDOW", defaults.POLITE_WINDOW)),
+            article_wait=num("NEWSCRAWL_ARTICLE_WAIT", defaults.ARTICLE_WAIT_SECONDS),
         )
 
     @property
@@ -91,6 +93,7 @@ class DedupConfig:
     workers: int
     url_field: str
     text_field: str
+    order_wait: float = defaults.CHECK_ORDER_WAIT_SECONDS
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DedupConfig:
@@ -114,6 +117,8 @@ class DedupConfig:
             workers=workers,
             url_field=settings.get("NEWSCRAWL_URL_FIELD") or defaults.URL_FIELD,
             text_field=settings.get("NEWSCRAWL_TEXT_FIELD") or defaults.TEXT_FIELD,
+            order_wait=max(0.0, settings.getfloat("NEWSCRAWL_CHECK_ORDER_WAIT",
+                                                  defaults.CHECK_ORDER_WAIT_SECONDS)),
         )
 
 

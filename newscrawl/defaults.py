@@ -31,6 +31,7 @@ URL_RETENTION_DAYS = 365  # done-URL records older than this are pruned
 RUN_TTL = 900  # run marker TTL (refreshed while a worker of the run lives)
 HEARTBEAT_SECONDS = 10  # a worker is dead this long after its last heartbeat (every quarter)
 IDLE_EXIT_SECONDS = 10  # exit after the queue is empty and nothing in flight
+ARTICLE_WAIT_SECONDS = 300  # the longest a run's article links wait for its discovery to end
 DEADLETTER_MAX = 10000  # unreadable queue entries kept in the dead-letter list
 # queue entries a pop looks at for one whose host may be asked now (per-host concurrency and
 # delay for the whole cluster, docs/design/scheduling.md); 0: the first entry, no host limits
@@ -50,6 +51,9 @@ FINGERPRINT_WORKERS = 1  # fingerprint in N worker processes (0: in-process)
 URL_FIELD = "url"  # the item field with the article's URL
 TEXT_FIELD = "text"  # the item field with the article's text
 DEDUP_ENABLED = True  # NEWSCRAWL_DEDUP_ENABLED
+# the longest an article waits in the near-duplicate check for other sites' articles queued
+# before it (NEWSCRAWL_CHECK_ORDER_WAIT, seconds)
+CHECK_ORDER_WAIT_SECONDS = 60
 STORE_ENABLED = True  # NEWSCRAWL_STORE
 STORE_FSYNC = False  # NEWSCRAWL_STORE_FSYNC
 SCHEDULER_PERSIST = True  # scrapy-redis's setting: the crawl state outlives a run
@@ -64,10 +68,12 @@ SETTINGS: dict[str, Any] = {
     "NEWSCRAWL_RUN_TTL": RUN_TTL,
     "NEWSCRAWL_HEARTBEAT_SECONDS": HEARTBEAT_SECONDS,
     "NEWSCRAWL_IDLE_EXIT_SECONDS": IDLE_EXIT_SECONDS,
+    "NEWSCRAWL_ARTICLE_WAIT": ARTICLE_WAIT_SECONDS,
     "NEWSCRAWL_POLITE_WINDOW": POLITE_WINDOW,
     "NEWSCRAWL_URL_FIELD": URL_FIELD,
     "NEWSCRAWL_TEXT_FIELD": TEXT_FIELD,
     "NEWSCRAWL_DEDUP_ENABLED": DEDUP_ENABLED,
+    "NEWSCRAWL_CHECK_ORDER_WAIT": CHECK_ORDER_WAIT_SECONDS,
     "NEWSCRAWL_MAX_DISTANCE": MAX_DISTANCE,
     "NEWSCRAWL_IDF_FILE": None,
     "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": FINGERPRINT_RETENTION_DAYS,

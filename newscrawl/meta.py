@@ -56,3 +56,9 @@ def request_kind(request: Request) -> str:
     """The request's kind; a request without one is an article."""
     kind = request.meta.get(KIND)
     return kind if isinstance(kind, str) and kind else RequestKind.ARTICLE
+#: The date a sitemap or feed gives an article URL (ISO 8601), known before it is fetched: it
+#: orders the run's waiting article links (newscrawl/scheduling/waiting.py)
+LISTED_DATE = "newscrawl_listed_date"
+#: An article request's place in the run's order (newscrawl/scheduling/waiting.py): the
+#: near-duplicate check takes it after other sites' articles of a lower number
+ORDER = "newscrawl_order"

@@ -13,7 +13,8 @@ and feed URLs), ``max_list_pages`` (int >= 1, default 100: list pages per start 
 ``stop_after_known`` (int >= 1, default 1: consecutive list pages with nothing new that end a
 walk), ``max_list_depth`` (int >= 0, default none: an extra bound on nesting, not needed since
 ``max_list_pages`` bounds a walk), ``selectors`` (table title/text/published/author -> CSS or
-XPath), ``encoding`` (forced page encoding).
+XPath), ``encoding`` (forced page encoding), ``rank`` (int >= 1, default: the site's position in
+the file: the order of its article links among other sites' links of the same date, lower first).
 
 Sources besides start pages: ``sitemap_urls`` (list of sitemap URLs; the entry ``"robots"``, or
 the string ``"robots"`` alone, reads the ``Sitemap:`` lines of the robots.txt of the start URLs'
@@ -49,7 +50,7 @@ DEFAULT_SITES_FILE = "sites.toml"
 
 _REQUIRED = ("name", "start_urls", "article_url")
 _OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "max_list_pages",
-             "stop_after_known", "selectors", "encoding", "concurrency", "delay")
+             "stop_after_known", "selectors", "encoding", "concurrency", "delay", "rank")
 # sitemaps, feeds and article URL canonicalization (parsed by _parse_sources)
 _SOURCES = ("sitemap_urls", "feed_urls", "drop_params", "keep_params")
 _KNOWN = _REQUIRED + _OPTIONAL + _SOURCES
@@ -83,6 +84,9 @@ class Site:
     # DOWNLOAD_DELAY)
     concurrency: int | None = None
     delay: float | None = None
+    #: order of the site's article links among those of other sites with the same date (or
+    #: none): lower first (default: the site's position in the file, from 1)
+    rank: int = 1
 
     def too_deep(self, depth: int) -> bool:
         """Whether a list page at ``depth`` (start pages: 0) is beyond ``max_list_depth``."""
@@ -233,6 +237,7 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         except LookupError:
             raise SitesError(f'{where}: key "encoding": unknown encoding {encoding!r}') from None
     concurrency = _int(raw, "concurrency", 1, 1, where) if "concurrency" in raw else None
+    rank = _int(raw, "rank", index + 1, 1, where)
     delay = raw.get("delay")
     if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float))
                               or not 0 <= delay <= 3600):
@@ -250,6 +255,7 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         encoding=encoding,
         concurrency=concurrency,
         delay=float(delay) if delay is not None else None,
+        rank=rank,
         **sources,
     )
 

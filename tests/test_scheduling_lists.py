@@ -16,10 +16,6 @@ from newscrawl.scheduling.lists import (
     ALREADY_ADMITTED,
     OVER_CAP,
     ListWalks,
-    depth_of,
-    oldest_first,
-    position,
-    url_day,
 )
 from newscrawl.sitestats import SiteStats, run_outcome, site_stat
 
@@ -42,63 +38,6 @@ def test_reserve_admits_up_to_the_cap_and_again_for_free(r: Any) -> None:
     assert w.reserve("run2", "walk", pages[:1], cap=3) == [ADMITTED]
     assert w.reserve("run1", "other", pages[:1], cap=3) == [ADMITTED]
     assert r.ttl(w.walk_key("run1", "walk")) > 0
-
-
-def test_held_links_come_back_oldest_first_once(r: Any) -> None:
-    w = walks(r)
-    home = [("http://x/a/9.html", position(0, 0)), ("http://x/a/8.html", position(0, 1))]
-    page1 = [("http://x/a/9.html", position(1, 0)), ("http://x/a/8.html", position(1, 1)),
-             ("http://x/a/7.html", position(1, 2))]
-    w.hold("run1", "walk", "s", home)
-    w.hold("run1", "walk", "s", page1)
-    w.hold("run1", "other", "s", [("http://x/b/1.html", position(1, 0))])
-    assert r.ttl(w.held_key("run1", "walk")) > 0
-    # the page ending the walk adds its own (older) links; a link seen twice keeps its older place
-    held = w.release("run1", "walk", "s", [("http://x/a/6.html", position(2, 0))])
-    assert [url for _, url, _ in held] == [f"http://x/a/{n}.html" for n in (6, 7, 8, 9)]
-    assert [depth_of(score) for _, _, score in held] == [2, 1, 1, 1]
-    assert {site for site, _, _ in held} == {"s"}
-    assert w.release("run1", "walk", "s") == []  # taken once
-    assert r.smembers(w.holding_key("run1")) == {b"other"}
-    assert [url for _, url, _ in w.release_all("run1")] == ["http://x/b/1.html"]
-    assert w.release_all("run1") == []
-    assert not r.exists(w.holding_key("run1"))
-
-
-def test_a_page_parsed_again_releases_its_links_again(r: Any) -> None:
-    # the worker that released them may have died before they reached the queue
-    w = walks(r)
-    w.hold("run1", "walk", "s", [("http://x/a/9.html", position(1, 0))])
-    first = w.release("run1", "walk", "s", [("http://x/a/8.html", position(2, 0))], page="p2")
-    assert [url for _, url, _ in first] == ["http://x/a/8.html", "http://x/a/9.html"]
-    assert w.release("run1", "walk", "s", [("http://x/a/8.html", position(2, 0))],
-                     page="p2") == first
-    assert w.release("run1", "walk", "s", page="p3") == []  # another page: nothing held
-    assert w.release_all("run1") == []
-
-
-def test_dates_in_urls_order_the_held_links_when_every_link_has_one() -> None:
-    assert [url_day(u) for u in ("http://x/news/20261116/1.html", "http://x/c/2024-03-15/d.html",
-                                 "http://x/n1/2024/0315/c1.html", "http://x/gn/2024/03-15/9.html",
-                                 "http://x/a/12.html", "http://x/a/20261399.html")] == [
-        20261116, 20240315, 20240315, 20240315, None, None]
-    # a portal listing oldest first: the last page holds the newest days
-    held = [("s", "http://x/20261120/2002.html", 20001),
-            ("s", "http://x/20261119/1007.html", 20000),
-            ("s", "http://x/20261116/1001.html", 1), ("s", "http://x/20261116/1002.html", 2)]
-    assert [url for _, url, _ in oldest_first(held)] == [
-        "http://x/20261116/1001.html", "http://x/20261116/1002.html",
-        "http://x/20261119/1007.html", "http://x/20261120/2002.html"]
-    # one link without a date: list positions alone
-    undated = [*held, ("s", "http://x/a/5.html", 3)]
-    assert oldest_first(undated) == undated
-
-
-def test_quiet_means_nothing_queued_or_in_flight(r: Any) -> None:
-    w = walks(r)
-    assert w.quiet()
-    r.zadd(w.df.keys("{prefix}:{spider}:inflight"), {b"entry": 1})
-    assert not w.quiet()
 
 
 def test_done_is_one_batch_over_the_seen_shards(r: Any) -> None:

@@ -39,6 +39,7 @@ from newscrawl.index.duplicates import DUPLICATE_FIRST, ORIGINAL_FIRST
 from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
 from newscrawl.redis import RedisUnavailable
+from newscrawl.scheduling.waiting import CheckOrder
 from newscrawl.simhash.pool import FingerprintPool
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 STATS = "newscrawl/dedup/"
+#: seconds between two looks at whether other sites' earlier articles have been checked
+ORDER_POLL_SECONDS = 0.05
 
 
 class NearDuplicate(DropItem):
@@ -95,6 +98,8 @@ class NearDuplicatePipeline:
             retention_days=config.retention_days,
         )
         self.log = DuplicateLog(client, prefix=context.prefix)
+        self.order = CheckOrder(client, context.keys(), context.retry,
+                                ttl=context.config.scheduling.run_ttl)
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
         # one thread, so items are checked one at a time, in the order they arrive.
@@ -205,6 +210,35 @@ class NearDuplicatePipeline:
             logger.warning("Cannot read the stored copy of %s: %s", match.doc_id, exc)
             return None
 
+    async def _wait_turn(self, site: Any, url: str) -> str | None:
+        """Wait until no article of another site queued before this one (the run's order,
+        :class:`~newscrawl.scheduling.waiting.CheckOrder`) is still unchecked, at most
+        ``NEWSCRAWL_CHECK_ORDER_WAIT`` seconds. Returns the run id when the article has a place
+        in the run's order (it is taken out of it once checked), else None."""
+        from newscrawl.scheduling.run import current_run
+
+        run_id = current_run(self.context.crawler)
+        if run_id is None or not isinstance(site, str) or not site:
+            return None
+        number = await self._redis(self.order.number, run_id, site, url, what="article order")
+        if number is None:
+            return None
+        deadline = time.monotonic() + self.config.order_wait
+        waited = False
+        while await self._redis(self.order.earlier_elsewhere, run_id, site, number,
+                                what="article order"):
+            if time.monotonic() >= deadline:
+                self._inc("order_wait_expired")
+                logger.info("%s waited %.0f s for articles of other sites queued before it"
+                            " (NEWSCRAWL_CHECK_ORDER_WAIT): checked now", url,
+                            self.config.order_wait)
+                break
+            waited = True
+            await asyncio.sleep(ORDER_POLL_SECONDS)
+        if waited:
+            self._inc("order_waited")
+        return run_id
+
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         url = adapter.get(self.config.url_field)
@@ -221,9 +255,16 @@ class NearDuplicatePipeline:
             return item
         _set_simhash(adapter, fingerprint_hex(fp))
         self._inc("checked")
-        # Retried while Redis is briefly away; safe to repeat (a retried add finds its own URL).
-        match = await self._redis(self.index.check_and_add, fp, url, sketch,
-                                  what="near-duplicate check")
+        site = adapter.get("site")
+        turn = await self._wait_turn(site, url)
+        try:
+            # Retried while Redis is briefly away; safe to repeat (a retried add finds its URL).
+            match = await self._redis(self.index.check_and_add, fp, url, sketch,
+                                      what="near-duplicate check")
+        finally:
+            if turn:
+                await self._redis(self.order.finished, turn, str(site), [url],
+                                  what="article order")
         if match is None:
             self._inc("unique")
             return item
@@ -242,7 +283,6 @@ class NearDuplicatePipeline:
             self._inc("reprocessed")
             logger.info("%s is already in the index (re-processed after an interruption)", url)
             return item
-        site = adapter.get("site")
         published = adapter.get("published")
         stored = await self._stored_record(match)
         original_published = stored.get("published") if stored else None

@@ -79,15 +79,21 @@ CRAWL_LISTSEEN = "{prefix}:{spider}:listseen:{run}"
 # Set with TTL (a day after its last update): the list pages (8-byte fingerprints) that the walk
 # below start page {walk} (its fingerprint, hex) may fetch in run {run}; at most max_list_pages.
 CRAWL_WALK = "{prefix}:{spider}:walk:{run}:{walk}"
-# Sorted set with TTL: the article links found by the walk below start page {walk} in run {run}
-# and held until the walk has read its list pages ("<site>\n<url>", scored by list position:
-# page * 10000 + place on the page, older higher); then queued oldest first.
-CRAWL_WALK_HELD = "{prefix}:{spider}:held:{run}:{walk}"
-# Set with TTL: the walks of run {run} that hold article links (their {walk} ids).
-CRAWL_WALKS_HOLDING = "{prefix}:{spider}:held:{run}"
-# Sorted set with TTL: the held links list page {page} (its fingerprint, hex) released in run
-# {run}, released again should the page be parsed again (its worker died before it was done).
-CRAWL_PAGE_RELEASED = "{prefix}:{spider}:released:{run}:{page}"
+# Sorted set with TTL: the article links found by every walk, sitemap and feed of run {run},
+# waiting until the run's discovery is done (newscrawl/scheduling/waiting.py): member
+# "<rank><order>:<depth>\n<site>\n<url>", scored by the date known before fetching (seconds of
+# the wall-clock date; undated links after every dated one); then queued in that order.
+CRAWL_WAITING = "{prefix}:{spider}:waiting:{run}"
+# String with TTL: the Unix time the first link of run {run} started waiting (the wait's bound
+# counts from it, NEWSCRAWL_ARTICLE_WAIT).
+CRAWL_WAITING_SINCE = "{prefix}:{spider}:waiting:{run}:since"
+# String with a 60 s expiry: the worker releasing run {run}'s waiting links (one at a time).
+CRAWL_WAITING_LOCK = "{prefix}:{spider}:waiting:{run}:lock"
+# Counter with TTL: the order numbers given to run {run}'s article links as they are queued.
+CRAWL_ORDER_SEQ = "{prefix}:{spider}:order:{run}"
+# Sorted set with TTL: run {run}'s queued article links not yet through the near-duplicate check
+# ("<site>\n<url>", scored by order number): an article waits there for other sites' earlier ones.
+CRAWL_UNCHECKED = "{prefix}:{spider}:unchecked:{run}"
 # Hash with TTL (a day after its last update): "<site>/<path>" -> count, the run's per-site
 # figures (newscrawl/sitestats.py) that the end-of-run summary and exit code 4 are based on.
 CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"

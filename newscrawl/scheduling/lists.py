@@ -15,34 +15,16 @@ each per page:
   its worker was killed (its lease expired and it was requeued) re-yields the same links and the
   walk goes on exactly as before.
 
-And it holds the article links a walk finds until the walk has read its list pages, so that they
-are fetched oldest first (a portal lists newest first: a reprint published days after its
-original is met first, and the near-duplicate check keeps whichever copy it sees first):
-
-* :meth:`ListWalks.hold` -- add a page's article links to the walk's sorted set
-  ``{prefix}:{spider}:held:{run}:{walk}``, scored by list position (older: higher).
-* :meth:`ListWalks.release` -- the same, then take every held link out, oldest first (one
-  transaction): called by the page that ends its branch of the walk.
-* :meth:`ListWalks.release_all` -- every walk's held links of a run (the walks holding any are in
-  the set ``{prefix}:{spider}:held:{run}``), for a crawl that went idle with some still held (a
-  branch whose next list page was already scheduled by another walk).
+The article links a walk finds wait for the end of the run's discovery
+(:mod:`newscrawl.scheduling.waiting`); :func:`position` is their place in the listing.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from newscrawl.redis.keys import (
-    CRAWL_INFLIGHT,
-    CRAWL_PAGE_RELEASED,
-    CRAWL_QUEUE,
-    CRAWL_WALK,
-    CRAWL_WALK_HELD,
-    CRAWL_WALKS_HOLDING,
-)
+from newscrawl.redis.keys import CRAWL_WALK
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lua import load
 from newscrawl.sitestats import MIN_RUN_STATS_TTL
@@ -60,43 +42,14 @@ OVER_CAP = -1
 
 _RESERVE = load("reserve.lua", constants=globals())
 
-#: held article links are scored ``page * PAGE_SPAN + place`` (page: the list page's depth)
+#: an article link's place in a walk is ``depth * PAGE_SPAN + place on the page``
 PAGE_SPAN = 10000
 
 
 def position(depth: int, place: int) -> int:
-    """The hold score of the ``place``-th article link of a list page at ``depth``: larger is
-    further down the listing, so older on a newest-first portal."""
+    """The place of the ``place``-th article link of a list page at ``depth`` in its walk:
+    larger is further down the listing, so older on a newest-first portal."""
     return depth * PAGE_SPAN + min(place, PAGE_SPAN - 1)
-
-
-def depth_of(score: float) -> int:
-    """The depth of the list page an article link was held from."""
-    return int(score) // PAGE_SPAN
-
-
-_URL_DATE = re.compile(r"(?<!\d)(20\d\d)[/_-]?(\d\d)[/_-]?(\d\d)(?!\d)")
-
-
-def url_day(url: str) -> int | None:
-    """The date an article URL carries (``/2026/11/16/``, ``/20261116/``, ``/2026-11-16/``,
-    ``/2026/1116/``) as YYYYMMDD, else None."""
-    for match in _URL_DATE.finditer(url):
-        year, month, day = (int(g) for g in match.groups())
-        if 1 <= month <= 12 and 1 <= day <= 31:
-            return year * 10000 + month * 100 + day
-    return None
-
-
-def oldest_first(held: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
-    """Held links (oldest first by list position) in the order to request them: by the date in
-    their URLs when every one has a date (a portal that lists oldest first, or a bar that mixes
-    days), the list position breaking ties; else by list position alone."""
-    days = [url_day(url) for _, url, _ in held]
-    if not held or any(day is None for day in days):
-        return held
-    order = sorted(range(len(held)), key=lambda i: (days[i], i))
-    return [held[i] for i in order]
 
 
 class ListWalks:
@@ -133,90 +86,3 @@ class ListWalks:
         result = self.df.retry.call(self._reserve, keys=[self.walk_key(run_id, walk)],
                                     args=[cap, self.ttl, *fps], what="list walk")
         return [int(x) for x in result]
-
-    # --- article links held until the walk has read its list pages -----------------------------
-
-    def held_key(self, run_id: str, walk: str) -> str:
-        return self.df.keys(CRAWL_WALK_HELD, run=run_id, walk=walk)
-
-    def holding_key(self, run_id: str) -> str:
-        return self.df.keys(CRAWL_WALKS_HOLDING, run=run_id)
-
-    def _add(self, pipe: Any, run_id: str, walk: str, site: str,
-             links: Sequence[tuple[str, int]]) -> None:
-        if links:
-            key = self.held_key(run_id, walk)
-            # GT: a link listed twice (home page and list page 1) keeps its older place
-            pipe.zadd(key, {f"{site}\n{url}": score for url, score in links}, gt=True)
-            pipe.expire(key, self.ttl)
-            pipe.sadd(self.holding_key(run_id), walk)
-            pipe.expire(self.holding_key(run_id), self.ttl)
-
-    def hold(self, run_id: str, walk: str, site: str, links: Sequence[tuple[str, int]]) -> None:
-        """Hold ``links`` ((url, :func:`position`) pairs) until the walk is released."""
-        if not links:
-            return
-
-        def add() -> None:
-            pipe = self.df.server.pipeline(transaction=True)
-            self._add(pipe, run_id, walk, site, links)
-            pipe.execute()
-
-        self.df.retry.call(add, what="hold article links")
-
-    def release(self, run_id: str, walk: str, site: str,
-                links: Sequence[tuple[str, int]] = (), *,
-                page: str | None = None) -> list[tuple[str, str, int]]:
-        """Hold ``links``, then take every link the walk holds: (site, url, score), oldest first
-        (:func:`oldest_first`).
-
-        With ``page`` (the id of the list page releasing them, :meth:`walk_id`), the links are
-        kept in ``{prefix}:{spider}:released:{run}:{page}`` for the run, and a second release by
-        the same page (parsed again because its worker died before it was done, maybe before the
-        requests reached the queue) returns them again: the scheduler drops those already
-        queued or done."""
-        key = self.held_key(run_id, walk)
-        released = self.df.keys(CRAWL_PAGE_RELEASED, run=run_id, page=page) if page else None
-
-        def take() -> list[tuple[bytes, float]]:
-            pipe = self.df.server.pipeline(transaction=True)
-            self._add(pipe, run_id, walk, site, links)
-            if released is not None:
-                pipe.zunionstore(released, [key, released], aggregate="MAX")
-                pipe.expire(released, self.ttl)
-            pipe.zrevrange(released or key, 0, -1, withscores=True)
-            pipe.delete(key)
-            pipe.srem(self.holding_key(run_id), walk)
-            return list(pipe.execute()[-3])
-
-        return oldest_first(_decode(self.df.retry.call(take, what="release article links")))
-
-    def quiet(self) -> bool:
-        """Whether nothing is queued or in flight on any worker (no walk can be going on)."""
-        def count() -> tuple[int, int]:
-            pipe = self.df.server.pipeline(transaction=False)
-            pipe.zcard(self.df.keys(CRAWL_QUEUE))
-            pipe.zcard(self.df.keys(CRAWL_INFLIGHT))
-            queued, inflight = pipe.execute()
-            return int(queued), int(inflight)
-
-        return self.df.retry.call(count, what="queue length") == (0, 0)
-
-    def release_all(self, run_id: str) -> list[tuple[str, str, int]]:
-        """Take the held links of every walk of the run, oldest first within each walk."""
-        walks = self.df.retry.call(self.df.server.smembers, self.holding_key(run_id),
-                                   what="find held article links")
-        out: list[tuple[str, str, int]] = []
-        for walk in sorted(w.decode() if isinstance(w, bytes) else str(w) for w in walks):
-            out += self.release(run_id, walk, "")
-        return out
-
-
-def _decode(rows: list[tuple[bytes, float]]) -> list[tuple[str, str, int]]:
-    out = []
-    for member, score in rows:
-        text = member.decode("utf-8", "replace") if isinstance(member, bytes) else str(member)
-        site, _, url = text.partition("\n")
-        if url:
-            out.append((site, url, int(score)))
-    return out

@@ -41,7 +41,16 @@ from newscrawl.context import CrawlContext, SchedulingConfig
 from newscrawl.exitcodes import set_exit_code
 from newscrawl.faults import RunRefused, SystemFault, system_fault
 from newscrawl.formats import today
-from newscrawl.meta import LEASE, PAGE_FAILED, ROOT, RUN_KINDS, SITE, RequestKind, request_kind
+from newscrawl.meta import (
+    LEASE,
+    ORDER,
+    PAGE_FAILED,
+    ROOT,
+    RUN_KINDS,
+    SITE,
+    RequestKind,
+    request_kind,
+)
 from newscrawl.redis import RedisRefused, RedisUnavailable, keys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
@@ -53,6 +62,7 @@ from newscrawl.scheduling.run import (
     sites_fingerprint,
 )
 from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
+from newscrawl.scheduling.waiting import ArticleWait, CheckOrder
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -138,6 +148,8 @@ class Scheduler(BaseScheduler):
         self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
         #: AutoThrottle's delay per host shared by the cluster (None: not shared)
         self.throttle: q.Throttle | None = None
+        #: the run's article order, carried into the near-duplicate check
+        self.order: CheckOrder | None = None
         self.site_stats = self.context.site_stats
         self.context.stop_on_fault = self.stop_on_fault
 
@@ -201,6 +213,7 @@ class Scheduler(BaseScheduler):
             sites=sites_fingerprint({name: repr(site) for name, site in sites.items()})
             if isinstance(sites, dict) else "",
         )
+        self.order = CheckOrder(self.server, self.df.keys, self.df.retry, ttl=self.config.run_ttl)
         if self.config.polite_window > 0:
             # newscrawl's AutoThrottle moves one delay per host for the whole cluster, kept by
             # the grant (throttle.lua, pop.lua)
@@ -243,6 +256,12 @@ class Scheduler(BaseScheduler):
             self._inc("requeued_dead_worker", self.run.rescued)
         if claimed and self.run.took_over:
             self._inc("run_took_over")
+            adopted = ArticleWait(self.df, ttl=self.config.run_ttl,
+                                  wait_seconds=self.config.article_wait).adopt(
+                self.run.run_id, str(self.run.took_over))
+            if adopted:
+                logger.info("%d article links of run %s were still waiting: they wait in run %s",
+                            adopted, self.run.took_over, self.run.run_id)
             logger.info(
                 "Took over crawl run %s: none of its workers is alive (%d requests they held"
                 " put back in the queue); started run %s (this worker schedules the start pages)",
@@ -535,6 +554,12 @@ class Scheduler(BaseScheduler):
         if result == q.PUSHED:
             self._inc("enqueued")
             site = request.meta.get(SITE)
+            number = request.meta.get(ORDER)
+            if isinstance(number, int) and isinstance(site, str) and self.order is not None:
+                try:
+                    self.order.pending(self.run.run_id, site, request.url, number)
+                except RedisUnavailable as exc:
+                    self.stop_on_fault(exc)
             # "new": an article URL first queued in this run, not a retry or a redirect's hop
             if kind == RequestKind.ARTICLE and isinstance(site, str) \
                     and spec.mode == q.MODE_ONCE and not origins:
@@ -673,6 +698,13 @@ class Scheduler(BaseScheduler):
             self.stop_on_fault(exc)
             return
         self._inc(name)
+        number, site = request.meta.get(ORDER), request.meta.get(SITE)
+        if isinstance(number, int) and isinstance(site, str) and self.order is not None \
+                and self.run is not None:
+            try:
+                self.order.finished(self.run.run_id, site, [request.url])
+            except RedisUnavailable as exc:
+                self.stop_on_fault(exc)
         if result == q.ACK_LOST:
             self._inc("lease_lost")
             logger.warning(

@@ -29,7 +29,7 @@ parsed or queued once the crawl is stopping). Every article URL is canonicalized
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,11 +60,14 @@ from twisted.web._newclient import ResponseFailed
 
 from newscrawl.context import CrawlContext, check_settings
 from newscrawl.exitcodes import ExitCode, set_exit_code
+from newscrawl.extract.dates import ParsedDate, parse_date
 from newscrawl.items import ArticleItem
 from newscrawl.meta import (
     DEPTH,
     KIND,
     KNOWN,
+    LISTED_DATE,
+    ORDER,
     PAGE_AFTER,
     PAGE_FAILED,
     PAGE_NUMBER,
@@ -80,9 +83,19 @@ from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.redis import RedisUnavailable
 from newscrawl.scheduling import pagebar
-from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks, depth_of, position
+from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, ListWalks, position
 from newscrawl.scheduling.pagebar import ListLink
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
+from newscrawl.scheduling.waiting import (
+    BATCH,
+    ArticleWait,
+    CheckOrder,
+    Waiting,
+    date_score,
+    list_order,
+    row_date,
+    url_date,
+)
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites, quote_regex
 from newscrawl.sitestats import SiteStats, run_outcome
 from newscrawl.sources import (
@@ -111,6 +124,8 @@ SOURCE_REQUESTS_PER_TURN = 20
 
 LIST_PRIORITY = 10
 ARTICLE_PRIORITY = 0
+#: seconds between two looks at whether the run's waiting article links can be queued
+RELEASE_SECONDS = 0.5
 
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml", b"text/plain", b"application/xml",
                b"text/xml")
@@ -155,6 +170,45 @@ def failure_reason(failure: Failure) -> str:
     return "other"
 
 
+#: elements that hold one entry of a listing (the link and what is printed beside it)
+_ROW_TAGS = frozenset({"li", "tr", "dd", "dt"})
+#: a parent element whose text is at most this long is the link's row when no _ROW_TAGS is near
+_ROW_TEXT_MAX = 200
+
+
+def _beside(anchor: Any) -> ParsedDate | None:
+    """The date printed beside a link in its list row (its ``<li>``, table row, ``<dd>``, or a
+    short parent element), the link's own text left out."""
+    own = anchor.text_content() if hasattr(anchor, "text_content") else ""
+    row = None
+    node = anchor.getparent()
+    for _ in range(3):
+        if node is None or not isinstance(node.tag, str):
+            break
+        if node.tag in _ROW_TAGS:
+            row = node
+            break
+        node = node.getparent()
+    if row is None:
+        parent = anchor.getparent()
+        if parent is None or not isinstance(parent.tag, str) or parent.tag in ("body", "html"):
+            return None
+        row = parent
+    text = row.text_content()
+    if len(text) > 4 * _ROW_TEXT_MAX or (row is anchor.getparent() and row.tag not in _ROW_TAGS
+                                         and len(text) > _ROW_TEXT_MAX):
+        return None
+    if own:
+        text = text.replace(own, " ", 1)
+    return row_date(text)
+
+
+def _listed_date(request: Request) -> ParsedDate | None:
+    """The date a sitemap or feed gave an article request (meta ``newscrawl_listed_date``)."""
+    value = request.meta.get(LISTED_DATE)
+    return parse_date(value) if isinstance(value, str) else None
+
+
 def _pattern(site: Site) -> str:
     """article_url as written in the sites file (``%r`` would double its backslashes)."""
     return quote_regex(site.article_url.pattern) if site.article_url is not None else "''"
@@ -174,6 +228,10 @@ class PortalSpider(scrapy.Spider):
         self._warned_ambiguous: set[str] = set()
         self.site_stats = SiteStats(None)
         self._walks: ListWalks | None = None
+        self._wait: ArticleWait | None = None
+        self._starting = True  # start() has not yielded its last request yet
+        self._release_loop: Any = None
+        self._warned_wait_bound = False
         self._parse_lock = DeferredLock()  # one sitemap or feed parsed at a time (memory)
         self._source_budget: dict[str, int] = {}  # site -> article URLs still to take this run
         self._warned_run_cap: set[str] = set()
@@ -206,6 +264,8 @@ class PortalSpider(scrapy.Spider):
         from scrapy import signals
 
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider._start_release_loop, signal=signals.spider_opened)
+        crawler.signals.connect(spider._stop_release_loop, signal=signals.spider_closed)
         spider._load_extract()
         logger.info(
             "Crawling %d site(s) from %s: %s",
@@ -228,6 +288,22 @@ class PortalSpider(scrapy.Spider):
             assert self.crawler is not None
             self._walks = ListWalks.from_crawler(self.crawler)
         return self._walks
+
+    @property
+    def wait(self) -> ArticleWait:
+        """The run's waiting article links (built on first use: it needs the crawl's Redis)."""
+        if self._wait is None:
+            assert self.crawler is not None
+            config = CrawlContext.of(self.crawler).config.scheduling
+            self._wait = ArticleWait(self.walks.df, ttl=self.walks.ttl,
+                                     wait_seconds=config.article_wait)
+        return self._wait
+
+    @property
+    def order(self) -> CheckOrder:
+        """Order numbers of the run's article links (see :class:`CheckOrder`)."""
+        return CheckOrder(self.walks.df.server, self.walks.df.keys, self.walks.df.retry,
+                          ttl=self.walks.ttl)
 
     def _load_extract(self) -> None:
         from newscrawl.extract import decode_html_detailed, extract_article, has_mojibake
@@ -265,13 +341,17 @@ class PortalSpider(scrapy.Spider):
         )
 
     async def start(self) -> AsyncIterator[Any]:
-        for site in self.sites.values():
-            for url in site.start_urls:
-                self._inc("newscrawl/requests/start")
-                yield self._request(url, site, RequestKind.START, 0)
-        for site in self.sites.values():
-            for request in self._source_roots(site):
-                yield request
+        self._starting = True
+        try:
+            for site in self.sites.values():
+                for url in site.start_urls:
+                    self._inc("newscrawl/requests/start")
+                    yield self._request(url, site, RequestKind.START, 0)
+            for site in self.sites.values():
+                for request in self._source_roots(site):
+                    yield request
+        finally:
+            self._starting = False
 
     def _site_of(self, response: Response) -> Site | None:
         name = response.meta.get(SITE)
@@ -284,8 +364,8 @@ class PortalSpider(scrapy.Spider):
 
     def parse_page(self, response: Response) -> Iterator[Request]:
         """A start or list page: its list links while the walk goes on (see
-        :meth:`_follow_lists`), and its article links: held while the walk goes on, else
-        requested together with every link the walk held, oldest first (see :meth:`_articles`)."""
+        :meth:`_follow_lists`), and its article links: those not done yet wait for the end of
+        the run's discovery (see :meth:`_articles`)."""
         site = self._site_of(response)
         if site is None:
             return
@@ -296,99 +376,117 @@ class PortalSpider(scrapy.Spider):
             self._inc("newscrawl/pages/not_html")
             logger.warning("List page %s is not HTML (%s)", response.url,
                            response.headers.get(b"Content-Type"))
-            yield from self._release_walk(response.meta, response.url, site, response.request)
             return
         depth = int(response.meta.get(DEPTH, 0))
-        article_urls, list_links = self._page_links(response, site)
+        article_urls, list_links, row_dates = self._page_links(response, site)
         articles = [self._request(url, site, RequestKind.ARTICLE, depth + 1)
                     for url in article_urls]
         self._inc("newscrawl/links/article", len(articles))
         self.site_stats.inc(site.name, "links", "seen", count=len(articles))
         done = self.walks.done(articles) if articles else []
-        lists, goes_on = self._follow_lists(response, site, kind, depth, bool(articles),
-                                            done.count(False), list_links)
-        yield from self._articles(response, site, depth, articles, done, goes_on)
+        lists, _ = self._follow_lists(response, site, kind, depth, bool(articles),
+                                      done.count(False), list_links)
+        yield from self._articles(site, articles, done, [
+            (row_dates.get(request.url), position(depth, place))
+            for place, request in enumerate(articles)])
         yield from lists
 
-    def _walk_of(self, meta: Mapping[str, Any], url: str) -> str:
-        """The walk id of a start page (its fingerprint) or a list page (from its meta)."""
-        if meta.get(KIND, RequestKind.START) == RequestKind.START:
-            return self.walks.walk_id(Request(str(meta.get(WALK_START) or url)))
-        return str(meta.get(WALK) or meta.get(SITE) or "")
-
-    def _articles(self, response: Response, site: Site, depth: int, articles: list[Request],
-                  done: list[bool], goes_on: bool) -> list[Request]:
-        """A walk page's article requests, oldest first by list position.
-
-        While the walk goes on below this page (it admitted a new list page), the links not yet
-        done are held in Redis (:meth:`ListWalks.hold`) and nothing is requested; the page that
-        ends a branch of the walk requests its own and every held link, oldest first (the
-        bottom of a newest-first listing first), so an original is fetched, and kept by the
-        near-duplicate check, before a reprint of it published days later."""
+    def _articles(self, site: Site, articles: list[Request], done: list[bool],
+                  found: list[tuple[ParsedDate | None, int]]) -> list[Request]:
+        """A page's article requests: the done ones go to the scheduler at once (it counts and
+        drops them); the others wait in Redis (:class:`ArticleWait`) until the run's discovery
+        is done, each with the date known before fetching (``found``: the date printed beside
+        the link or given by its sitemap or feed, else the date in its URL) and its list
+        position, then are queued oldest first across every site of the run."""
         run_id = current_run(self.crawler) if self.crawler is not None else None
-        if run_id is None:  # not on newscrawl's scheduler: no shared walk state
+        if run_id is None:  # not on newscrawl's scheduler: no shared wait
             return articles
-        links = [(request.url, position(depth, place))
-                 for place, (request, is_done) in enumerate(zip(articles, done, strict=True))
-                 if not is_done]
-        # the done ones go to the scheduler at once, as always (it counts and drops them)
-        out = [request for request, is_done in zip(articles, done, strict=True) if is_done]
-        walk = self._walk_of(response.meta, response.url)
-        if goes_on:
-            self.walks.hold(run_id, walk, site.name, links)
-            self._inc("newscrawl/lists/articles_held", len(links))
-            return out
-        if not links and response.meta.get(KIND, RequestKind.START) == RequestKind.START:
-            return out  # a walk that ends on its start page held nothing
-        page = self.walks.walk_id(response.request) if response.request is not None else None
-        return out + self._held_requests(self.walks.release(run_id, walk, site.name, links,
-                                                            page=page))
-
-    def _held_requests(self, held: list[tuple[str, str, int]]) -> list[Request]:
-        out = []
-        for name, url, score in held:
-            site = self.sites.get(name)
-            if site is None:
-                self._inc("newscrawl/requests/unknown_site")
+        waiting = []
+        for request, is_done, (when, where) in zip(articles, done, found, strict=True):
+            if is_done:
                 continue
-            out.append(self._request(url, site, RequestKind.ARTICLE, depth_of(score) + 1))
-        return out
+            known = when if when is not None else url_date(request.url)
+            waiting.append(Waiting(site.name, request.url, int(request.meta.get(DEPTH, 1)),
+                                   date_score(known), site.rank, list_order(where)))
+        self.wait.hold(run_id, waiting)
+        self._inc("newscrawl/lists/articles_held", len(waiting))
+        return [request for request, is_done in zip(articles, done, strict=True) if is_done]
 
-    def _release_walk(self, meta: Mapping[str, Any], url: str, site: Site | None,
-                      page: Request | None = None) -> list[Request]:
-        """The held article links of a walk whose list page ends it without being read (not
-        HTML, download failed)."""
+    # --- queueing the waiting article links --------------------------------------------------
+
+    def _start_release_loop(self) -> None:
+        from scrapy.utils.asyncio import create_looping_call
+
+        self._release_loop = create_looping_call(self._release_tick)
+        self._release_loop.start(RELEASE_SECONDS, now=False)
+
+    def _stop_release_loop(self) -> None:
+        if self._release_loop is not None and self._release_loop.running:
+            self._release_loop.stop()
+
+    def _release_tick(self) -> None:
+        try:
+            self._release()
+        except Exception as exc:
+            if self.crawler is None or not CrawlContext.of(self.crawler).report_fault(exc):
+                logger.exception("Cannot queue the run's waiting article links")
+
+    def _release(self) -> int:
+        """Queue the run's waiting article links, oldest first, once its discovery is done (any
+        worker may; one at a time). Returns how many were queued."""
         run_id = current_run(self.crawler) if self.crawler is not None else None
-        if run_id is None or site is None or meta.get(KIND) not in (RequestKind.START,
-                                                                    RequestKind.LIST):
-            return []
-        return self._held_requests(self.walks.release(
-            run_id, self._walk_of(meta, url), site.name,
-            page=self.walks.walk_id(page) if page is not None else None))
+        engine = self.crawler.engine if self.crawler is not None else None
+        if run_id is None or engine is None or self._starting or self._stopping():
+            return 0
+        queued = 0
+        while True:
+            release = self.wait.take(run_id)
+            if release is None:
+                break
+            first = self.order.reserve(run_id, len(release.links)) if release.links else 0
+            for number, link in enumerate(release.links, first):
+                site = self.sites.get(link.site)
+                if site is None:
+                    self._inc("newscrawl/requests/unknown_site")
+                    continue
+                request = self._request(link.url, site, RequestKind.ARTICLE, link.depth)
+                request.meta[ORDER] = number
+                engine.crawl(request)
+            if self._stopping():
+                self.wait.abandon(run_id, release)  # queued again by the next run
+                break
+            self.wait.done(run_id, release)
+            queued += len(release.links)
+            if release.bound and not self._warned_wait_bound:
+                self._warned_wait_bound = True
+                self._inc("newscrawl/lists/wait_bound_reached")
+                logger.warning(
+                    "Discovery of run %s still going after %d s (NEWSCRAWL_ARTICLE_WAIT):"
+                    " queueing the article links found so far; links found later are queued"
+                    " as they come, in order among themselves", run_id,
+                    self.wait.wait_seconds)
+            if len(release.members) < BATCH:
+                break
+        if queued:
+            self._inc("newscrawl/lists/articles_released", queued)
+            logger.info("Queued %d article links of run %s, oldest first", queued, run_id)
+        return queued
 
     def _on_idle(self) -> None:
-        """A crawl with nothing queued or in flight anywhere requests the links still held
-        (a walk branch whose next list page was scheduled by another walk, say)."""
-        run_id = current_run(self.crawler) if self.crawler is not None else None
-        if run_id is None or self.crawler is None or self.crawler.engine is None:
-            return
+        """A crawl with nothing queued or in flight anywhere queues the links still waiting."""
         try:
-            if not self.walks.quiet():
-                return
-            requests = self._held_requests(self.walks.release_all(run_id))
-        except RedisUnavailable:
-            return  # the scheduler says so and ends the crawl
-        if not requests:
+            released = self._release()
+        except Exception as exc:
+            if self.crawler is None or not CrawlContext.of(self.crawler).report_fault(exc):
+                logger.exception("Cannot queue the run's waiting article links")
             return
-        self._inc("newscrawl/lists/released_at_idle", len(requests))
-        logger.info("Requesting %d held article links of walks that ended without a last list"
-                    " page", len(requests))
-        for request in requests:
-            self.crawler.engine.crawl(request)
-        raise DontCloseSpider
+        if released:
+            raise DontCloseSpider
 
-    def _page_links(self, response: TextResponse, site: Site) -> tuple[list[str], list[ListLink]]:
-        """(article URLs, list links) linked from a page, each once, in page order.
+    def _page_links(self, response: TextResponse, site: Site
+                    ) -> tuple[list[str], list[ListLink], dict[str, ParsedDate]]:
+        """(article URLs, list links, dates printed beside article links) linked from a page,
+        each once, in page order.
 
         A URL that matches both ``follow_url`` and ``article_url`` is a list page (warned about
         once per site); links to the site's start URLs are skipped (read every run anyway). A list
@@ -396,6 +494,7 @@ class PortalSpider(scrapy.Spider):
         seen: set[str] = set()
         article_urls: list[str] = []
         list_links: list[ListLink] = []
+        dates: dict[str, ParsedDate] = {}
         for anchor in response.xpath("//a[@href]"):
             href = (anchor.attrib.get("href") or "").strip()
             if not href or href.startswith(("javascript:", "mailto:", "#")):
@@ -416,6 +515,9 @@ class PortalSpider(scrapy.Spider):
                             continue
                         seen.add(article)
                         article_urls.append(article)
+                        when = _beside(anchor.root)
+                        if when is not None:
+                            dates[article] = when
                         continue
                     self._warn_ambiguous(site, url)
                 if is_list:
@@ -426,7 +528,7 @@ class PortalSpider(scrapy.Spider):
                 # not end the page's generator and lose every link after it
                 self._inc("newscrawl/links/invalid")
                 logger.warning("Skipping an invalid link on %s: %r (%s)", response.url, href, exc)
-        return article_urls, list_links
+        return article_urls, list_links, dates
 
     @staticmethod
     def _head_next(response: Response, site: Site) -> list[str]:
@@ -585,21 +687,19 @@ class PortalSpider(scrapy.Spider):
         )
 
     def on_error(self, failure: Failure) -> list[Request]:
-        """Errback of every request: log and count; the crawl goes on. A start or list page
-        that failed ends its branch of the walk: the article links it held are requested."""
-        held = self._release_failed(failure)
+        """Errback of every request: log and count; the crawl goes on. A failed page of a
+        numbered bar lets its walk go on at the page after it."""
+        after = self._after_failed(failure)
         self._log_error(failure)
-        return held
+        return after
 
-    def _release_failed(self, failure: Failure) -> list[Request]:
+    def _after_failed(self, failure: Failure) -> list[Request]:
         request = getattr(failure, "request", None)
         site = request.meta.get(SITE) if request is not None else None
         if request is None or not isinstance(site, str):
             return []
         try:
-            after = self._page_after(request, self.sites.get(site))
-            return after or self._release_walk(request.meta, request.url, self.sites.get(site),
-                                               request)
+            return self._page_after(request, self.sites.get(site))
         except RedisUnavailable:
             return []
 
@@ -829,17 +929,28 @@ class PortalSpider(scrapy.Spider):
 
     async def _queue_listed(self, site: Site, kind: RequestKind, urls: list[str]
                             ) -> AsyncIterator[Request]:
-        """:meth:`_listed`, back to the reactor every :data:`SOURCE_REQUESTS_PER_TURN` requests
-        (each is queued in Redis), and no more once the crawl is stopping."""
-        for number, request in enumerate(self._listed(site, kind, urls), 1):
+        """:meth:`_listed`, :data:`SOURCE_REQUESTS_PER_TURN` at a time, back to the reactor
+        between them, and no more once the crawl is stopping: the done ones go to the scheduler
+        (it counts and drops them), the others wait for the end of the run's discovery with the
+        date the document gives them (:meth:`_articles`)."""
+        batch: list[tuple[int, Request]] = []
+        listed = list(self._listed(site, kind, urls))
+        for number, request in enumerate(listed, 1):
+            batch.append((len(listed) - number, request))
+            if len(batch) < SOURCE_REQUESTS_PER_TURN and number < len(listed):
+                continue
             if self._stopping():
                 self._inc(f"newscrawl/{_PLURAL[kind]}/stopped")
                 return
-            yield request
-            if number % SOURCE_REQUESTS_PER_TURN == 0:
-                from twisted.internet import reactor  # the crawl's, installed by then
+            requests = [r for _, r in batch]
+            done = self.walks.done(requests)
+            found = [(_listed_date(r), where) for where, r in batch]
+            batch = []
+            for request in self._articles(site, requests, done, found):
+                yield request
+            from twisted.internet import reactor  # the crawl's, installed by then
 
-                await maybe_deferred_to_future(deferLater(reactor, 0, lambda: None))
+            await maybe_deferred_to_future(deferLater(reactor, 0, lambda: None))
 
     def _robots(self, response: Response, site: Site) -> Iterator[Request]:
         self._inc("newscrawl/sitemaps/robots_txt")

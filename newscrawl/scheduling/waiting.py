@@ -1,0 +1,336 @@
+"""A run's article links wait until its discovery is done, then are queued oldest first.
+
+Every start page, list page, sitemap and feed of a run adds the article links it finds that are
+not done yet to one sorted set shared by the workers (``{prefix}:{spider}:waiting:{run}``),
+ordered by the date known before fetching, then the site's ``rank``, then list order. Once no
+start, list, sitemap or feed page is queued or in flight on any worker (or
+``NEWSCRAWL_ARTICLE_WAIT`` seconds after the first link waited), one worker at a time queues them
+in that order. Design: docs/design/pagination.md#articles-oldest-first-across-the-run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from newscrawl.extract.dates import ParsedDate, date_from_text, date_from_url
+from newscrawl.redis.keys import (
+    CRAWL_INFLIGHT,
+    CRAWL_ORDER_SEQ,
+    CRAWL_QUEUE,
+    CRAWL_UNCHECKED,
+    CRAWL_WAITING,
+    CRAWL_WAITING_LOCK,
+    CRAWL_WAITING_SINCE,
+)
+from newscrawl.scheduling.lua import load
+
+if TYPE_CHECKING:
+    from newscrawl.scheduling.dupefilter import RedisDupeFilter
+
+logger = logging.getLogger(__name__)
+
+DISCOVERY_KINDS = "start list sitemap feed"
+_DISCOVERING = load("discovering.lua", constants=globals())
+
+#: the score of a link whose date is not known: after every dated one
+UNDATED = 1e12
+#: list order values are below this (see :func:`list_order`)
+ORDER_SPAN = 10**12
+#: the lock of the worker queueing the waiting links expires after this (ms)
+LOCK_MS = 60_000
+#: links read per round trip when they are queued
+BATCH = 1000
+
+
+def date_score(when: datetime | date | ParsedDate | None) -> float:
+    """The wait score of a link published at ``when`` (as printed: an offset is not applied, a
+    date without a time of day counts from the start of its day); :data:`UNDATED` for None."""
+    if when is None:
+        return UNDATED
+    if isinstance(when, ParsedDate):
+        secs = 0 if when.time is None else when.time[0] * 3600 + when.time[1] * 60 + when.time[2]
+        return float(when.day.toordinal() * 86400 + secs)
+    if isinstance(when, datetime):
+        return float(when.date().toordinal() * 86400
+                     + when.hour * 3600 + when.minute * 60 + when.second)
+    return float(when.toordinal() * 86400)
+
+
+def url_date(url: str) -> ParsedDate | None:
+    """The date an article URL carries (``/2024-03-15/``, ``/2024/0315/``, ``/20240315/``,
+    ``/2024/03-15/``, ``/202403/15/``, ``/2024/03/15/``, ``_20240315_``), impossible dates
+    rejected."""
+    return date_from_url(url)
+
+
+# "11-18 10:20", "[11/18]", "11月18日 10:20": a list row's date without its year
+_MONTH_DAY = re.compile(
+    r"(?<![\d])(0?[1-9]|1[0-2])\s*(?:[-/.]|月)\s*([0-2]?\d|3[01])(?![\d])\s*日?"
+    r"(?:\s*(\d{1,2})[:：](\d{2})(?![\d]))?")
+
+
+def row_date(text: str, today: date | None = None) -> ParsedDate | None:
+    """The date printed in a list row's text (beside the link): a full date, else a month and
+    day (the year that puts it no later than two days from ``today``)."""
+    if not text or not any(ch.isdigit() for ch in text):
+        return None
+    found = date_from_text(text)
+    if found is not None:
+        return found
+    match = _MONTH_DAY.search(text)
+    if match is None:
+        return None
+    today = today or date.today()
+    month, day = int(match.group(1)), int(match.group(2))
+    for year in (today.year, today.year - 1):
+        try:
+            when = date(year, month, day)
+        except ValueError:
+            continue
+        if (when - today).days <= 2:
+            clock = None
+            if match.group(3) is not None:
+                hour, minute = int(match.group(3)), int(match.group(4))
+                if hour <= 23 and minute <= 59:
+                    clock = (hour, minute, 0)
+            return ParsedDate(when, clock)
+    return None
+
+
+def list_order(position: int) -> int:
+    """The order value of a link at list ``position`` (larger: further down a newest-first
+    listing, older): older links first."""
+    return ORDER_SPAN - 1 - max(0, min(position, ORDER_SPAN - 1))
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """One waiting article link."""
+
+    site: str
+    url: str
+    depth: int
+    score: float
+    rank: int
+    order: int
+
+    def member(self) -> str:
+        return f"{self.rank:06d}{self.order:012d}:{self.depth}\n{self.site}\n{self.url}"
+
+    @classmethod
+    def parse(cls, member: bytes | str, score: float) -> Waiting | None:
+        text = member.decode("utf-8", "surrogateescape") if isinstance(member, bytes) \
+            else str(member)
+        head, _, rest = text.partition("\n")
+        site, _, url = rest.partition("\n")
+        key, _, depth = head.partition(":")
+        if not url or len(key) != 18 or not key.isdigit():
+            return None
+        try:
+            return cls(site, url, int(depth or 1), score, int(key[:6]), int(key[6:]))
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class Release:
+    """Links taken for queueing (call :meth:`ArticleWait.done` once they are queued)."""
+
+    links: list[Waiting]
+    members: list[Any]
+    token: bytes
+    #: the wait's bound, not the end of discovery, released them
+    bound: bool
+
+
+class ArticleWait:
+    """The run's waiting article links in Redis (see the module docstring)."""
+
+    def __init__(self, dupefilter: RedisDupeFilter, *, ttl: int, wait_seconds: float) -> None:
+        self.df = dupefilter
+        self.server = dupefilter.server
+        self.ttl = ttl
+        self.wait_seconds = wait_seconds
+        self._discovering = self.server.register_script(_DISCOVERING)
+
+    def key(self, run_id: str) -> str:
+        return self.df.keys(CRAWL_WAITING, run=run_id)
+
+    def hold(self, run_id: str, links: Sequence[Waiting]) -> None:
+        """Add ``links`` to the run's waiting set (a link added twice keeps one place per
+        member; the scheduler queues a URL once)."""
+        if not links:
+            return
+        key = self.key(run_id)
+        since = self.df.keys(CRAWL_WAITING_SINCE, run=run_id)
+
+        def add() -> None:
+            pipe = self.server.pipeline(transaction=True)
+            pipe.zadd(key, {link.member(): link.score for link in links})
+            pipe.expire(key, self.ttl)
+            pipe.set(since, int(time.time()), nx=True, ex=self.ttl)
+            pipe.execute()
+
+        self.df.retry.call(add, what="hold article links")
+
+    def adopt(self, run_id: str, earlier_run: str) -> int:
+        """Move the links a taken-over run left waiting into ``run_id``'s set."""
+        old, new = self.key(earlier_run), self.key(run_id)
+
+        def move() -> int:
+            pipe = self.server.pipeline(transaction=True)
+            pipe.zcard(old)
+            pipe.zunionstore(new, [new, old], aggregate="MIN")
+            pipe.expire(new, self.ttl)
+            pipe.delete(old, self.df.keys(CRAWL_WAITING_SINCE, run=earlier_run))
+            return int(pipe.execute()[0])
+
+        return self.df.retry.call(move, what="adopt waiting article links")
+
+    def discovering(self) -> int:
+        """How many start, list, sitemap and feed pages are queued or in flight (all workers)."""
+        return int(self.df.retry.call(
+            self._discovering, keys=[self.df.keys(CRAWL_QUEUE), self.df.keys(CRAWL_INFLIGHT)],
+            args=[], what="discovery pages"))
+
+    def take(self, run_id: str, *, force: bool = False) -> Release | None:
+        """The run's waiting links, in order, when its discovery is done (or the wait's bound
+        passed, or ``force``), under the run's release lock; None when it is not time, nothing
+        waits or another worker is queueing them."""
+        key = self.key(run_id)
+        lock = self.df.keys(CRAWL_WAITING_LOCK, run=run_id)
+
+        def peek() -> tuple[int, Any]:
+            pipe = self.server.pipeline(transaction=False)
+            pipe.zcard(key)
+            pipe.get(self.df.keys(CRAWL_WAITING_SINCE, run=run_id))
+            count, since = pipe.execute()
+            return int(count), since
+
+        count, since = self.df.retry.call(peek, what="waiting article links")
+        if not count:
+            return None
+        bound = False
+        if not force and self.discovering() > 0:
+            started = float(since) if since is not None else time.time()
+            if time.time() - started < self.wait_seconds:
+                return None
+            bound = True
+        token = os.urandom(8)
+        if not self.df.retry.call(self.server.set, lock, token, nx=True, px=LOCK_MS,
+                                  what="waiting links lock"):
+            return None
+        def read() -> list[tuple[bytes, float]]:
+            return list(self.server.zrange(key, 0, BATCH - 1, withscores=True))  # type: ignore[arg-type]
+
+        rows = self.df.retry.call(read, what="waiting article links")
+        links = []
+        for member, score in rows:
+            link = Waiting.parse(member, float(score))
+            if link is not None:
+                links.append(link)
+        return Release(links, [member for member, _ in rows], token, bound)
+
+    def done(self, run_id: str, release: Release) -> None:
+        """Remove the links of ``release`` (queued now) and free the lock."""
+        key = self.key(run_id)
+        lock = self.df.keys(CRAWL_WAITING_LOCK, run=run_id)
+
+        def remove() -> None:
+            pipe = self.server.pipeline(transaction=True)
+            if release.members:
+                pipe.zrem(key, *release.members)
+            pipe.execute()
+            if self.server.get(lock) == release.token:
+                self.server.delete(lock)
+
+        self.df.retry.call(remove, what="queued article links")
+
+    def abandon(self, run_id: str, release: Release) -> None:
+        """Free the lock without removing anything (the links were not queued)."""
+        lock = self.df.keys(CRAWL_WAITING_LOCK, run=run_id)
+        try:
+            if self.server.get(lock) == release.token:
+                self.server.delete(lock)
+        except Exception:  # the lock expires by itself
+            return
+
+
+class CheckOrder:
+    """The run's order carried into the near-duplicate check: each queued article link has an
+    order number (given as the waiting links are queued); an article is checked once no
+    article of another site with a lower number is still unchecked (or after ``wait``
+    seconds), so the original of a story is checked, and stored, before its reprints even when
+    their portals answer at different speeds."""
+
+    #: entries read per round trip while looking for an earlier one of another site
+    PAGE = 256
+
+    def __init__(self, server: Any, keys: Any, retry: Any, *, ttl: int) -> None:
+        self.server = server
+        self.keys = keys
+        self.retry = retry
+        self.ttl = ttl
+
+    def _key(self, run_id: str) -> str:
+        return str(self.keys(CRAWL_UNCHECKED, run=run_id))
+
+    def reserve(self, run_id: str, count: int) -> int:
+        """The first of ``count`` new order numbers of the run."""
+        key = self.keys(CRAWL_ORDER_SEQ, run=run_id)
+
+        def incr() -> int:
+            pipe = self.server.pipeline(transaction=True)
+            pipe.incrby(key, count)
+            pipe.expire(key, self.ttl)
+            return int(pipe.execute()[0]) - count + 1
+
+        return int(self.retry.call(incr, what="article order"))
+
+    def pending(self, run_id: str, site: str, url: str, number: int) -> None:
+        """An article link queued with its order number."""
+        key = self._key(run_id)
+
+        def add() -> None:
+            pipe = self.server.pipeline(transaction=False)
+            pipe.zadd(key, {f"{site}\n{url}": number})
+            pipe.expire(key, self.ttl)
+            pipe.execute()
+
+        self.retry.call(add, what="article order")
+
+    def finished(self, run_id: str, site: str, urls: Sequence[str]) -> None:
+        """The articles ``urls`` of ``site`` went through the check (or will not reach it)."""
+        if urls:
+            self.retry.call(self.server.zrem, self._key(run_id),
+                            *{f"{site}\n{url}" for url in urls}, what="article order")
+
+    def number(self, run_id: str, site: str, url: str) -> float | None:
+        score = self.retry.call(self.server.zscore, self._key(run_id), f"{site}\n{url}",
+                                what="article order")
+        return None if score is None else float(score)
+
+    def earlier_elsewhere(self, run_id: str, site: str, number: float) -> bool:
+        """Whether an article of another site with an order number below ``number`` is still
+        unchecked."""
+        key = self._key(run_id)
+        mine = f"{site}\n".encode()
+        offset = 0
+        while True:
+            rows = self.retry.call(self.server.zrangebyscore, key, "-inf", f"({number}",
+                                   start=offset, num=self.PAGE, what="article order")
+            if not rows:
+                return False
+            if any(not bytes(m if isinstance(m, bytes) else str(m).encode()).startswith(mine)
+                   for m in rows):
+                return True
+            if len(rows) < self.PAGE:
+                return False
+            offset += len(rows)

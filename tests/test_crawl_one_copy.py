@@ -1,0 +1,279 @@
+"""One copy of each story, and it is the original: real ``scrapy crawl portal`` runs against two
+mock portals on loopback, a news source and a portal that reprints it hours later and whose
+walk is shorter (so, walked alone, its reprints would be met first).
+
+Checked after every crawl: no URL is both stored and in the duplicate log, no stored article is
+a recorded near-duplicate of another stored one, and every story is stored exactly once."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawlrun import (
+    REPO,
+    CrawlResult,
+    Worker,
+    crawl_env,
+    run_crawl,
+    start_crawl,
+    stored_urls,
+    wait_for,
+)
+from mockportal import Article, MockPortal, Page, html_page
+from redisserver import RedisServer
+
+pytestmark = pytest.mark.slow
+
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
+            "CONCURRENT_REQUESTS=16")
+BASE = datetime.datetime(2026, 11, 17, 6, 0)
+
+
+@dataclass
+class Story:
+    original: str  # URL path on the source portal
+    published: datetime.datetime
+    reprint: str | None = None  # URL path on the reprinting portal
+    reprinted: datetime.datetime | None = None
+
+
+@dataclass
+class TwoPortals:
+    """A news source (40 articles over three days, 5 list pages) and a reprinting portal (20
+    reprints 2-30 hours after their originals with a source line and a footer, and 6 stories
+    of its own; 3 list pages). ``dated``: URLs carry the day; ``times``: list rows print the
+    date and time beside each link."""
+
+    src: MockPortal
+    re: MockPortal
+    dated: bool
+    times: bool
+    stories: list[Story] = field(default_factory=list)
+    own: list[str] = field(default_factory=list)
+
+    def build(self) -> TwoPortals:
+        rng = random.Random(26)
+        src_rows: list[tuple[datetime.datetime, str, str]] = []
+        re_rows: list[tuple[datetime.datetime, str, str]] = []
+        for n in range(40):
+            when = BASE + datetime.timedelta(minutes=95 * n + rng.randint(0, 30))
+            path = (f"/{when:%Y-%m-%d}/doc-{n}.shtml" if self.dated else f"/doc/{n}.shtml")
+            article = Article.generate(f"src-{n}")
+            article.published = f"{when:%Y-%m-%d %H:%M}"
+            article.source = "源头网"
+            self.src.add_article(path, article)
+            src_rows.append((when, path, article.title))
+            self.stories.append(Story(path, when))
+        for n, story in enumerate(self.stories[:40:2]):
+            when = story.published + datetime.timedelta(hours=rng.uniform(2, 30))
+            path = (f"/a/{when:%Y%m%d}/{100 + n}.html" if self.dated else f"/a/{100 + n}.html")
+            reprint = self.src.articles[story.original].reprint("转载网")
+            reprint.published = f"{when:%Y-%m-%d %H:%M}"
+            reprint.paragraphs = [*reprint.paragraphs, "（本文转载自源头网，版权归原作者所有）"]
+            self.re.add_article(path, reprint)
+            re_rows.append((when, path, reprint.title))
+            story.reprint, story.reprinted = path, when
+        for n in range(6):
+            when = BASE + datetime.timedelta(hours=9 * n + 1)
+            path = (f"/a/{when:%Y%m%d}/{200 + n}.html" if self.dated else f"/a/{200 + n}.html")
+            article = Article.generate(f"re-own-{n}")
+            article.published = f"{when:%Y-%m-%d %H:%M}"
+            self.re.add_article(path, article)
+            re_rows.append((when, path, article.title))
+            self.own.append(path)
+        self._lists(self.src, src_rows, per_page=8)
+        self._lists(self.re, re_rows, per_page=9)
+        return self
+
+    def _lists(self, portal: MockPortal, rows: list[tuple[datetime.datetime, str, str]],
+               per_page: int) -> None:
+        rows = sorted(rows, reverse=True)  # newest first
+        pages = [rows[i:i + per_page] for i in range(0, len(rows), per_page)]
+        portal.set("/robots.txt", Page(b"User-agent: *\nDisallow:\n", "text/plain"))
+        for number, chunk in enumerate(pages, 1):
+            items = "".join(
+                f'<li><a href="{path}">{title}</a>'
+                + (f' <span class="time">{when:%Y-%m-%d %H:%M}</span>' if self.times else "")
+                + "</li>" for when, path, title in chunk)
+            nav = (f'<a href="/list/{number + 1}.html">下一页</a>' if number < len(pages)
+                   else "")
+            html = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>新闻 {number}'
+                    f'</title></head><body><ul class="news">{items}</ul>{nav}</body></html>')
+            portal.set(f"/list/{number}.html", html_page(html))
+            if number == 1:
+                portal.set("/", html_page(html.replace(f"新闻 {number}", "首页")))
+
+    def sites_toml(self, *, src_rank: int | None = None) -> str:
+        """The reprinting portal first in the file (rank 1 unless ``src_rank`` says)."""
+        article_re = r"/a/(\d{8}/)?\d+\.html$"
+        article_src = r"/(\d{4}-\d\d-\d\d|doc)/doc-\d+\.shtml$|/doc/\d+\.shtml$"
+        rank = f"rank = {src_rank}\n" if src_rank is not None else ""
+        return (
+            f'[[sites]]\nname = "re"\nstart_urls = ["{self.re.base}/"]\n'
+            f"article_url = '{article_re}'\nfollow_url = '/list/\\d+\\.html$'\n"
+            f"{'rank = 2' if src_rank == 1 else ''}\n"
+            f'[[sites]]\nname = "src"\nstart_urls = ["{self.src.base}/"]\n'
+            f"article_url = '{article_src}'\nfollow_url = '/list/\\d+\\.html$'\n{rank}"
+        )
+
+    def reprinted(self) -> list[Story]:
+        return [s for s in self.stories if s.reprint is not None]
+
+
+@pytest.fixture
+def portals() -> Iterator[tuple[MockPortal, MockPortal]]:
+    src, re = MockPortal("127.0.0.1").start(), MockPortal("127.0.0.2").start()
+    try:
+        yield src, re
+    finally:
+        src.stop()
+        re.stop()
+
+
+def newscrawl_json(tmp_path: Path, command: str, redis_url: str | None = None
+                   ) -> list[dict[str, Any]]:
+    script = Path(sys.executable).with_name("newscrawl")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "newscrawl.cli"]
+    proc = subprocess.run([*cmd, command, "--json"], cwd=tmp_path,
+                          env=crawl_env(tmp_path, redis_url), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert REPO.exists()
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def check_one_copy(tmp_path: Path, two: TwoPortals, redis_url: str | None = None
+                   ) -> tuple[int, int]:
+    """Every story stored once, nothing both stored and in the duplicate log, the log's late
+    originals exactly the stories whose reprint is stored. Returns (originals kept, stories)."""
+    stored = stored_urls(tmp_path)
+    twice = {u: n for u, n in stored.items() if n > 1}
+    assert not twice, twice
+    records = newscrawl_json(tmp_path, "duplicates", redis_url)
+    logged = {r["url"] for r in records}
+    assert not logged & set(stored), "a URL in the duplicate log is in the store"
+    for record in records:
+        assert record["original_url"] in stored, record
+    kept = 0
+    for story in two.stories:
+        urls = {two.src.url(story.original)}
+        if story.reprint is not None:
+            urls.add(two.re.url(story.reprint))
+        in_store = urls & set(stored)
+        assert len(in_store) == 1, (story, in_store)
+        if story.reprint is None:
+            continue
+        original, reprint = two.src.url(story.original), two.re.url(story.reprint)
+        if original in stored:
+            kept += 1
+            assert logged >= {reprint}
+            assert not next(r for r in records if r["url"] == reprint)["late_original"]
+        else:
+            late = next(r for r in records if r["url"] == original)
+            assert late["late_original"] and late["published_first"] == "duplicate", late
+    for path in two.own:
+        assert two.re.url(path) in stored
+    late_count = sum(1 for r in records if r.get("late_original"))
+    assert late_count == len(two.reprinted()) - kept
+    clusters = newscrawl_json(tmp_path, "clusters", redis_url)
+    assert sum(1 for c in clusters if not c["original_stored"]) == late_count
+    return kept, len(two.reprinted())
+
+
+def crawled(result: CrawlResult) -> CrawlResult:
+    assert result.returncode == 0, result.log[-4000:]
+    assert result.stats.get("finish_reason") == "finished", result.log[-4000:]
+    return result
+
+
+def test_dated_links_fetch_originals_first_across_sites(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """URLs carry the day and list rows the time: the originals are fetched before their
+    reprints although the reprinting portal comes first in the file and its walk is shorter."""
+    two = TwoPortals(*portals, dated=True, times=True).build()
+    sites = tmp_path / "sites.toml"
+    sites.write_text(two.sites_toml(), encoding="utf-8")
+    result = crawled(run_crawl(tmp_path, sites, *SETTINGS))
+    kept, total = check_one_copy(tmp_path, two)
+    assert kept >= 19, f"{kept} of {total} originals kept"
+    assert result.stats["newscrawl/dedup/near_duplicate"] == total - result.stats.get(
+        "newscrawl/dedup/late_original", 0)
+    assert "Summary of run" in result.log
+    assert "near-duplicates dropped (not stored)" in result.log
+
+
+def test_undated_links_follow_the_sites_rank(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """No date anywhere before fetching: the source portal, ranked first though listed second,
+    has its articles fetched first."""
+    two = TwoPortals(*portals, dated=False, times=False).build()
+    sites = tmp_path / "sites.toml"
+    sites.write_text(two.sites_toml(src_rank=1), encoding="utf-8")
+    crawled(run_crawl(tmp_path, sites, *SETTINGS))
+    kept, total = check_one_copy(tmp_path, two)
+    assert kept >= 19, f"{kept} of {total} originals kept"
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    with RedisServer(tmp_path / "redis", persist=False) as srv:
+        yield srv
+
+
+def test_three_workers_store_one_copy_of_each_story(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal],
+        redis_server: RedisServer) -> None:
+    """Three workers on one redis-server: the run's order holds across them, and the store and
+    the duplicate log agree. Day-only dates: a reprint of the same day as its original ties on
+    the day and is ordered by rank (the reprinting portal's, first): such originals are met
+    after their copies and recorded as late originals, never stored beside them."""
+    two = TwoPortals(*portals, dated=True, times=False).build()
+    sites = tmp_path / "sites.toml"
+    sites.write_text(two.sites_toml(), encoding="utf-8")
+    workers: list[Worker] = []
+    try:
+        for n in range(3):
+            workers.append(start_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_IDLE_EXIT_SECONDS=3",
+                                       redis_url=redis_server.url,
+                                       log_path=tmp_path / f"worker{n}.log"))
+        results = [crawled(w.wait(timeout=180)) for w in workers]
+    finally:
+        for w in workers:
+            w.kill()
+    hits = {**{two.src.url(p): n for p, n in two.src.hit_counts().items()},
+            **{two.re.url(p): n for p, n in two.re.hit_counts().items()}}
+    assert all(n == 1 for u, n in hits.items() if "/list/" not in u and u.endswith("html")), hits
+    check_one_copy(tmp_path, two, redis_server.url)
+    assert sum(r.stats.get("newscrawl/lists/articles_released", 0) for r in results) == 66
+
+
+def test_a_kill_during_discovery_loses_no_waiting_link(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """kill -9 while list pages are still being read (article links waiting in Redis), then an
+    immediate rerun: every story stored once, originals first."""
+    two = TwoPortals(*portals, dated=True, times=True).build()
+    two.src.delay([f"/list/{n}.html" for n in range(3, 6)], 1.5)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(two.sites_toml(), encoding="utf-8")
+    first = start_crawl(tmp_path, sites, *SETTINGS, log_path=tmp_path / "first.log")
+    try:
+        wait_for(lambda: two.src.hit_counts().get("/list/3.html", 0) >= 1, timeout=60,
+                 what="list page 3 requested")
+        time.sleep(0.3)
+        assert not any("/doc-" in p for p in two.src.hit_counts()), "articles before discovery"
+    finally:
+        first.kill()
+    rerun = crawled(run_crawl(tmp_path, sites, *SETTINGS))
+    assert "took over" in rerun.log.lower() or "Took over" in rerun.log
+    kept, total = check_one_copy(tmp_path, two)
+    assert kept >= 19, f"{kept} of {total} originals kept"

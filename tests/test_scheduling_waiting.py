@@ -1,0 +1,152 @@
+"""The run's waiting article links on a real (embedded) Redis: order, the discovery check, the
+bound, the lock, a taken-over run's links; and the dates known before fetching."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import date
+from typing import Any
+
+import pytest
+from scrapy.utils.request import RequestFingerprinter
+
+from newscrawl.redis import RetryPolicy
+from newscrawl.redis.keys import CRAWL_INFLIGHT, CRAWL_QUEUE, CRAWL_WAITING_SINCE, Keys
+from newscrawl.scheduling.dupefilter import RedisDupeFilter
+from newscrawl.scheduling.lists import position
+from newscrawl.scheduling.waiting import (
+    UNDATED,
+    ArticleWait,
+    Waiting,
+    date_score,
+    list_order,
+    row_date,
+    url_date,
+)
+
+
+def wait(r: Any, seconds: float = 300) -> ArticleWait:
+    df = RedisDupeFilter(r, keys=Keys("t", "portal"), retry=RetryPolicy(1),
+                         fingerprinter=RequestFingerprinter(), retention_days=365, run_ttl=900)
+    return ArticleWait(df, ttl=600, wait_seconds=seconds)
+
+
+def link(site: str, url: str, rank: int, place: int = 0, when: Any = None) -> Waiting:
+    known = when if when is not None else url_date(url)
+    return Waiting(site, url, 1, date_score(known), rank, list_order(position(1, place)))
+
+
+def test_links_come_out_by_date_then_rank_then_oldest_listed_first(r: Any) -> None:
+    w = wait(r)
+    w.hold("run1", [
+        # the reprinting site, ranked first, lists its reprints newest first
+        link("re", "http://re/a/20261119/2.html", 1, place=0),
+        link("re", "http://re/a/20261118/1.html", 1, place=1),
+        link("re", "http://re/own/9.html", 1, place=2),  # no date
+        # the source site, same days, ranked second
+        link("src", "http://src/2026-11-18/doc-1.shtml", 2, place=0),
+        link("src", "http://src/2026-11-17/doc-0.shtml", 2, place=1),
+        link("src", "http://src/about/x.html", 2, place=3),  # no date
+        link("src", "http://src/about/y.html", 2, place=4),  # no date, further down: older
+    ])
+    release = w.take("run1")
+    assert release is not None
+    assert [x.url for x in release.links] == [
+        "http://src/2026-11-17/doc-0.shtml",
+        "http://re/a/20261118/1.html",  # same day: rank 1 before rank 2
+        "http://src/2026-11-18/doc-1.shtml",
+        "http://re/a/20261119/2.html",
+        "http://re/own/9.html",  # undated after every dated link, by rank, oldest first
+        "http://src/about/y.html",
+        "http://src/about/x.html",
+    ]
+    assert release.links[-1].score == UNDATED
+    assert w.take("run1") is None  # locked while it is queued
+    w.done("run1", release)
+    assert w.take("run1") is None  # nothing left
+    assert r.zcard(w.key("run1")) == 0
+
+
+def test_a_time_of_day_orders_links_of_one_day(r: Any) -> None:
+    w = wait(r)
+    day = date(2026, 11, 18)
+    w.hold("run1", [
+        link("re", "http://re/1", 1, when=row_date("2026-11-18 14:05", day)),
+        link("src", "http://src/1", 2, when=row_date("[11-18 09:30]", day)),
+    ])
+    release = w.take("run1")
+    assert release is not None
+    assert [x.url for x in release.links] == ["http://src/1", "http://re/1"]
+
+
+def test_links_wait_while_discovery_pages_are_queued_or_in_flight(r: Any) -> None:
+    w = wait(r)
+    w.hold("run1", [link("a", "http://a/1.html", 1)])
+    queue, inflight = w.df.keys(CRAWL_QUEUE), w.df.keys(CRAWL_INFLIGHT)
+    r.zadd(queue, {b"list page": -10 * 2**32 + 5})  # a list page (priority 10) queued
+    assert w.discovering() == 1
+    assert w.take("run1") is None
+    r.delete(queue)
+    r.zadd(queue, {b"article": 7})  # an article queued: not discovery
+    r.zadd(inflight, {json.dumps({"k": "sitemap"}): 1, json.dumps({"k": "article"}): 1})
+    assert w.discovering() == 1
+    assert w.take("run1") is None
+    r.delete(inflight)
+    release = w.take("run1")
+    assert release is not None and not release.bound
+    assert [x.url for x in release.links] == ["http://a/1.html"]
+
+
+def test_the_bound_releases_links_while_discovery_goes_on(r: Any) -> None:
+    w = wait(r, seconds=5)
+    w.hold("run1", [link("a", "http://a/1.html", 1)])
+    r.zadd(w.df.keys(CRAWL_QUEUE), {b"list page": -10 * 2**32 + 5})
+    assert w.take("run1") is None
+    r.set(w.df.keys(CRAWL_WAITING_SINCE, run="run1"), int(time.time()) - 6)
+    release = w.take("run1")
+    assert release is not None and release.bound
+
+
+def test_abandoned_links_stay_and_a_taken_over_run_adopts_them(r: Any) -> None:
+    w = wait(r)
+    w.hold("old", [link("a", "http://a/2026-11-18/1.html", 1)])
+    release = w.take("old")
+    assert release is not None
+    w.abandon("old", release)  # the crawl stopped before they were queued
+    assert w.adopt("new", "old") == 1
+    again = w.take("new")
+    assert again is not None and [x.url for x in again.links] == ["http://a/2026-11-18/1.html"]
+    assert r.exists(w.key("old")) == 0
+
+
+@pytest.mark.parametrize(("url", "day"), [
+    ("http://x/c/2024-03-15/d.html", "2024-03-15"),
+    ("http://x/c/2024/0315/d.html", "2024-03-15"),
+    ("http://x/c/20240315/d.html", "2024-03-15"),
+    ("http://x/c/2024/03-15/d.html", "2024-03-15"),
+    ("http://x/c/202403/15/d.html", "2024-03-15"),
+    ("http://x/c/2024/03/15/d.html", "2024-03-15"),
+    ("http://x/c/t_20240315_123.html", "2024-03-15"),
+    ("http://x/c/2024/02/30/d.html", None),  # no such day
+    ("http://x/c/2024/13/01/d.html", None),
+    ("http://x/a/2024031512345.html", None),  # an id, not a date
+    ("http://x/a/5.html", None),
+])
+def test_url_dates(url: str, day: str | None) -> None:
+    found = url_date(url)
+    assert (found.day.isoformat() if found else None) == day
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2026-11-18 10:20", "2026-11-18T10:20:00"),
+    ("发布时间：2026年11月18日", "2026-11-18"),
+    ("[11-18]", "2026-11-18"),
+    ("11月18日 10:20", "2026-11-18T10:20:00"),
+    ("12-30", "2025-12-30"),  # in the future this year: last year's
+    ("评论 12", None),
+    ("", None),
+])
+def test_row_dates(text: str, expected: str | None) -> None:
+    found = row_date(text, today=date(2026, 11, 27))
+    assert (found.iso() if found else None) == expected
