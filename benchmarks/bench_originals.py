@@ -15,6 +15,11 @@ crawls it for the first time, and ``newscrawl clusters --json`` is read. Per rou
 
     python benchmarks/bench_originals.py                      # 10 days, 20 a day, 3 reprints
     python benchmarks/bench_originals.py --bar numbered --rounds 3
+
+``--two-sites``: instead, a news source and a portal that reprints 20 of its 40 articles 2-30
+hours later (listed first in the sites file, a shorter walk; tests/mockportal.py
+``TwoPortals``), in three variants: dated URLs with times in the list rows, day-only URL dates,
+undated URLs with the source ranked first.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 from crawlrun import crawl_env, run_crawl, stored_urls  # noqa: E402
-from mockportal import DailyPortal, MockPortal  # noqa: E402
+from mockportal import DailyPortal, MockPortal, TwoPortals  # noqa: E402
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
 
@@ -96,6 +101,39 @@ def one_round(args: argparse.Namespace, seed: int) -> dict[str, float]:
         portal.stop()
 
 
+def two_sites(args: argparse.Namespace) -> None:
+    print("| variant | reprinted stories | originals stored | reprints stored | late originals"
+          " recorded | stored twice | crawl time (s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    variants = (("dated URLs, times in list rows", True, True, None),
+                ("day-only URL dates, reprinting site ranked first", True, False, None),
+                ("undated URLs, source ranked first", False, False, 1))
+    for name, dated, times, src_rank in variants:
+        src, re = MockPortal("127.0.0.1").start(), MockPortal("127.0.0.2").start()
+        try:
+            two = TwoPortals(src, re, dated=dated, times=times).build()
+            work = Path(tempfile.mkdtemp(prefix="bench-originals-"))
+            sites = work / "sites.toml"
+            sites.write_text(two.sites_toml(src_rank=src_rank), encoding="utf-8")
+            started = time.monotonic()
+            result = run_crawl(work, sites, *SETTINGS, "CONCURRENT_REQUESTS=16", timeout=900)
+            seconds = time.monotonic() - started
+            if result.returncode != 0:
+                raise SystemExit(f"crawl failed: exit {result.returncode}\n{result.log[-3000:]}")
+            counts = stored_urls(work)
+            stored = set(counts)
+            stories = two.reprinted()
+            originals = sum(1 for s in stories if src.url(s.original) in stored)
+            reprints = sum(1 for s in stories if re.url(str(s.reprint)) in stored)
+            late = sum(1 for c in clusters(work) if c.get("original_stored") is False)
+            twice = sum(1 for n in counts.values() if n > 1)
+            print(f"| {name} | {len(stories)} | {originals} | {reprints} | {late} | {twice}"
+                  f" | {seconds:.0f} |", flush=True)
+        finally:
+            src.stop()
+            re.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--days", type=int, default=10)
@@ -104,7 +142,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--bar", choices=("prevnext", "numbered"), default="prevnext")
+    parser.add_argument("--two-sites", action="store_true",
+                        help="a source and a reprinting portal instead (three variants)")
     args = parser.parse_args()
+    if args.two_sites:
+        two_sites(args)
+        return
     print("| round | articles | reprint pairs | originals stored | reprints stored | clusters"
           " naming the original | list pages | crawl time (s) |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")

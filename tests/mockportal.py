@@ -645,3 +645,99 @@ class DailyPortal:
             + ("" if "follow_url" in keys else "follow_url = '/list/\\d+\\.html$'\n")
             + extra
         )
+
+
+# --- a news source and a portal that reprints it ----------------------------------------------
+
+TWO_PORTALS_START = datetime.datetime(2026, 11, 17, 6, 0)
+
+
+@dataclass
+class Story:
+    original: str  # URL path on the source portal
+    published: datetime.datetime
+    reprint: str | None = None  # URL path on the reprinting portal
+    reprinted: datetime.datetime | None = None
+
+
+@dataclass
+class TwoPortals:
+    """A news source (40 articles over three days, 5 list pages) and a reprinting portal (20
+    reprints 2-30 hours after their originals with a source line and a footer, and 6 stories
+    of its own; 3 list pages). ``dated``: URLs carry the day; ``times``: list rows print the
+    date and time beside each link."""
+
+    src: MockPortal
+    re: MockPortal
+    dated: bool
+    times: bool
+    stories: list[Story] = field(default_factory=list)
+    own: list[str] = field(default_factory=list)
+
+    def build(self) -> TwoPortals:
+        rng = random.Random(26)
+        src_rows: list[tuple[datetime.datetime, str, str]] = []
+        re_rows: list[tuple[datetime.datetime, str, str]] = []
+        for n in range(40):
+            when = TWO_PORTALS_START + datetime.timedelta(minutes=95 * n + rng.randint(0, 30))
+            path = (f"/{when:%Y-%m-%d}/doc-{n}.shtml" if self.dated else f"/doc/{n}.shtml")
+            article = Article.generate(f"src-{n}")
+            article.published = f"{when:%Y-%m-%d %H:%M}"
+            article.source = "源头网"
+            self.src.add_article(path, article)
+            src_rows.append((when, path, article.title))
+            self.stories.append(Story(path, when))
+        for n, story in enumerate(self.stories[:40:2]):
+            when = story.published + datetime.timedelta(hours=rng.uniform(2, 30))
+            path = (f"/a/{when:%Y%m%d}/{100 + n}.html" if self.dated else f"/a/{100 + n}.html")
+            reprint = self.src.articles[story.original].reprint("转载网")
+            reprint.published = f"{when:%Y-%m-%d %H:%M}"
+            reprint.paragraphs = [*reprint.paragraphs, "（本文转载自源头网，版权归原作者所有）"]
+            self.re.add_article(path, reprint)
+            re_rows.append((when, path, reprint.title))
+            story.reprint, story.reprinted = path, when
+        for n in range(6):
+            when = TWO_PORTALS_START + datetime.timedelta(hours=9 * n + 1)
+            path = (f"/a/{when:%Y%m%d}/{200 + n}.html" if self.dated else f"/a/{200 + n}.html")
+            article = Article.generate(f"re-own-{n}")
+            article.published = f"{when:%Y-%m-%d %H:%M}"
+            self.re.add_article(path, article)
+            re_rows.append((when, path, article.title))
+            self.own.append(path)
+        self._lists(self.src, src_rows, per_page=8)
+        self._lists(self.re, re_rows, per_page=9)
+        return self
+
+    def _lists(self, portal: MockPortal, rows: list[tuple[datetime.datetime, str, str]],
+               per_page: int) -> None:
+        rows = sorted(rows, reverse=True)  # newest first
+        pages = [rows[i:i + per_page] for i in range(0, len(rows), per_page)]
+        portal.set("/robots.txt", Page(b"User-agent: *\nDisallow:\n", "text/plain"))
+        for number, chunk in enumerate(pages, 1):
+            items = "".join(
+                f'<li><a href="{path}">{title}</a>'
+                + (f' <span class="time">{when:%Y-%m-%d %H:%M}</span>' if self.times else "")
+                + "</li>" for when, path, title in chunk)
+            nav = (f'<a href="/list/{number + 1}.html">下一页</a>' if number < len(pages)
+                   else "")
+            html = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>新闻 {number}'
+                    f'</title></head><body><ul class="news">{items}</ul>{nav}</body></html>')
+            portal.set(f"/list/{number}.html", html_page(html))
+            if number == 1:
+                portal.set("/", html_page(html.replace(f"新闻 {number}", "首页")))
+
+    def sites_toml(self, *, src_rank: int | None = None) -> str:
+        """The reprinting portal first in the file (rank 1 unless ``src_rank`` says)."""
+        article_re = r"/a/(\d{8}/)?\d+\.html$"
+        article_src = r"/(\d{4}-\d\d-\d\d|doc)/doc-\d+\.shtml$|/doc/\d+\.shtml$"
+        rank = f"rank = {src_rank}\n" if src_rank is not None else ""
+        return (
+            f'[[sites]]\nname = "re"\nstart_urls = ["{self.re.base}/"]\n'
+            f"article_url = '{article_re}'\nfollow_url = '/list/\\d+\\.html$'\n"
+            f"{'rank = 2' if src_rank == 1 else ''}\n"
+            f'[[sites]]\nname = "src"\nstart_urls = ["{self.src.base}/"]\n'
+            f"article_url = '{article_src}'\nfollow_url = '/list/\\d+\\.html$'\n{rank}"
+        )
+
+    def reprinted(self) -> list[Story]:
+        return [s for s in self.stories if s.reprint is not None]

@@ -150,3 +150,28 @@ def test_url_dates(url: str, day: str | None) -> None:
 def test_row_dates(text: str, expected: str | None) -> None:
     found = row_date(text, today=date(2026, 11, 27))
     assert (found.iso() if found else None) == expected
+
+
+def test_an_article_waits_only_for_other_sites_earlier_ones(r: Any) -> None:
+    from newscrawl.scheduling.waiting import GO, NOT_ORDERED, WAIT, CheckOrder
+
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    first = order.reserve("run1", 3)
+    assert order.reserve("run1", 2) == first + 3  # numbers are never given twice
+    order.pending("run1", "src", "http://src/1", first)
+    order.pending("run1", "re", "http://re/1", first + 1)
+    order.pending("run1", "re", "http://re/2", first + 2)
+    assert order.turn("run1", "re", "http://re/9") == NOT_ORDERED
+    assert order.turn("run1", "src", "http://src/1") == GO
+    assert order.turn("run1", "re", "http://re/2") == WAIT  # src/1 is earlier, another site
+    order.finished("run1", "src", ["http://src/1"])
+    assert order.turn("run1", "re", "http://re/2") == GO  # re/1 is earlier but of its site
+    many = order.reserve("run1", 300)
+    for n in range(300):  # more same-site entries than one Lua page before another site's
+        order.pending("run1", "re", f"http://re/x{n}", many + n)
+    order.pending("run1", "src", "http://src/late", many + 300)
+    order.pending("run1", "re", "http://re/last", many + 301)
+    assert order.turn("run1", "re", "http://re/last") == WAIT
+    order.finished("run1", "src", ["http://src/late"])
+    assert order.turn("run1", "re", "http://re/last") == GO

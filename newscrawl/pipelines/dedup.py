@@ -39,7 +39,8 @@ from newscrawl.index.duplicates import DUPLICATE_FIRST, ORIGINAL_FIRST
 from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
 from newscrawl.redis import RedisUnavailable
-from newscrawl.scheduling.waiting import CheckOrder
+from newscrawl.scheduling.run import current_run
+from newscrawl.scheduling.waiting import GO, NOT_ORDERED, CheckOrder
 from newscrawl.simhash.pool import FingerprintPool
 
 if TYPE_CHECKING:
@@ -215,18 +216,17 @@ class NearDuplicatePipeline:
         :class:`~newscrawl.scheduling.waiting.CheckOrder`) is still unchecked, at most
         ``NEWSCRAWL_CHECK_ORDER_WAIT`` seconds. Returns the run id when the article has a place
         in the run's order (it is taken out of it once checked), else None."""
-        from newscrawl.scheduling.run import current_run
-
         run_id = current_run(self.context.crawler)
         if run_id is None or not isinstance(site, str) or not site:
             return None
-        number = await self._redis(self.order.number, run_id, site, url, what="article order")
-        if number is None:
-            return None
         deadline = time.monotonic() + self.config.order_wait
         waited = False
-        while await self._redis(self.order.earlier_elsewhere, run_id, site, number,
-                                what="article order"):
+        while True:
+            turn = await self._redis(self.order.turn, run_id, site, url, what="article order")
+            if turn == NOT_ORDERED:
+                return None
+            if turn == GO:
+                break
             if time.monotonic() >= deadline:
                 self._inc("order_wait_expired")
                 logger.info("%s waited %.0f s for articles of other sites queued before it"

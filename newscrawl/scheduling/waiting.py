@@ -38,6 +38,11 @@ logger = logging.getLogger(__name__)
 
 DISCOVERY_KINDS = "start list sitemap feed"
 _DISCOVERING = load("discovering.lua", constants=globals())
+#: turn.lua's answers
+NOT_ORDERED = -1
+GO = 0
+WAIT = 1
+_TURN = load("turn.lua", constants=globals())
 
 #: the score of a link whose date is not known: after every dated one
 UNDATED = 1e12
@@ -270,14 +275,12 @@ class CheckOrder:
     seconds), so the original of a story is checked, and stored, before its reprints even when
     their portals answer at different speeds."""
 
-    #: entries read per round trip while looking for an earlier one of another site
-    PAGE = 256
-
     def __init__(self, server: Any, keys: Any, retry: Any, *, ttl: int) -> None:
         self.server = server
         self.keys = keys
         self.retry = retry
         self.ttl = ttl
+        self._turn = server.register_script(_TURN)
 
     def _key(self, run_id: str) -> str:
         return str(self.keys(CRAWL_UNCHECKED, run=run_id))
@@ -312,25 +315,9 @@ class CheckOrder:
             self.retry.call(self.server.zrem, self._key(run_id),
                             *{f"{site}\n{url}" for url in urls}, what="article order")
 
-    def number(self, run_id: str, site: str, url: str) -> float | None:
-        score = self.retry.call(self.server.zscore, self._key(run_id), f"{site}\n{url}",
-                                what="article order")
-        return None if score is None else float(score)
+    def turn(self, run_id: str, site: str, url: str) -> int:
+        """:data:`NOT_ORDERED` (the article has no order number), :data:`WAIT` (an article of
+        another site with a lower number is unchecked) or :data:`GO`: one Lua call."""
+        return int(self.retry.call(self._turn, keys=[self._key(run_id)],
+                                   args=[f"{site}\n{url}", f"{site}\n"], what="article order"))
 
-    def earlier_elsewhere(self, run_id: str, site: str, number: float) -> bool:
-        """Whether an article of another site with an order number below ``number`` is still
-        unchecked."""
-        key = self._key(run_id)
-        mine = f"{site}\n".encode()
-        offset = 0
-        while True:
-            rows = self.retry.call(self.server.zrangebyscore, key, "-inf", f"({number}",
-                                   start=offset, num=self.PAGE, what="article order")
-            if not rows:
-                return False
-            if any(not bytes(m if isinstance(m, bytes) else str(m).encode()).startswith(mine)
-                   for m in rows):
-                return True
-            if len(rows) < self.PAGE:
-                return False
-            offset += len(rows)
