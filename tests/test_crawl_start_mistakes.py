@@ -84,3 +84,25 @@ def test_every_documented_setting_is_known_to_the_check() -> None:
     documented = set(re.findall(r"`(NEWSCRAWL_[A-Z0-9_]+)`", docs))
     documented.discard("NEWSCRAWL_AUDIT_STRICT")  # an environment variable of .ci/audit
     assert documented <= KNOWN_SETTINGS, sorted(documented - KNOWN_SETTINGS)
+
+
+def test_a_misspelt_scrapy_setting_is_a_warning_naming_scrapys(tmp_path: Path) -> None:
+    # the crawl then stops at the missing sites file; the warning comes before it
+    code, log = start_errors(tmp_path, "-s", "CONCURENT_REQUESTS=8", "-s", "LOG_LEVL=DEBUG")
+    warnings = [line for line in log.splitlines() if "WARNING" in line and "did you mean" in line]
+    assert any("setting CONCURENT_REQUESTS is none of Scrapy's (did you mean "
+               "CONCURRENT_REQUESTS?)" in line for line in warnings), log[-3000:]
+    assert any("LOG_LEVL" in line and "LOG_LEVEL?" in line for line in warnings), log[-3000:]
+    assert len(warnings) == 2, warnings
+
+
+def test_only_names_close_to_scrapys_are_taken_for_misspellings() -> None:
+    from scrapy.settings import Settings
+
+    from newscrawl.context import misspelt_scrapy_settings
+
+    settings = Settings({"CONCURRENT_REQUESTS": 8, "SCHEDULER_PERSIST": True,
+                         "DUPEFILTER_KEY": "x", "REDIS_URL": "redis://h", "MY_OWN_THING": 1,
+                         "ROBOTSTXT_OBBEY": False, "DOWNLAOD_DELAY": 1})
+    assert sorted(misspelt_scrapy_settings(settings)) == [
+        ("DOWNLAOD_DELAY", "DOWNLOAD_DELAY"), ("ROBOTSTXT_OBBEY", "ROBOTSTXT_OBEY")]
