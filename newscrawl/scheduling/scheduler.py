@@ -454,7 +454,9 @@ class Scheduler(BaseScheduler):
         if self._fatal is not None:
             return True
         self._fatal = fault
-        set_exit_code(self.crawler, fault.exit_code)
+        unreachable = isinstance(exc, RedisUnavailable) and not isinstance(exc, RedisRefused)
+        set_exit_code(self.crawler, fault.exit_code,
+                      str(exc) if unreachable else fault.line())
         if isinstance(exc, RedisUnavailable) and not isinstance(exc, RedisRefused):
             self._redis_gone = True
             self._inc("redis_unavailable")
