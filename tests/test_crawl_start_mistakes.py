@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from crawlrun import crawl_command, crawl_env, run_crawl
-from mockportal import MockPortal, html_page, list_html
+from crawlrun import crawl_command, crawl_env, run_crawl, start_crawl, wait_for
+from mockportal import Article, MockPortal, html_page, list_html
 
 
 def start_errors(tmp_path: Path, *extra: str) -> tuple[int, str]:
@@ -73,6 +73,39 @@ def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
     in_project = run_crawl(tmp_path, sites, env={"NEWSCRAWL_DATA_DIR": "other/state"})
     assert in_project.returncode == 0, in_project.log[-3000:]
     assert "new, empty data directory" not in in_project.log  # created beside a scrapy.cfg
+
+
+def test_a_worker_joining_a_live_crawl_says_it_joined_not_that_the_data_is_new(
+        tmp_path: Path, portal: MockPortal) -> None:
+    # the first worker's embedded Redis has written no redis.db yet when the second one opens
+    # the data dir: only its keys tell that the directory is not new
+    paths = [f"/a/{i}.html" for i in range(8)]
+    for i, path in enumerate(paths):
+        portal.add_article(path, Article.generate(f"join-{i}"))
+    portal.set("/", html_page(list_html("首页", paths)))
+    portal.delay(paths, 0.6)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                     "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+    env = {"NEWSCRAWL_DATA_DIR": "state"}  # relative, no scrapy.cfg beside it: the warning's case
+    settings = ("CONCURRENT_REQUESTS=1", "NEWSCRAWL_IDLE_EXIT_SECONDS=5")
+    first = start_crawl(tmp_path, sites, *settings, log_path=tmp_path / "first.log", env=env)
+    second = None
+    try:
+        wait_for(lambda: sum(portal.hit_counts().get(p, 0) for p in paths) >= 1, timeout=60,
+                 what="the first worker fetching articles")
+        second = start_crawl(tmp_path, sites, *settings, log_path=tmp_path / "second.log",
+                             env=env)
+        joined = second.wait(timeout=120)
+        done = first.wait(timeout=120)
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
+    assert done.returncode == 0 and joined.returncode == 0, joined.log[-3000:]
+    assert done.log.count("new, empty data directory") == 1, done.log[-3000:]
+    assert "Joined crawl run" in joined.log, joined.log[-3000:]
+    assert "new, empty data directory" not in joined.log, joined.log[-3000:]
 
 
 def test_every_documented_setting_is_known_to_the_check() -> None:
