@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -147,13 +147,32 @@ def test_every_option_a_command_lists_is_one_it_reads(
             namespaces.append(namespace)
         return parse(self, args, namespace)
 
-    def stop_watching(seconds: float) -> None:
+    def stop_watching(*args: Any) -> None:
         raise KeyboardInterrupt
 
+    class Clock:
+        """The time module, but its sleep is Ctrl-C."""
+
+        sleep = staticmethod(stop_watching)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
     monkeypatch.setattr(Parser, "parse_known_args", recording_parse)
-    # `status --watch` ends at its first pause as at Ctrl-C
-    monkeypatch.setattr(status_module, "time", SimpleNamespace(
-        sleep=stop_watching, time=time.time, monotonic=time.monotonic))
+    # `status --watch` ends at its first pause as at Ctrl-C (and, should it pause otherwise, at
+    # an alarm: the test must not hang)
+    monkeypatch.setattr(status_module, "time", Clock())
+    previous = signal.signal(signal.SIGALRM, stop_watching)
+    signal.alarm(60)
+    try:
+        _run_every_command(scenario, namespaces, capsys)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _run_every_command(scenario: dict[str, list[list[str]]], namespaces: list[Recording],
+                       capsys: pytest.CaptureFixture[str]) -> None:
     commands = _commands()
     assert set(scenario) == set(commands), "a command without a scenario in this test"
     for name, runs in scenario.items():
