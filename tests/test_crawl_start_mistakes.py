@@ -79,11 +79,12 @@ def test_a_worker_joining_a_live_crawl_says_it_joined_not_that_the_data_is_new(
         tmp_path: Path, portal: MockPortal) -> None:
     # the first worker's embedded Redis has written no redis.db yet when the second one opens
     # the data dir: only its keys tell that the directory is not new
-    paths = [f"/a/{i}.html" for i in range(8)]
+    # slow enough that the first worker is still at it when the second one has started up
+    paths = [f"/a/{i}.html" for i in range(24)]
     for i, path in enumerate(paths):
         portal.add_article(path, Article.generate(f"join-{i}"))
     portal.set("/", html_page(list_html("首页", paths)))
-    portal.delay(paths, 0.6)
+    portal.delay(paths, 1.0)
     sites = tmp_path / "sites.toml"
     sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
                      "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
@@ -96,6 +97,9 @@ def test_a_worker_joining_a_live_crawl_says_it_joined_not_that_the_data_is_new(
                  what="the first worker fetching articles")
         second = start_crawl(tmp_path, sites, *settings, log_path=tmp_path / "second.log",
                              env=env)
+        started = second
+        wait_for(lambda: "crawl run" in started.log(), timeout=90, what="the second worker")
+        portal.delay(paths, 0)  # it has joined (or started a run of its own): finish quickly
         joined = second.wait(timeout=120)
         done = first.wait(timeout=120)
     finally:
