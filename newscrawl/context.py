@@ -185,18 +185,47 @@ _INTEGERS = frozenset({"NEWSCRAWL_MAX_DISTANCE", "NEWSCRAWL_FINGERPRINT_WORKERS"
                            n for n in _OTHER_SETTINGS if n.startswith("NEWSCRAWL_SITEMAP_"))})
 
 
+#: how close a name must be to one of Scrapy's settings to be taken for a misspelling of it
+#: (CONCURENT_REQUESTS, LOG_LEVL, ROBOTSTXT_OBBEY; not DUPEFILTER_KEY or SCHEDULER_QUEUE_KEY)
+SCRAPY_TYPO_CUTOFF = 0.85
+
+
+def misspelt_scrapy_settings(settings: BaseSettings) -> list[tuple[str, str]]:
+    """``(name, Scrapy's setting)`` for each setting name that is not one of Scrapy's own
+    (``scrapy.settings.default_settings``) nor newscrawl's but close to one of Scrapy's: most
+    likely a misspelling, which would leave Scrapy's setting at its value without a word."""
+    from scrapy.settings import default_settings
+
+    scrapy_names = sorted(n for n in dir(default_settings) if n.isupper())
+    known = set(scrapy_names)
+    found = []
+    for name in settings:
+        if not isinstance(name, str) or name in known or name.startswith("NEWSCRAWL_"):
+            continue
+        close = difflib.get_close_matches(name, scrapy_names, n=1, cutoff=SCRAPY_TYPO_CUTOFF)
+        if close:
+            found.append((name, close[0]))
+    return found
+
+
 def check_settings(settings: BaseSettings) -> None:
     """ValueError naming the first ``NEWSCRAWL_*`` setting (or ``SCHEDULER_PERSIST``) whose value
     is not of its kind (a number, an integer, a boolean) or out of its range, so that a crawl
     given ``-s NEWSCRAWL_REDIS_RETRY_SECONDS=abc`` stops at start with one line naming it; and
     a ``NEWSCRAWL_*`` name that is none of newscrawl's settings (a typo would silently leave
-    the setting at its default), with the closest known name."""
+    the setting at its default), with the closest known name. A name close to one of Scrapy's
+    own settings (``CONCURENT_REQUESTS``) is a WARNING, not an error: other extensions' settings
+    can lie as close (``USER_AGENTS`` of random user-agent middlewares)."""
     for name in settings:
         if isinstance(name, str) and name.startswith("NEWSCRAWL_") and name not in KNOWN_SETTINGS:
             close = difflib.get_close_matches(name, sorted(KNOWN_SETTINGS), n=1)
             raise ValueError(f"unknown setting {name}" + (
                 f" (did you mean {close[0]}?)" if close else "") + ": docs/settings.md lists"
                 " newscrawl's settings")
+    for name, scrapy_name in misspelt_scrapy_settings(settings):
+        logger.warning(
+            "setting %s is none of Scrapy's (did you mean %s?): unless an extension reads it, "
+            "it has no effect", name, scrapy_name)
     for name, default in {**defaults.SETTINGS, **_OTHER_SETTINGS}.items():
         value = settings.get(name)
         if value is None or (name == "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS"

@@ -30,10 +30,33 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-def set_exit_code(crawler: Crawler, code: ExitCode) -> None:
-    """Ask ``scrapy crawl`` (newscrawl's command) to exit with ``code``; the first one set wins."""
+_WHY_ATTR = "_newscrawl_exit_why"
+
+#: what each failing exit code of ``scrapy crawl`` means, when no more precise cause was given
+MEANING = {
+    ExitCode.ERROR: "the crawl could not start",
+    ExitCode.REDIS_UNAVAILABLE: "Redis stayed unreachable or refused to write",
+    ExitCode.NO_SOURCES: "no start, list, sitemap or feed page of any site could be fetched",
+    ExitCode.STORAGE_FAILED: "the article store could not be written",
+}
+
+
+def set_exit_code(crawler: Crawler, code: ExitCode, why: str | None = None) -> None:
+    """Ask ``scrapy crawl`` (newscrawl's command) to exit with ``code``; the first one set wins.
+    ``why``: the cause in one line, which the command logs again as the crawl's last line."""
     if code and not getattr(crawler, _ATTR, 0):
         setattr(crawler, _ATTR, code)
+        setattr(crawler, _WHY_ATTR, why)
+
+
+def exit_reason(crawler: Crawler) -> str:
+    """The cause of the crawl's exit code in one line (the one given to :func:`set_exit_code`,
+    else what the code means); empty for exit code 0."""
+    code = exit_code(crawler)
+    if not code:
+        return ""
+    why = getattr(crawler, _WHY_ATTR, None)
+    return str(why) if why else MEANING.get(ExitCode(code), f"exit code {code}")
 
 
 def exit_code(crawler: Crawler) -> int:

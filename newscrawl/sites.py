@@ -322,6 +322,10 @@ def _parse_sources(raw: Mapping[str, Any], where: str, start_urls: list[str]) ->
     }
 
 
+#: the hint for ``[sites]`` (a table) where ``[[sites]]`` (an array of tables) is meant
+ARRAY_OF_TABLES_HINT = "each site starts with [[sites]] (two pairs of brackets), not [sites]"
+
+
 def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
     """Validate a parsed sites document (the dict :func:`tomllib.loads` returns)."""
     unknown = sorted(set(data) - {"sites"})
@@ -329,6 +333,8 @@ def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
         raise SitesError(f'sites file {path}: unknown top-level key "{unknown[0]}"'
                          ' (expected only [[sites]] tables)')
     raw_sites = data.get("sites")
+    if isinstance(raw_sites, dict):  # [sites]: one table, where each site is an [[sites]] entry
+        raise SitesError(f"sites file {path}: no [[sites]] entries; {ARRAY_OF_TABLES_HINT}")
     if not isinstance(raw_sites, list) or not raw_sites:
         raise SitesError(f"sites file {path}: no [[sites]] entries")
     sites: list[Site] = []
@@ -357,6 +363,8 @@ def load_sites(path: str | Path) -> list[Site]:
         raise SitesError(f"sites file {p}: not UTF-8 ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         hint = f"; {SINGLE_QUOTES_HINT}" if "Unescaped '\\'" in str(exc) else ""
+        if "Cannot declare ('sites',) twice" in str(exc):  # two [sites] tables
+            hint = f"; {ARRAY_OF_TABLES_HINT}"
         raise SitesError(f"sites file {p}: invalid TOML: {exc}{hint}") from None
     return parse_sites(data, str(p))
 

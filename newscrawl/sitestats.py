@@ -5,7 +5,9 @@ Every per-site counter goes through :func:`site_stat` / :class:`SiteStats`::
     newscrawl/sites/<name>/pages/<kind>   pages fetched and parsed; kind: start, list, sitemap,
                                           feed (the sources) or article
     newscrawl/sites/<name>/links/seen     article links on its source pages (distinct per page)
-    newscrawl/sites/<name>/links/new      article requests queued (neither done nor queued yet)
+    newscrawl/sites/<name>/links/new      article requests queued (neither done nor queued yet);
+                                          for the worker that claims a run, also the articles
+                                          an earlier run queued and left (the run finishes them)
     newscrawl/sites/<name>/stored         articles stored
     newscrawl/sites/<name>/near_duplicate articles dropped (not stored) as near-duplicates of
                                           a stored copy published no later

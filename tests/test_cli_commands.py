@@ -263,6 +263,10 @@ def test_prune(capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: lis
     assert SimhashIndex(r).query(1 << 20) == []
     with pytest.raises(SystemExit):
         main([*url_args, "prune"])
+    SimhashIndex(r, clock=lambda: now - 2 * 86400).add(1 << 30, "https://old.example.com/9")
+    code, out, err = run_cli(capsys, *url_args, "prune", "--days", "1")
+    assert code == 0, err
+    assert out.strip() == "deleted 1 fingerprint older than 1 day; 1 left"
 
 
 # --- eval -------------------------------------------------------------------------------------

@@ -31,6 +31,10 @@ def test_failed_item_is_fetched_and_stored_next_run(tmp_path: Path, portals: Lay
     assert r1.returncode == 5, r1.log[-3000:]
     criticals = [line for line in r1.log.splitlines() if " CRITICAL: " in line]
     assert len(criticals) == 1 and "NEWSCRAWL_STORE_DIR" in criticals[0], criticals
+    # the cause again as the last line, after Scrapy's closing lines and stats
+    last = r1.log.strip().splitlines()[-1]
+    assert " ERROR: The crawl failed: " in last and last.endswith("(exit code 5)"), last
+    assert "NEWSCRAWL_STORE_DIR" in last, last
     assert r1.stats.get("newscrawl/store/stored", 0) == 0
     assert r1.stats.get("newscrawl/scheduler/item_failed", 0) == 0  # not acknowledged at all
     hits1 = {url: p.hit_counts().get(path, 0) for url, (p, path) in unique.items()}

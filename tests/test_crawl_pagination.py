@@ -144,6 +144,10 @@ def test_a_dead_start_page_exits_4_and_names_the_site(tmp_path: Path,
     elapsed = time.monotonic() - started
     assert result.returncode == 4, result.log[-4000:]
     assert "exit code 4" in result.log
+    # the last line, after Scrapy's closing lines, is the failure and its exit code
+    assert result.log.strip().splitlines()[-1].endswith(
+        " ERROR: The crawl failed: No start, list, sitemap or feed page of any site could be"
+        " fetched in this run (exit code 4)"), result.log[-2000:]
     assert any("Site dead: none of its start/list/sitemap/feed pages could be fetched (1 failed)"
                in w for w in warnings(result))
     assert "Site dead: pages fetched start 0, list 0" in result.log

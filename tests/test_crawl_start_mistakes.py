@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from crawlrun import crawl_command, crawl_env, run_crawl
-from mockportal import MockPortal, html_page, list_html
+from crawlrun import crawl_command, crawl_env, run_crawl, start_crawl, wait_for
+from mockportal import Article, MockPortal, html_page, list_html
 
 
 def start_errors(tmp_path: Path, *extra: str) -> tuple[int, str]:
@@ -75,6 +75,43 @@ def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
     assert "new, empty data directory" not in in_project.log  # created beside a scrapy.cfg
 
 
+def test_a_worker_joining_a_live_crawl_says_it_joined_not_that_the_data_is_new(
+        tmp_path: Path, portal: MockPortal) -> None:
+    # the first worker's embedded Redis has written no redis.db yet when the second one opens
+    # the data dir: only its keys tell that the directory is not new
+    # slow enough that the first worker is still at it when the second one has started up
+    paths = [f"/a/{i}.html" for i in range(24)]
+    for i, path in enumerate(paths):
+        portal.add_article(path, Article.generate(f"join-{i}"))
+    portal.set("/", html_page(list_html("首页", paths)))
+    portal.delay(paths, 1.0)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                     "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+    env = {"NEWSCRAWL_DATA_DIR": "state"}  # relative, no scrapy.cfg beside it: the warning's case
+    settings = ("CONCURRENT_REQUESTS=1", "NEWSCRAWL_IDLE_EXIT_SECONDS=5")
+    first = start_crawl(tmp_path, sites, *settings, log_path=tmp_path / "first.log", env=env)
+    second = None
+    try:
+        wait_for(lambda: sum(portal.hit_counts().get(p, 0) for p in paths) >= 1, timeout=60,
+                 what="the first worker fetching articles")
+        second = start_crawl(tmp_path, sites, *settings, log_path=tmp_path / "second.log",
+                             env=env)
+        started = second
+        wait_for(lambda: "crawl run" in started.log(), timeout=90, what="the second worker")
+        portal.delay(paths, 0)  # it has joined (or started a run of its own): finish quickly
+        joined = second.wait(timeout=120)
+        done = first.wait(timeout=120)
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
+    assert done.returncode == 0 and joined.returncode == 0, joined.log[-3000:]
+    assert done.log.count("new, empty data directory") == 1, done.log[-3000:]
+    assert "Joined crawl run" in joined.log, joined.log[-3000:]
+    assert "new, empty data directory" not in joined.log, joined.log[-3000:]
+
+
 def test_every_documented_setting_is_known_to_the_check() -> None:
     import re
 
@@ -84,3 +121,25 @@ def test_every_documented_setting_is_known_to_the_check() -> None:
     documented = set(re.findall(r"`(NEWSCRAWL_[A-Z0-9_]+)`", docs))
     documented.discard("NEWSCRAWL_AUDIT_STRICT")  # an environment variable of .ci/audit
     assert documented <= KNOWN_SETTINGS, sorted(documented - KNOWN_SETTINGS)
+
+
+def test_a_misspelt_scrapy_setting_is_a_warning_naming_scrapys(tmp_path: Path) -> None:
+    # the crawl then stops at the missing sites file; the warning comes before it
+    code, log = start_errors(tmp_path, "-s", "CONCURENT_REQUESTS=8", "-s", "LOG_LEVL=DEBUG")
+    warnings = [line for line in log.splitlines() if "WARNING" in line and "did you mean" in line]
+    assert any("setting CONCURENT_REQUESTS is none of Scrapy's (did you mean "
+               "CONCURRENT_REQUESTS?)" in line for line in warnings), log[-3000:]
+    assert any("LOG_LEVL" in line and "LOG_LEVEL?" in line for line in warnings), log[-3000:]
+    assert len(warnings) == 2, warnings
+
+
+def test_only_names_close_to_scrapys_are_taken_for_misspellings() -> None:
+    from scrapy.settings import Settings
+
+    from newscrawl.context import misspelt_scrapy_settings
+
+    settings = Settings({"CONCURRENT_REQUESTS": 8, "SCHEDULER_PERSIST": True,
+                         "DUPEFILTER_KEY": "x", "REDIS_URL": "redis://h", "MY_OWN_THING": 1,
+                         "ROBOTSTXT_OBBEY": False, "DOWNLAOD_DELAY": 1})
+    assert sorted(misspelt_scrapy_settings(settings)) == [
+        ("DOWNLAOD_DELAY", "DOWNLOAD_DELAY"), ("ROBOTSTXT_OBBEY", "ROBOTSTXT_OBEY")]

@@ -232,7 +232,11 @@ def test_redis_unreachable_at_start_closes_cleanly(tmp_path: Path, sites: Path) 
     assert result.stats["finish_reason"] == "redis_unavailable"
     assert "Traceback" not in result.log, result.log[-4000:]
     assert result.log.count("CRITICAL:") == 1
-    assert " ERROR:" not in result.log, result.log[-4000:]
+    # the cause again as the last line, after Scrapy's closing lines and stats: the only ERROR
+    errors = [line for line in result.log.splitlines() if " ERROR:" in line]
+    assert errors == [result.log.strip().splitlines()[-1]], result.log[-4000:]
+    assert "The crawl failed: Redis unavailable for " in errors[0]
+    assert errors[0].endswith("(exit code 3)")
 
 
 def test_pickle_in_queue_runs_no_code(

@@ -162,6 +162,23 @@ def test_regexes_are_echoed_as_written_and_double_quotes_get_a_hint(tmp_path: Pa
     assert quote_regex("/a/\\d+'x") == "'''/a/\\d+'x'''"
 
 
+def test_a_sites_table_instead_of_an_array_of_tables_gets_a_hint(tmp_path: Path) -> None:
+    one = GOOD.replace("[[sites]]", "[sites]", 1)
+    assert "[sites]\n" in one
+    with pytest.raises(SitesError) as info:
+        load_sites(write(tmp_path, one))
+    message = str(info.value)
+    assert "no [[sites]] entries; each site starts with [[sites]] (two pairs of brackets), " \
+        "not [sites]" in message and "\n" not in message
+    two = one + "\n[sites]\nname = \"other\"\n"
+    with pytest.raises(SitesError) as info:
+        load_sites(write(tmp_path, two))
+    assert "invalid TOML" in str(info.value) and "not [sites]" in str(info.value)
+    with pytest.raises(SitesError) as info:
+        parse_sites({})
+    assert "not [sites]" not in str(info.value)  # an empty file: nothing to hint at
+
+
 def test_missing_file_and_bad_toml(tmp_path: Path) -> None:
     with pytest.raises(SitesError, match="no such file: "):
         load_sites(tmp_path / "nope.toml")

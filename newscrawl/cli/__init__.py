@@ -15,7 +15,9 @@
 
 Redis: ``--redis-url`` (default ``$REDIS_URL``), else the embedded Redis kept in ``--data-dir``
 (default ``$NEWSCRAWL_DATA_DIR``, else ``.newscrawl/``); keys under ``--prefix`` (default
-``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). Exit codes: 0 ok, 1 error, 2 usage, 130
+``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). A command lists only the options it takes
+(``fingerprint`` and ``eval`` use no Redis, ``redis-cli`` no prefix; the demo keeps its own
+``--data-dir``). Exit codes: 0 ok, 1 error, 2 usage, 130
 interrupted.
 
 This module holds the parser and :func:`main`; :mod:`newscrawl.cli._common` what the commands
@@ -48,9 +50,10 @@ from newscrawl.exitcodes import ExitCode
 __all__ = ["COMMANDS", "CliError", "build_parser", "main"]
 
 #: The commands, in the order ``newscrawl --help`` lists them. A new command is one function
-#: ``add_<name>(sub, common)`` in its module that adds its parser (``parents=[common]``) and
-#: sets ``func``; ``pass_unknown=True`` lets the command take options it does not declare (in
-#: ``args.args``).
+#: ``add_<name>(sub, common)`` in its module that adds its parser (``parents=[common]``, or
+#: ``parents=[common_options(...)]`` with only the shared options it uses), gives it a one-line
+#: ``help`` (also its description unless it has a longer one) and sets ``func``;
+#: ``pass_unknown=True`` lets the command take options it does not declare (in ``args.args``).
 COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
     add_demo,
     add_status,
@@ -98,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return ExitCode.USAGE
     command_parser = commands[args.command]
+    taken = {action.dest for action in command_parser._actions}
+    for action in parser._actions:  # given before the command name, to one that does not take it
+        if action.option_strings and action.dest in vars(args) and action.dest not in taken:
+            command_parser.error(f"{args.command} takes no {action.option_strings[-1]}")
     if unknown:
         if not getattr(args, "pass_unknown", False):
             # the usage of the command the flag was given to, not the list of commands

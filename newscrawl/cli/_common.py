@@ -21,11 +21,40 @@ from newscrawl.formats import fingerprint_hex
 
 class Parser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` without abbreviations: ``--json`` is never taken for
-    ``--jsonl``, a misspelt flag is an error (with the usage of the command it was given to)."""
+    ``--jsonl``, a misspelt flag is an error (with the usage of the command it was given to).
+    A value that is not one of the choices (a misspelt command) gets "did you mean" for a
+    close one."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _Commands)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices or not isinstance(value, str):
+            super()._check_value(action, value)
+            return
+        import difflib
+
+        close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
+        if not close:
+            super()._check_value(action, value)
+            return
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r} (did you mean {close[0]!r}?)"
+        )
+
+
+class _Commands(argparse._SubParsersAction):
+    """The commands: each one's ``--help`` opens with its one-line summary (``help``) unless
+    it has a longer ``description``."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        summary = kwargs.get("help")
+        if summary and not kwargs.get("description"):
+            kwargs["description"] = summary[:1].upper() + summary[1:] + "."
+        return super().add_parser(name, **kwargs)
 
 
 class CliError(Exception):
@@ -113,6 +142,11 @@ def read_text(name: str, max_chars: int | None = None, encoding: str = "utf-8") 
         raise CliError(
             f"{name}: not {label} text ({exc.reason} at byte {exc.start}){hint}"
         ) from None
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 day``, ``2 days`` (``words``: the plural when it is not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def hex_or_none(value: int | None) -> str | None:
@@ -308,24 +342,30 @@ def hamming_distance(value: str) -> int:
     return n
 
 
-def common_options() -> argparse.ArgumentParser:
-    """Options every command takes, before or after the command name."""
+def common_options(redis: bool = True, prefix: bool = True) -> argparse.ArgumentParser:
+    """Options a command takes before or after its name: ``-v``; with ``redis``, the Redis of
+    the crawl (``--redis-url``, ``--data-dir`` and, with ``prefix``, ``--prefix``).
+
+    ``newscrawl`` itself takes them all (before the command name); a command takes only those
+    it uses, and one given before the name of a command that does not take it is refused."""
     common = Parser(add_help=False)
     # SUPPRESS: options may come before or after the command without overwriting each other.
-    common.add_argument(
-        "--redis-url", default=argparse.SUPPRESS, help="Redis URL (default: $REDIS_URL)"
-    )
-    common.add_argument(
-        "--data-dir",
-        default=argparse.SUPPRESS,
-        help="embedded Redis data dir when no Redis URL (default: $NEWSCRAWL_DATA_DIR or "
-        ".newscrawl)",
-    )
-    common.add_argument(
-        "--prefix",
-        default=argparse.SUPPRESS,
-        help="Redis key prefix (default: $NEWSCRAWL_REDIS_PREFIX or newscrawl)",
-    )
+    if redis:
+        common.add_argument(
+            "--redis-url", default=argparse.SUPPRESS, help="Redis URL (default: $REDIS_URL)"
+        )
+        common.add_argument(
+            "--data-dir",
+            default=argparse.SUPPRESS,
+            help="embedded Redis data dir when no Redis URL (default: $NEWSCRAWL_DATA_DIR or "
+            ".newscrawl)",
+        )
+    if redis and prefix:
+        common.add_argument(
+            "--prefix",
+            default=argparse.SUPPRESS,
+            help="Redis key prefix (default: $NEWSCRAWL_REDIS_PREFIX or newscrawl)",
+        )
     common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log more"
     )

@@ -10,6 +10,7 @@ from newscrawl.cli._common import (
     CliError,
     JsonLines,
     add_idf_option,
+    common_options,
     file_error,
     load_fingerprinter,
 )
@@ -45,7 +46,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def add_eval(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "eval", parents=[common], help="precision/recall per Hamming distance from labelled pairs"
+        "eval",
+        parents=[common_options(redis=False)],
+        help="precision/recall per Hamming distance from labelled pairs",
     )
     p.add_argument("pairs", metavar="PAIRS.jsonl", help='JSON lines {"a","b","duplicate","kind"}')
     add_idf_option(p)

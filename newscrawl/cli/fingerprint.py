@@ -14,6 +14,7 @@ from newscrawl.cli._common import (
     Progress,
     add_encoding_option,
     add_idf_option,
+    common_options,
     file_error,
     hamming_distance,
     hex_or_none,
@@ -195,7 +196,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def add_fingerprint(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "fingerprint", parents=[common], help="64-bit simhash of text files or JSONL records"
+        "fingerprint",
+        parents=[common_options(redis=False)],
+        help="64-bit simhash of text files or JSONL records",
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="text files ('-' = stdin)")
     p.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from newscrawl.cli._common import open_redis, positive_int, print_json
+from newscrawl.cli._common import open_redis, plural, positive_int, print_json
 from newscrawl.exitcodes import ExitCode
 from newscrawl.formats import fingerprint_hex
 
@@ -80,7 +80,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
     ) as index:
         deleted = index.prune(args.days)
         left = index.count()
-    print(f"deleted {deleted} fingerprints older than {args.days} days; {left} left")
+    print(f"deleted {plural(deleted, 'fingerprint')} older than {plural(args.days, 'day')}; "
+          f"{left} left")
     return ExitCode.OK
 
 

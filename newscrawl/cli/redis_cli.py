@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from newscrawl.cli._common import CliError, open_redis
+from newscrawl.cli._common import CliError, common_options, open_redis
 from newscrawl.exitcodes import ExitCode
 
 
@@ -113,7 +113,7 @@ def cmd_redis_cli(args: argparse.Namespace) -> int:
 def add_redis_cli(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "redis-cli",
-        parents=[common],
+        parents=[common_options(prefix=False)],  # redis-cli sees all keys
         help="run redis-cli on the crawl's Redis (starts the embedded one if needed)",
         description="Run redis-cli on the crawl's Redis. Exit 1 when the server answers a "
         "command with an error. Connection options (-h -p -s -a -u -n --user --pass --tls ...) "

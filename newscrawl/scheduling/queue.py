@@ -446,6 +446,30 @@ class LeasedPriorityQueue(Base):
             if not cursor:
                 return dropped
 
+    def first_queued_articles(self, batch: int = 1000) -> dict[str, int]:
+        """site -> queued article entries that were queued as new links (not a retry, a redirect's
+        hop or a forced request): what a run that takes over this queue will finish. One pass
+        over the queue (ZSCAN), made once by the worker that claims a run."""
+        from newscrawl.meta import SITE, RequestKind
+
+        counts: dict[str, int] = {}
+        cursor = 0
+        while True:
+            cursor, items = self.retry.call(self.server.zscan, self.key, cursor, count=batch,
+                                            what="read the queue")
+            for raw, _score in items:
+                try:
+                    obj = json.loads(raw)
+                    site = obj["r"]["meta"].get(SITE)
+                    first = obj.get("k") == RequestKind.ARTICLE and obj.get("p") == 1 \
+                        and not obj.get("o") and not obj["r"].get("dont_filter")
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue
+                if first and isinstance(site, str):
+                    counts[site] = counts.get(site, 0) + 1
+            if not cursor:
+                return counts
+
     def forget_retry(self, fp: bytes) -> None:
         self.retry.call(self.server.hdel, self.retry_key, fp, what="forget a failed request")
 

@@ -252,6 +252,7 @@ class Scheduler(BaseScheduler):
             compat.no_local_delay(self.crawler.engine)
         # Redis must be reachable to start (retried up to NEWSCRAWL_REDIS_RETRY_SECONDS).
         claimed = self.run.claim()
+        inherited: dict[str, int] = {}
         if self.run.rescued:
             self._inc("requeued_dead_worker", self.run.rescued)
         if claimed and self.run.took_over:
@@ -274,6 +275,8 @@ class Scheduler(BaseScheduler):
             if isinstance(sites, dict) and self.run.previous_sites \
                     and self.run.previous_sites != self.run.sites:
                 self._drop_removed_sites(sites)
+            # articles an earlier run queued and left: "new" for this run, which finishes them
+            inherited = self.queue.first_queued_articles()
             self.df.prune()
             set_current_run(self.crawler, self.run.run_id)
             self._queue_failed()
@@ -285,6 +288,11 @@ class Scheduler(BaseScheduler):
         self.site_stats.start_run(self.server, self.df.keys(keys.CRAWL_RUNSTATS,
                                                             run=self.run.run_id),
                                   self.config.run_ttl)
+        if claimed and inherited:
+            for site, n in inherited.items():
+                self.site_stats.inc(site, "links", "new", count=n)
+            logger.info("%d article requests queued by an earlier run count as new in this run",
+                        sum(inherited.values()))
         reaped = self.queue.reap()
         if reaped:
             self._inc("requeued_expired", reaped)
@@ -473,7 +481,9 @@ class Scheduler(BaseScheduler):
         if self._fatal is not None:
             return True
         self._fatal = fault
-        set_exit_code(self.crawler, fault.exit_code)
+        unreachable = isinstance(exc, RedisUnavailable) and not isinstance(exc, RedisRefused)
+        set_exit_code(self.crawler, fault.exit_code,
+                      str(exc) if unreachable else fault.line())
         if isinstance(exc, RedisUnavailable) and not isinstance(exc, RedisRefused):
             self._redis_gone = True
             self._inc("redis_unavailable")

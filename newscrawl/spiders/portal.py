@@ -790,11 +790,9 @@ class PortalSpider(scrapy.Spider):
             logger.warning("Cannot read the run's figures: not deciding whether the run fetched"
                            " any page (exit code 0)")
         elif outcome.no_sources and reason == "finished" and self.crawler is not None:
-            logger.error(
-                "No start, list, sitemap or feed page of any site could be fetched in this run:"
-                " exit code %d", ExitCode.NO_SOURCES,
-            )
-            set_exit_code(self.crawler, ExitCode.NO_SOURCES)
+            why = "No start, list, sitemap or feed page of any site could be fetched in this run"
+            logger.error("%s: exit code %d", why, ExitCode.NO_SOURCES)
+            set_exit_code(self.crawler, ExitCode.NO_SOURCES, why)
 
     # --- sitemaps and feeds ------------------------------------------------------------------
 
