@@ -116,7 +116,8 @@ def test_three_incremental_runs(tmp_path: Path, portals: Layout) -> None:
     assert site_a["failed_by/download"] == 3 and site_a["failed_by/extraction"] == 1
     assert (f"Site portal-a: pages fetched start 1, list 2, sitemap 0, feed 0,"
             f" article {site_a['pages/article']}; article links seen {site_a['links/seen']},"
-            f" new {site_a['links/new']}; stored {a_stored}, near-duplicates dropped (not stored) {a_dropped}") in r1.log
+            f" new {site_a['links/new']}; stored {a_stored}, near-duplicates dropped"
+            f" (not stored) {a_dropped}") in r1.log
     # no DEBUG lines by default, no embedded Redis configuration, near-duplicates at INFO
     assert " DEBUG: " not in r1.log
     assert "Using configuration" not in r1.log
