@@ -59,7 +59,7 @@ from twisted.internet.threads import deferToThread
 from twisted.web._newclient import ResponseFailed
 
 from newscrawl.context import CrawlContext, check_settings
-from newscrawl.exitcodes import ExitCode, set_exit_code
+from newscrawl.exitcodes import ExitCode, exit_code, set_exit_code
 from newscrawl.items import ArticleItem
 from newscrawl.meta import (
     DEPTH,
@@ -695,6 +695,10 @@ class PortalSpider(scrapy.Spider):
                 " exit code %d", ExitCode.NO_SOURCES,
             )
             set_exit_code(self.crawler, ExitCode.NO_SOURCES)
+        if reason != REASON_REDIS_UNAVAILABLE and self.crawler is not None:
+            # for `newscrawl status` and `newscrawl report`: how the run ended
+            self.site_stats.end_run(exit_code=exit_code(self.crawler), reason=reason,
+                                    sites=self.sites)
 
     # --- sitemaps and feeds ------------------------------------------------------------------
 
