@@ -177,7 +177,8 @@ class SiteStats:
         if not pending or self.server is None or self.run_key is None or self._redis_failed:
             return
         try:
-            pipe = self.server.pipeline(transaction=False)
+            # one transaction: a reader sees a worker's count and its sites' figures agree
+            pipe = self.server.pipeline(transaction=True)
             for name, n in pending.items():
                 pipe.hincrby(self.run_key, name, n)
             self._rate(pipe, pending)
