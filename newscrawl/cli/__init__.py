@@ -2,7 +2,7 @@
 
     newscrawl demo [--data-dir DIR] [--port N]
     newscrawl status [--spider NAME] [--json] [--watch] [--interval S]
-    newscrawl report [--days N] [-o FILE] [--store DIR] [--pairs N]
+    newscrawl report [--days N] [-o FILE] [--store-dir DIR] [--pairs N]
     newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
     newscrawl check FILE [--json] [--encoding ENC]
     newscrawl dedup [--jsonl FILE ...] [--dry-run]

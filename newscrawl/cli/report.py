@@ -216,7 +216,7 @@ h1{font-size:22px;margin:4px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom
 .site{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px 10px}
 .site h3{font-size:15px;margin:0 0 4px}.legend span{margin-right:12px;font-size:12px}
 .sw{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
-table{border-collapse:collapse;font-size:13px}td,th{padding:2px 8px;text-align:right}
+table{border-collapse:collapse;font-size:13px}td,th{padding:2px 6px;text-align:right}
 th{background:#eee}td:first-child,th:first-child{text-align:left}
 .pair{background:#fff;border:1px solid #ddd;border-radius:6px;margin:12px 0;padding:8px 12px}
 .pair .head{font-size:13px;color:#444;margin-bottom:6px}
@@ -226,7 +226,7 @@ th{background:#eee}td:first-child,th:first-child{text-align:left}
 .col .rec{white-space:normal;font-size:13px}
 del{background:#ffd7d5;text-decoration:line-through}ins{background:#ccf0d0;text-decoration:none}
 .missing{color:#8a6d00;background:#fff8e1;padding:4px 6px;font-size:13px;white-space:normal}
-table.texts td{text-align:left;vertical-align:top}
+table.texts td,table.texts th{text-align:left;vertical-align:top}
 .ok{color:#2e7d32}.bad{color:#c62828}a{color:#1a4f9c;word-break:break-all}
 """
 
@@ -437,7 +437,7 @@ def _write(name: str, text: str) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from newscrawl.redis import resolve_data_dir
 
-    store = Path(args.store).expanduser() if args.store else \
+    store = Path(args.store_dir).expanduser() if args.store_dir else \
         resolve_data_dir(args.data_dir) / "articles"
     with open_redis(args) as client:
         report = build_report(client, args.prefix, args.spider, store, days=args.days,
@@ -463,7 +463,7 @@ def add_report(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="the HTML file written; - for standard output "
                    "(default: newscrawl-report.html)")
     p.add_argument("--spider", default="portal", help="the spider's name (default: portal)")
-    p.add_argument("--store", metavar="DIR",
+    p.add_argument("--store-dir", metavar="DIR",
                    help="the article store (default: <data dir>/articles, as the crawl's "
                    "NEWSCRAWL_STORE_DIR default)")
     p.add_argument("--pairs", type=positive_int, default=DEFAULT_PAIRS, metavar="N",
