@@ -367,8 +367,9 @@ def _lines(status: dict[str, Any]) -> list[str]:
         + (", stopped: no worker alive (the next crawl takes it over)"
            if status["run"] and not status["running"] else ""),
     ]
-    if not status["running"] and status["last_run"]:
-        lines += _last_run_lines(status["last_run"])
+    if not status["running"]:
+        lines += _last_run_lines(status["last_run"]) if status["last_run"] else [
+            "last run:   (none in Redis: it keeps a run's figures a day after the run)"]
     lines.append(f"workers:    {len(alive)} alive" + (
         f", {len(status['workers']) - len(alive)} gone" if len(alive) < len(status["workers"])
         else ""))
