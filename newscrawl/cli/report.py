@@ -457,7 +457,7 @@ def add_report(sub: Any, common: argparse.ArgumentParser) -> None:
         "near-duplicates beside their originals, late originals, sites that fetched nothing",
         description="Write one self-contained HTML file (no network needed to view it) from "
         "the article store and the crawl's Redis.")
-    p.add_argument("--days", type=positive_int, default=7,
+    p.add_argument("--days", type=positive_int, default=7, metavar="N",
                    help="days shown, today (UTC) and the days before it (default: 7)")
     p.add_argument("-o", "--output", default="newscrawl-report.html", metavar="FILE",
                    help="the HTML file written; - for standard output "

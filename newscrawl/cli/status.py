@@ -326,7 +326,8 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
         "time_left_seconds": total_left if running else None,
         "time_left_unknown": (total_why or None) if running else "no crawl is running",
         "running": running,
-        "last_run": last_run(client, prefix, spider, run if running else None),
+        # (a SCAN of the keyspace, ~0.4 s at 300,000 keys: not while a crawl runs)
+        "last_run": None if running else last_run(client, prefix, spider, None),
     }
 
 
