@@ -201,3 +201,41 @@ def test_time_left_is_unknown_while_discovery_finds_links(r: Any) -> None:
     status = crawl_status(r, "newscrawl", "portal", now=now)
     assert status["time_left_seconds"] is None
     assert status["time_left_unknown"] == "no page fetched in the last minute"
+
+
+def test_a_worker_counts_its_pages_and_rate_buckets_and_deletes_old_buckets(
+    r: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from newscrawl import sitestats
+    from newscrawl.sitestats import SiteStats, split_run_hash
+
+    class Stats:
+        def __init__(self) -> None:
+            self.values: dict[str, int] = {}
+
+        def inc_value(self, key: str, n: int) -> None:
+            self.values[key] = self.values.get(key, 0) + n
+
+        def get_stats(self) -> dict[str, int]:
+            return dict(self.values)
+
+    class Crawler:
+        stats = Stats()
+
+    clock = [1_000_000.0]
+    monkeypatch.setattr(sitestats.time, "time", lambda: clock[0])
+    stats = SiteStats(Crawler())  # type: ignore[arg-type]
+    stats.start_run(r, "newscrawl:portal:runstats:r1", took_over="r0", worker="h:1:x")
+    stats.inc("a", "pages", "list")  # sent at once
+    stats.inc("a", "stored")
+    clock[0] += 200  # past RATE_KEEP_SECONDS: the first bucket goes with the next flush
+    stats.inc("a", "pages", "start")
+    stats.end_run(exit_code=4, reason="finished", sites=["a", "b"])
+    figures, other = split_run_hash(r.hgetall("newscrawl:portal:runstats:r1"))
+    assert figures == {"a": {"pages/list": 1, "pages/start": 1, "stored": 1}}
+    bucket = int(clock[0] // RATE_BUCKET_SECONDS)
+    assert {n: v for n, v in other.items() if n.startswith("rate:")} == {f"rate:a:{bucket}": "1"}
+    assert other["worker:h:1:x"] == "2" and stats.pages_fetched() == 2
+    assert other["run:took_over"] == "r0" and other["run:exit_code"] == "4"
+    assert other["run:reason"] == "finished" and json.loads(other["run:sites"]) == ["a", "b"]
+    assert float(other["run:ended"]) == clock[0] and other["run:workers_ended"] == "1"
