@@ -29,10 +29,27 @@ added up in the worker and sent in one round trip at most every :data:`FLUSH_SEC
 the worker reads the run's figures at its end, not one round trip per article page or item (a
 fetched start/list/sitemap/feed page is sent at once: the exit decision depends on it; so is a
 stored article, so the run's count agrees with the store after a worker is killed).
+
+The run's hash also holds fields that are not a site's figure; their names have a ``:``, which no
+site name has (:func:`split_run_hash` tells them apart):
+
+    run:took_over        the id of the run this one took over (none of its workers was alive)
+    run:ended            Unix time the last worker of the run to end ended (each worker's end
+                         overwrites it), with its exit code and close reason:
+    run:exit_code        0, or the exit code it asked for (newscrawl.exitcodes)
+    run:reason           Scrapy's close reason: finished, shutdown (Ctrl-C), redis_unavailable...
+    run:sites            the run's site names, JSON list
+    run:workers_ended    how many of its workers have ended
+    worker:<id>          pages the worker ``<id>`` fetched (any kind, every site), sent with its
+                         figures: what ``newscrawl status`` shows in the worker's row
+    rate:<site>:<t>      pages of ``site`` fetched (any kind) in the 10 s from ``t * 10`` (Unix
+                         time); a worker deletes its buckets once they are two minutes old, so
+                         ``newscrawl status`` reads a rate over the last minute
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterable, Mapping
@@ -63,6 +80,9 @@ CAUSES = ("download", "extraction", "pipeline", "storage")
 MIN_RUN_STATS_TTL = SECONDS_PER_DAY
 #: Seconds a worker adds up its increments before it sends them to the run's hash.
 FLUSH_SECONDS = 1.0
+#: Seconds of one rate bucket (``rate:<site>:<t>``) and how long a worker keeps its buckets.
+RATE_BUCKET_SECONDS = 10
+RATE_KEEP_SECONDS = 120
 
 
 def site_stat(site: str, *path: str) -> str:
@@ -83,6 +103,8 @@ class SiteStats:
         self._redis_failed = False
         self._pending: dict[str, int] = {}  # "<site>/<path>" -> count not yet in the run's hash
         self._flushed_at = time.monotonic()
+        self._rate_fields: dict[int, set[str]] = {}  # bucket -> rate fields this worker wrote
+        self.worker = ""
 
     @property
     def stats(self) -> StatsCollector | None:
@@ -92,11 +114,38 @@ class SiteStats:
         except RuntimeError:
             return None
 
-    def start_run(self, server: redis.Redis, run_key: str, ttl: int = 0) -> None:
-        """From now on, also count in the run's hash ``run_key`` (called by the scheduler)."""
+    def start_run(self, server: redis.Redis, run_key: str, ttl: int = 0, *,
+                  took_over: str = "", worker: str = "") -> None:
+        """From now on, also count in the run's hash ``run_key`` (called by the scheduler);
+        ``took_over``: the id of the dead run this worker's run took over; ``worker``: this
+        worker's id (its pages are counted under ``worker:<id>``)."""
         self.server = server
         self.run_key = run_key
+        self.worker = worker
         self.ttl = max(int(ttl), MIN_RUN_STATS_TTL)
+        if took_over:
+            self._record({"run:took_over": took_over})
+
+    def end_run(self, *, exit_code: int, reason: str, sites: Iterable[str]) -> None:
+        """Record this worker's end in the run's hash (``run:ended``, ``run:exit_code``,
+        ``run:reason``, ``run:sites``; the last worker to end has the last word)."""
+        self.flush()
+        self._record({"run:ended": round(time.time(), 1), "run:exit_code": int(exit_code),
+                      "run:reason": reason, "run:sites": json.dumps(list(sites))},
+                     increment="run:workers_ended")
+
+    def _record(self, fields: Mapping[str, str | int | float], increment: str = "") -> None:
+        if self.server is None or self.run_key is None or self._redis_failed:
+            return
+        try:
+            pipe = self.server.pipeline(transaction=False)
+            pipe.hset(self.run_key, mapping=dict[Any, Any](fields))
+            if increment:
+                pipe.hincrby(self.run_key, increment, 1)
+            pipe.expire(self.run_key, self.ttl)
+            pipe.execute()
+        except Exception as exc:  # redis errors of any kind: not worth a crash
+            logger.warning("Cannot record the run's %s in Redis: %s", ", ".join(fields), exc)
 
     def inc(self, site: str, *path: str, count: int = 1) -> None:
         self.inc_many(site, {"/".join(path): count})
@@ -134,15 +183,41 @@ class SiteStats:
         if not pending or self.server is None or self.run_key is None or self._redis_failed:
             return
         try:
-            pipe = self.server.pipeline(transaction=False)
+            # one transaction: a reader sees a worker's count and its sites' figures agree
+            pipe = self.server.pipeline(transaction=True)
             for name, n in pending.items():
                 pipe.hincrby(self.run_key, name, n)
+            self._rate(pipe, pending)
             pipe.expire(self.run_key, self.ttl)
             pipe.execute()
         except Exception as exc:  # redis errors of any kind: the figures are not worth a crash
             self._redis_failed = True
             logger.warning("Cannot count the run's per-site figures in Redis (%s): the"
                            " summary shows this worker's figures", exc)
+
+    def _rate(self, pipe: Any, pending: Mapping[str, int]) -> None:
+        """Add the pages of ``pending`` to this 10 s's rate buckets; delete this worker's
+        buckets older than :data:`RATE_KEEP_SECONDS`."""
+        now = time.time()
+        bucket = int(now // RATE_BUCKET_SECONDS)
+        pages = 0
+        for name, n in pending.items():
+            site, _, path = name.partition("/")
+            if path.startswith("pages/"):
+                pages += n
+                field_name = f"rate:{site}:{bucket}"
+                pipe.hincrby(self.run_key, field_name, n)
+                self._rate_fields.setdefault(bucket, set()).add(field_name)
+        if pages and self.worker:
+            pipe.hincrby(self.run_key, f"worker:{self.worker}", pages)
+        oldest = int((now - RATE_KEEP_SECONDS) // RATE_BUCKET_SECONDS)
+        for old in [b for b in self._rate_fields if b < oldest]:
+            pipe.hdel(self.run_key, *self._rate_fields.pop(old))
+
+    def pages_fetched(self) -> int:
+        """Pages this worker fetched, of any kind and site (what its ``worker:<id>`` counts)."""
+        return sum(n for paths in self.local_figures().values()
+                   for path, n in paths.items() if path.startswith("pages/"))
 
     def local_figures(self) -> dict[str, dict[str, int]]:
         """This worker's figures: site -> path -> count."""
@@ -169,14 +244,24 @@ class SiteStats:
             logger.warning("Cannot read the run's per-site figures (%s): this worker's instead",
                            exc)
             return self.local_figures(), False
-        figures: dict[str, dict[str, int]] = {}
-        for name, value in raw.items():
-            site, _, path = _text(name).partition("/")
-            try:
-                figures.setdefault(site, {})[path] = int(value)
-            except ValueError:
-                continue
-        return figures, True
+        return split_run_hash(raw)[0], True
+
+
+def split_run_hash(raw: Mapping[Any, Any]) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+    """A run's hash (as read from Redis) as (site -> path -> count, the other fields: ``run:*``
+    and ``rate:*`` by name, as text)."""
+    figures: dict[str, dict[str, int]] = {}
+    other: dict[str, str] = {}
+    for name, value in raw.items():
+        site, _, path = _text(name).partition("/")
+        if ":" in site:  # no site name has one
+            other[_text(name)] = _text(value)
+            continue
+        try:
+            figures.setdefault(site, {})[path] = int(value)
+        except ValueError:
+            continue
+    return figures, other
 
 
 def _text(value: Any) -> str:

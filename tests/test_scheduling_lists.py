@@ -105,7 +105,10 @@ def test_site_stats_send_their_increments_once_a_second(r: Any, monkeypatch: Any
     assert r.hgetall("t:portal:runstats:run2") == {}  # added up in the worker
     clock[0] += sitestats.FLUSH_SECONDS
     stats.inc("a", "stored")
-    assert r.hgetall("t:portal:runstats:run2") == {b"a/pages/article": b"5", b"a/stored": b"1"}
+    figures, other = sitestats.split_run_hash(r.hgetall("t:portal:runstats:run2"))
+    assert figures == {"a": {"pages/article": 5, "stored": 1}}
+    # and the pages in this 10 s's rate bucket (`newscrawl status`'s rate over the last minute)
+    assert [v for name, v in other.items() if name.startswith("rate:a:")] == ["5"]
     assert crawler.stats.values["newscrawl/sites/a/pages/article"] == 5  # the worker's at once
     stats.inc("a", "pages", "list")  # a source page is sent at once (the run's exit decision)
     assert r.hget("t:portal:runstats:run2", "a/pages/list") == b"1"

@@ -2,6 +2,7 @@
 
     newscrawl demo [--data-dir DIR] [--port N]
     newscrawl status [--spider NAME] [--json] [--watch] [--interval S]
+    newscrawl report [--days N] [-o FILE] [--store-dir DIR] [--pairs N]
     newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
     newscrawl check FILE [--json] [--encoding ENC]
     newscrawl dedup [--jsonl FILE ...] [--dry-run]
@@ -43,6 +44,7 @@ from newscrawl.cli.evaluate import add_eval
 from newscrawl.cli.fingerprint import add_check, add_fingerprint
 from newscrawl.cli.index import add_duplicates, add_prune, add_stats
 from newscrawl.cli.redis_cli import add_redis_cli
+from newscrawl.cli.report import add_report
 from newscrawl.cli.reset import add_reset
 from newscrawl.cli.status import add_status
 from newscrawl.exitcodes import ExitCode
@@ -57,6 +59,7 @@ __all__ = ["COMMANDS", "CliError", "build_parser", "main"]
 COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
     add_demo,
     add_status,
+    add_report,
     add_fingerprint,
     add_check,
     add_dedup,

@@ -1,10 +1,19 @@
 """``newscrawl status``: the crawl as a whole, read from its Redis (any machine that reaches it).
 
-The current run and its workers (alive or not, last heartbeat, pages fetched), per site what is
-queued and in flight, the run's figures so far (fetched, stored, failed, pages a minute) and the
-politeness in force at its hosts (requests at once and delay for the whole cluster, AutoThrottle's
-shared delay, requests there now), the index size. ``--watch`` redraws it every ``--interval``
-seconds until Ctrl-C.
+Three questions at a glance:
+
+* how far: per site, the list pages walked and the article pages queued, in flight, fetched,
+  stored, dropped as near-duplicates and failed (the run's figures, all workers together);
+* how long: pages fetched over the last minute (the run's 10 s rate buckets) and the time left
+  for the queue at that rate, unknown while discovery still finds links (start, list, sitemap or
+  feed pages queued or in flight, article links held by a walk);
+* how did the last run go (no crawl running): its start, end, exit code, close reason, per-site
+  summary, and the run it took over (from its stats hash, kept a day).
+
+Also the current run's workers (alive or not, last heartbeat, pages fetched: the count the site
+figures keep), the politeness in force at its hosts (requests at once and delay for the whole
+cluster, AutoThrottle's shared delay, requests there now), the index size. ``--watch`` redraws it
+every ``--interval`` seconds until Ctrl-C on a terminal, and prints one line a refresh otherwise.
 """
 
 from __future__ import annotations
@@ -12,16 +21,20 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import sys
 import time
 from typing import Any
 
 from newscrawl.cli._common import open_redis, positive_int, print_json
 from newscrawl.exitcodes import ExitCode
-from newscrawl.meta import SITE, RequestKind
+from newscrawl.meta import RUN_KINDS, SITE, RequestKind
 from newscrawl.scheduling.run import gone_from_this_host
+from newscrawl.sitestats import RATE_BUCKET_SECONDS, run_outcome, split_run_hash
 
 #: queue entries read per site breakdown at most (a queue of millions is summed, not read whole)
 MAX_QUEUE_SCAN = 200_000
+#: seconds the rate is measured over
+RATE_WINDOW = 60
 
 
 def _text(value: Any) -> str:
@@ -39,10 +52,12 @@ def _run_started(run_id: str) -> float | None:
 
 def _sites_of(client: Any, key: str, *, limit: int,
               slots: dict[str, dict[str, tuple[Any, Any]]] | None = None,
+              kinds: dict[str, dict[str, int]] | None = None,
               ) -> tuple[dict[str, int], bool]:
     """site -> entries of a queue or in-flight sorted set (by the entries' site meta); and
     whether every entry was read (False past ``limit``). ``slots`` gathers site -> host slot key
-    -> (concurrency, delay ms) of the entries (what the grant holds them to)."""
+    -> (concurrency, delay ms) of the entries (what the grant holds them to); ``kinds`` site ->
+    page kind -> entries."""
     counts: dict[str, int] = {}
     read = 0
     for raw, _score in client.zscan_iter(key, count=1000):
@@ -55,6 +70,10 @@ def _sites_of(client: Any, key: str, *, limit: int,
         except (ValueError, KeyError, TypeError, AttributeError):
             site, entry = "?", {}
         counts[str(site)] = counts.get(str(site), 0) + 1
+        if kinds is not None:
+            kind = str(entry.get("k") or "?") if isinstance(entry, dict) else "?"
+            per_kind = kinds.setdefault(str(site), {})
+            per_kind[kind] = per_kind.get(kind, 0) + 1
         slot = entry.get("s") if isinstance(entry, dict) else None
         if slots is not None and isinstance(slot, str) and slot:
             slots.setdefault(str(site), {})[slot] = (entry.get("c"), entry.get("d"))
@@ -83,6 +102,114 @@ def _limits(client: Any, slots: dict[str, tuple[Any, Any]]) -> list[dict[str, An
     return out
 
 
+def _rate(other: dict[str, str], now: float, started: float | None
+          ) -> tuple[dict[str, int], float]:
+    """site -> pages fetched in the last minute (the run's rate buckets), and the seconds that
+    covers: the buckets that began at most :data:`RATE_WINDOW` seconds ago (fewer when the run
+    is younger)."""
+    first = int((now - RATE_WINDOW) // RATE_BUCKET_SECONDS) + 1
+    span = now - first * RATE_BUCKET_SECONDS
+    if started is not None:
+        span = min(span, now - started)
+    pages: dict[str, int] = {}
+    for name, value in other.items():
+        kind, _, rest = name.partition(":")
+        site, _, bucket = rest.rpartition(":")
+        if kind != "rate" or not site:
+            continue
+        try:
+            if int(bucket) >= first:
+                pages[site] = pages.get(site, 0) + int(value)
+        except ValueError:
+            continue
+    return pages, max(span, 1.0)
+
+
+def _time_left(left: int, per_minute: float | None, discovering: bool
+               ) -> tuple[int | None, str]:
+    """(seconds left or None, why unknown / "")."""
+    if discovering:
+        return None, "still finding links"
+    if left == 0:
+        return 0, ""
+    if not per_minute:
+        return None, "no page fetched in the last minute"
+    return round(left / per_minute * 60), ""
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min" + (f" {seconds % 60} s" if seconds < 600 and seconds % 60
+                                         else "")
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def _iso(ts: float | None) -> str | None:
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat(timespec="seconds") \
+        if ts else None
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict[str, Any] | None:
+    """The newest run other than ``current`` whose stats hash Redis still holds (a day after
+    the run): start, end, exit code, close reason, the run it took over, per-site summary."""
+    from newscrawl.redis import keys
+
+    k = keys.Keys(prefix, spider)
+    pattern = k(keys.CRAWL_RUNSTATS, run="*")
+    head = pattern[:-1]
+    ids = sorted(_text(key)[len(head):] for key in client.scan_iter(match=pattern, count=1000))
+    ids = [run_id for run_id in ids if run_id != current]
+    if not ids:
+        return None
+    run_id = ids[-1]
+    figures, other = split_run_hash(client.hgetall(k(keys.CRAWL_RUNSTATS, run=run_id)))
+    try:
+        names = [str(n) for n in json.loads(other["run:sites"])]
+    except (KeyError, ValueError, TypeError):
+        names = sorted(figures)
+    started = _run_started(run_id)
+    ended = _float(other.get("run:ended"))
+    code = other.get("run:exit_code")
+    outcome = run_outcome(names, figures)
+    return {
+        "id": run_id,
+        "started": _iso(started),
+        "ended": _iso(ended),
+        "duration_seconds": round(ended - started, 1) if ended and started else None,
+        "exit_code": int(code) if code is not None and code.lstrip("-").isdigit() else None,
+        "reason": other.get("run:reason"),
+        "took_over": other.get("run:took_over"),
+        "workers_ended": int(other.get("run:workers_ended", "0") or 0),
+        "sites": {s.name: _site_figures(s.figures) for s in outcome.summaries},
+        "summary": [s.line() for s in outcome.summaries],
+        "fetched_nothing": [s.name for s in outcome.summaries
+                            if not sum(s.get(f"pages/{kind}") for kind in RequestKind)],
+    }
+
+
+def _site_figures(fig: Any) -> dict[str, int]:
+    return {
+        "list_pages": fig.get("pages/start", 0) + fig.get("pages/list", 0),
+        "source_pages": sum(fig.get(f"pages/{kind}", 0) for kind in RUN_KINDS),
+        "fetched": fig.get("pages/article", 0),
+        "stored": fig.get("stored", 0),
+        "dropped": fig.get("near_duplicate", 0),
+        "failed": fig.get("failed/article", 0),
+    }
+
+
 def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = None
                  ) -> dict[str, Any]:
     """Everything ``newscrawl status`` shows, as one JSON-friendly dict."""
@@ -93,6 +220,10 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
     k = keys.Keys(prefix, spider)
     run_id = client.get(k(keys.CRAWL_RUN))
     run = _text(run_id) if run_id is not None else None
+    figures: dict[str, dict[str, int]] = {}
+    other: dict[str, str] = {}
+    if run is not None:
+        figures, other = split_run_hash(client.hgetall(k(keys.CRAWL_RUNSTATS, run=run)))
     workers = []
     for worker, info in sorted(client.hgetall(k(keys.CRAWL_WORKERS)).items()):
         name = _text(worker)
@@ -101,6 +232,7 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
         except ValueError:
             data = {}
         beat = data.get("beat")
+        counted = other.get(f"worker:{name}")  # in the current run's hash: a worker of it
         workers.append({
             "id": name,
             "host": data.get("host"),
@@ -112,28 +244,43 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
             "idle": bool(data.get("idle")),
             "last_heartbeat_seconds_ago": round(now - beat, 1)
             if isinstance(beat, (int, float)) else None,
-            "pages": data.get("pages"),
+            # pages fetched: the run's count of this worker (what the site figures count, sent
+            # with them), else the one its last heartbeat told
+            "pages": int(counted) if counted is not None and counted.isdigit()
+            else data.get("pages"),
         })
     queue_key, inflight_key = k(keys.CRAWL_QUEUE), k(keys.CRAWL_INFLIGHT)
     slots: dict[str, dict[str, tuple[Any, Any]]] = {}
-    queued, queue_complete = _sites_of(client, queue_key, limit=MAX_QUEUE_SCAN, slots=slots)
-    in_flight, _ = _sites_of(client, inflight_key, limit=MAX_QUEUE_SCAN, slots=slots)
-    figures: dict[str, dict[str, int]] = {}
-    if run is not None:
-        for name, value in client.hgetall(k(keys.CRAWL_RUNSTATS, run=run)).items():
-            site, _, path = _text(name).partition("/")
-            try:
-                figures.setdefault(site, {})[path] = int(value)
-            except ValueError:
-                continue
+    queued_kinds: dict[str, dict[str, int]] = {}
+    flight_kinds: dict[str, dict[str, int]] = {}
+    queued, queue_complete = _sites_of(client, queue_key, limit=MAX_QUEUE_SCAN, slots=slots,
+                                       kinds=queued_kinds)
+    in_flight, _ = _sites_of(client, inflight_key, limit=MAX_QUEUE_SCAN, slots=slots,
+                             kinds=flight_kinds)
+    waiting = _waiting_sites(client, k(keys.CRAWL_WAITING, run=run)) if run else {}
+    holding = bool(waiting)
+    # a run whose workers are all gone (Ctrl-C, killed) is not running: the next crawl takes it
+    # over; how it went is the "last run"
+    running = run is not None and any(w["alive"] for w in workers)
     started = _run_started(run) if run else None
     minutes = (now - started) / 60 if started else None
+    recent, span = _rate(other, now, started)
     sites = {}
-    for site in sorted(set(queued) | set(in_flight) | set(figures)):
+    for site in sorted(set(queued) | set(in_flight) | set(figures) | set(waiting)):
         fig = figures.get(site, {})
         fetched = sum(fig.get(f"pages/{kind}", 0) for kind in RequestKind)
+        q_kinds, f_kinds = queued_kinds.get(site, {}), flight_kinds.get(site, {})
+        sources_left = sum(q_kinds.get(kind, 0) + f_kinds.get(kind, 0) for kind in RUN_KINDS)
+        discovering = bool(sources_left) or (holding and run is not None)
+        per_minute = round(recent.get(site, 0) * 60 / span, 1) if running else None
+        left = queued.get(site, 0) + in_flight.get(site, 0) + waiting.get(site, 0)
+        seconds, why = _time_left(left, per_minute, discovering) if running \
+            else (None, "no crawl is running")
+        articles = _site_figures(fig)
         sites[site] = {
             "queued": queued.get(site, 0),
+            # article links found, waiting for the run's discovery to end
+            "waiting": waiting.get(site, 0),
             "in_flight": in_flight.get(site, 0),
             "fetched": fetched,
             "stored": fig.get("stored", 0),
@@ -141,14 +288,35 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
             "failed": fig.get("failed", 0),
             "pages_per_minute": round(fetched / minutes, 1) if minutes and minutes > 0 else None,
             "limits": _limits(client, slots.get(site, {})),
+            "list_pages": articles["list_pages"],
+            "source_pages": articles["source_pages"],
+            "source_pages_left": sources_left,
+            "articles": {
+                "queued": q_kinds.get(RequestKind.ARTICLE, 0),
+                "in_flight": f_kinds.get(RequestKind.ARTICLE, 0),
+                "fetched": articles["fetched"],
+                "stored": articles["stored"],
+                "dropped": articles["dropped"],
+                "failed": articles["failed"],
+            },
+            "discovering": discovering,
+            "pages_last_minute": per_minute,
+            "time_left_seconds": seconds,
+            "time_left_unknown": why or None,
         }
     index = SimhashIndex(client, prefix=prefix, tune_server=False)
+    total_rate = round(sum(recent.values()) * 60 / span, 1) if running else None
+    discovering = any(s["discovering"] for s in sites.values()) or bool(holding)
+    total_left, total_why = _time_left(int(client.zcard(queue_key))
+                                       + int(client.zcard(inflight_key)), total_rate,
+                                       discovering)
     return {
         "prefix": prefix,
         "spider": spider,
         "run": run,
         "run_started": datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat()
         if started else None,
+        "run_took_over": other.get("run:took_over"),
         "workers": workers,
         "queued": int(client.zcard(queue_key)),
         "queued_by_site_complete": queue_complete,
@@ -156,36 +324,84 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
         "retry": int(client.hlen(k(keys.CRAWL_RETRY))),
         "sites": sites,
         "index": {"fingerprints": index.count(), "version": index.stored_version()},
+        "pages_last_minute": total_rate,
+        "discovering": discovering if running else None,
+        "time_left_seconds": total_left if running else None,
+        "time_left_unknown": (total_why or None) if running else "no crawl is running",
+        "running": running,
+        # (a SCAN of the keyspace, ~0.4 s at 300,000 keys: not while a crawl runs)
+        "last_run": None if running else last_run(client, prefix, spider, None),
     }
+
+
+def _plural(n: Any, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _left(seconds: int | None, why: str | None) -> str:
+    if seconds is None:
+        return f"unknown ({why})" if why else "unknown"
+    return "done" if seconds == 0 else "~" + _duration(seconds)
+
+
+def _last_run_lines(last: dict[str, Any]) -> list[str]:
+    code = last["exit_code"]
+    if last["ended"]:
+        ended = (f"ended {last['ended']} after {_duration(last['duration_seconds'])}, exit code "
+                 f"{code if code is not None else '?'} ({last['reason'] or '?'})")
+    else:
+        ended = ("no end recorded: its workers stopped without ending it (killed?); the next "
+                 "crawl takes it over")
+    lines = [f"last run:   {last['id']} (started {last['started'] or '?'}), {ended}"]
+    if last["took_over"]:
+        lines.append(f"            it took over run {last['took_over']} (none of its workers "
+                     "was alive)")
+    lines += [f"  {line}" for line in last["summary"]]
+    if last["fetched_nothing"]:
+        lines.append("  fetched nothing: " + ", ".join(last["fetched_nothing"]))
+    return lines
 
 
 def _lines(status: dict[str, Any]) -> list[str]:
     alive = [w for w in status["workers"] if w["alive"]]
     lines = [
         f"run:        {status['run'] or '(none: no crawl is running)'}"
-        + (f" (started {status['run_started']})" if status["run_started"] else ""),
-        f"workers:    {len(alive)} alive" + (
-            f", {len(status['workers']) - len(alive)} gone" if len(alive) < len(status["workers"])
-            else ""),
+        + (f" (started {status['run_started']})" if status["run_started"] else "")
+        + (f", took over run {status['run_took_over']}" if status["run_took_over"] else "")
+        + (", stopped: no worker alive (the next crawl takes it over)"
+           if status["run"] and not status["running"] else ""),
     ]
+    if not status["running"]:
+        lines += _last_run_lines(status["last_run"]) if status["last_run"] else [
+            "last run:   (none in Redis: it keeps a run's figures a day after the run)"]
+    lines.append(f"workers:    {len(alive)} alive" + (
+        f", {len(status['workers']) - len(alive)} gone" if len(alive) < len(status["workers"])
+        else ""))
     for w in status["workers"]:
         state = ("idle" if w["idle"] else "working") if w["alive"] else "gone"
         ago = w["last_heartbeat_seconds_ago"]
         lines.append(
             f"  {w['host']}:{w['pid']}  {state}, last heartbeat "
             + (f"{ago:.0f} s ago" if ago is not None else "?")
-            + (f", {w['pages']} pages" if w["pages"] is not None else ""))
+            + (f", {_plural(w['pages'], 'page')} fetched" if w["pages"] is not None else ""))
     lines.append(f"queue:      {status['queued']} queued, {status['in_flight']} in flight, "
                  f"{status['retry']} failed earlier (retried by the next run)")
+    if status["running"]:
+        rate = status["pages_last_minute"]
+        lines.append(f"rate:       {rate:g} pages a minute (the last minute); time left: "
+                     + _left(status["time_left_seconds"], status["time_left_unknown"]))
     if status["sites"]:
-        lines.append(f"{'site':<20} {'queued':>8} {'flight':>7} {'fetched':>8} {'stored':>7} "
-                     f"{'dups':>5} {'failed':>7} {'pages/min':>10}")
+        lines.append(f"{'site':<20} {'lists':>6} | articles: {'queued':>7} {'flight':>6} "
+                     f"{'fetched':>7} {'stored':>6} {'dropped':>7} {'failed':>6} | "
+                     f"{'pages/min':>9}  time left")
         for site, s in status["sites"].items():
-            ppm = s["pages_per_minute"]
+            a, ppm = s["articles"], s["pages_last_minute"]
             lines.append(
-                f"{site[:20]:<20} {s['queued']:>8} {s['in_flight']:>7} {s['fetched']:>8} "
-                f"{s['stored']:>7} {s['near_duplicates']:>5} {s['failed']:>7} "
-                f"{(f'{ppm:.1f}' if ppm is not None else '-'):>10}")
+                f"{site[:20]:<20} {s['list_pages']:>6} |           {a['queued']:>7} "
+                f"{a['in_flight']:>6} {a['fetched']:>7} {a['stored']:>6} {a['dropped']:>7} "
+                f"{a['failed']:>6} | {(f'{ppm:g}' if ppm is not None else '-'):>9}  "
+                + (_left(s["time_left_seconds"], s["time_left_unknown"]) if status["running"]
+                   else "-"))
         for site, s in status["sites"].items():
             for lim in s["limits"]:
                 auto = lim["autothrottle_delay"]
@@ -202,12 +418,37 @@ def _lines(status: dict[str, Any]) -> list[str]:
     return lines
 
 
+def one_line(status: dict[str, Any], now: float | None = None) -> str:
+    """The status in one line (``--watch`` when the output is not a terminal)."""
+    stamp = time.strftime("%H:%M:%S", time.gmtime(time.time() if now is None else now))
+    if not status["running"]:
+        last = status["last_run"]
+        tail = ""
+        if last:
+            tail = (f"; last run {last['id']} " + (
+                f"ended {last['ended']}, exit code {last['exit_code']}" if last["ended"]
+                else "has no end recorded"))
+        return f"{stamp} no crawl is running; {status['queued']} queued{tail}"
+    sites = "; ".join(
+        f"{name} {s['articles']['fetched']} fetched, {s['articles']['stored']} stored, "
+        f"{s['articles']['queued'] + s['articles']['in_flight']} left"
+        for name, s in status["sites"].items())
+    alive = sum(1 for w in status["workers"] if w["alive"])
+    return (f"{stamp} run {status['run']}: {_plural(alive, 'worker')}; "
+            f"{status['pages_last_minute']:g} pages/min; time left "
+            f"{_left(status['time_left_seconds'], status['time_left_unknown'])}"
+            + (f"; {sites}" if sites else ""))
+
+
 def cmd_status(args: argparse.Namespace) -> int:
+    terminal = sys.stdout.isatty()
     with open_redis(args) as client:
         while True:
             status = crawl_status(client, args.prefix, args.spider)
             if args.json:
                 print_json(status)
+            elif args.watch and not terminal:
+                print(one_line(status), flush=True)
             else:
                 if args.watch:
                     print("\033[2J\033[H", end="")  # clear the terminal, cursor home
@@ -220,10 +461,25 @@ def cmd_status(args: argparse.Namespace) -> int:
 def add_status(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "status", parents=[common],
-        help="the running crawl: its run, workers, per-site queue and figures, index size")
+        help="the crawl at a glance: how far each site is, the rate and time left, the "
+        "workers; with no crawl running, how the last run went")
     p.add_argument("--spider", default="portal", help="the spider's name (default: portal)")
     p.add_argument("--json", action="store_true", help="one JSON object (a line each refresh)")
-    p.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
+    p.add_argument("--watch", action="store_true",
+                   help="refresh until Ctrl-C: redrawn on a terminal, one line a refresh "
+                   "otherwise")
     p.add_argument("--interval", type=positive_int, default=2, metavar="S",
                    help="seconds between refreshes with --watch (default: 2)")
     p.set_defaults(func=cmd_status)
+
+
+def _waiting_sites(client: Any, key: str) -> dict[str, int]:
+    """Article links waiting for the run's discovery to end, per site (the first
+    MAX_QUEUE_SCAN of them)."""
+    out: dict[str, int] = {}
+    for member in client.zrange(key, 0, MAX_QUEUE_SCAN - 1):
+        text = member.decode("utf-8", "replace") if isinstance(member, bytes) else str(member)
+        parts = text.split("\n")
+        if len(parts) >= 3:
+            out[parts[1]] = out.get(parts[1], 0) + 1
+    return out

@@ -287,7 +287,9 @@ class Scheduler(BaseScheduler):
         set_current_run(self.crawler, self.run.run_id)
         self.site_stats.start_run(self.server, self.df.keys(keys.CRAWL_RUNSTATS,
                                                             run=self.run.run_id),
-                                  self.config.run_ttl)
+                                  self.config.run_ttl,
+                                  took_over=self.run.took_over if claimed else "",
+                                  worker=self.run.worker_id)
         if claimed and inherited:
             for site, n in inherited.items():
                 self.site_stats.inc(site, "links", "new", count=n)
@@ -762,8 +764,8 @@ class Scheduler(BaseScheduler):
     def _heartbeat(self) -> None:
         assert self.run is not None
         self._last_beat = time.monotonic()
-        if self.stats is not None:
-            self.run.pages = int(self.stats.get_value("response_received_count", 0) or 0)
+        if self.site_stats is not None:
+            self.run.pages = self.site_stats.pages_fetched()  # what the site figures count
         self.run.heartbeat()
         if self.run.rescued:
             self._inc("requeued_dead_worker", self.run.rescued)

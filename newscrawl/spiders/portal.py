@@ -59,7 +59,7 @@ from twisted.internet.threads import deferToThread
 from twisted.web._newclient import ResponseFailed
 
 from newscrawl.context import CrawlContext, check_settings
-from newscrawl.exitcodes import ExitCode, set_exit_code
+from newscrawl.exitcodes import ExitCode, exit_code, set_exit_code
 from newscrawl.extract.dates import ParsedDate, parse_date
 from newscrawl.items import ArticleItem
 from newscrawl.meta import (
@@ -793,6 +793,10 @@ class PortalSpider(scrapy.Spider):
             why = "No start, list, sitemap or feed page of any site could be fetched in this run"
             logger.error("%s: exit code %d", why, ExitCode.NO_SOURCES)
             set_exit_code(self.crawler, ExitCode.NO_SOURCES, why)
+        if reason != REASON_REDIS_UNAVAILABLE and self.crawler is not None:
+            # for `newscrawl status` and `newscrawl report`: how the run ended
+            self.site_stats.end_run(exit_code=exit_code(self.crawler), reason=reason,
+                                    sites=self.sites)
 
     # --- sitemaps and feeds ------------------------------------------------------------------
 
