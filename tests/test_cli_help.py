@@ -120,6 +120,11 @@ def scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[
         # the demo stops at its data dir (not a directory) after reading its options
         "demo": [["demo", "--data-dir", str(not_a_dir), "--port", "1"]],
         "status": [["status", *redis], ["status", *redis, "--json", "--watch"]],
+        "report": [["report", *redis, "--days", "2", "-o", str(tmp_path / "r.html"),
+                    "--store-dir", str(tmp_path / "store"), "--pairs", "3",
+                    "--spider", "portal"]],
+        "push": [["push", "http://a.example/1.html", "--site", "a", "--spider", "portal",
+                  *redis]],
         "fingerprint": [["fingerprint", str(text), "--json"]],
         "check": [["check", str(text), *redis]],
         "dedup": [["dedup", "--jsonl", str(docs), *redis]],

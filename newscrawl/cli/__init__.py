@@ -3,6 +3,7 @@
     newscrawl demo [--data-dir DIR] [--port N]
     newscrawl status [--spider NAME] [--json] [--watch] [--interval S]
     newscrawl report [--days N] [-o FILE] [--store-dir DIR] [--pairs N]
+    newscrawl push URL [URL ...] [--site NAME] [--spider NAME]
     newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
     newscrawl check FILE [--json] [--encoding ENC]
     newscrawl dedup [--jsonl FILE ...] [--dry-run]
@@ -43,6 +44,7 @@ from newscrawl.cli.demo import add_demo
 from newscrawl.cli.evaluate import add_eval
 from newscrawl.cli.fingerprint import add_check, add_fingerprint
 from newscrawl.cli.index import add_duplicates, add_prune, add_stats
+from newscrawl.cli.push import add_push
 from newscrawl.cli.redis_cli import add_redis_cli
 from newscrawl.cli.report import add_report
 from newscrawl.cli.reset import add_reset
@@ -60,6 +62,7 @@ COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
     add_demo,
     add_status,
     add_report,
+    add_push,
     add_fingerprint,
     add_check,
     add_dedup,

@@ -217,8 +217,9 @@ def load_fingerprinter(args: argparse.Namespace) -> Any:
 
 
 @contextmanager
-def open_redis(args: argparse.Namespace) -> Iterator[Any]:
-    """The Redis of the crawl: ``--redis-url`` / ``$REDIS_URL`` or the embedded server."""
+def open_redis(args: argparse.Namespace, *, create: bool = False) -> Iterator[Any]:
+    """The Redis of the crawl: ``--redis-url`` / ``$REDIS_URL`` or the embedded server (whose
+    data dir must exist unless ``create``: a command that writes for the next crawl)."""
     import redis
 
     from newscrawl.redis import (
@@ -235,7 +236,7 @@ def open_redis(args: argparse.Namespace) -> Iterator[Any]:
     else:
         data_dir = resolve_data_dir(args.data_dir)
         where = f"embedded Redis in {data_dir}"
-        if not data_dir.is_dir():
+        if not data_dir.is_dir() and not create:
             raise CliError(
                 f"no newscrawl data directory at {data_dir} (run a crawl first, or pass "
                 "--data-dir / --redis-url / set REDIS_URL)"

@@ -89,6 +89,12 @@ CRAWL_WAITING = "{prefix}:{spider}:waiting:{run}"
 CRAWL_WAITING_SINCE = "{prefix}:{spider}:waiting:{run}:since"
 # String with a 60 s expiry: the worker releasing run {run}'s waiting links (one at a time).
 CRAWL_WAITING_LOCK = "{prefix}:{spider}:waiting:{run}:lock"
+# List (scrapy-redis's <spider>:start_urls convention, under the prefix): URLs pushed by hand or
+# by `newscrawl push` (a URL, or JSON {"url": ..., "site": ...}); a worker of the running crawl,
+# or of the next one, takes them in order and fetches each as an article or list page of its site.
+CRAWL_START_URLS = "{prefix}:{spider}:start_urls"
+# String with a 30 s expiry: the worker taking pushed URLs (one at a time).
+CRAWL_START_URLS_LOCK = "{prefix}:{spider}:start_urls:lock"
 # Counter with TTL: the order numbers given to run {run}'s article links as they are queued.
 CRAWL_ORDER_SEQ = "{prefix}:{spider}:order:{run}"
 # Sorted set with TTL: run {run}'s queued article links not yet through the near-duplicate check

@@ -10,6 +10,7 @@ in that order. Design: docs/design/pagination.md#articles-oldest-first-across-th
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -24,6 +25,8 @@ from newscrawl.redis.keys import (
     CRAWL_INFLIGHT,
     CRAWL_ORDER_SEQ,
     CRAWL_QUEUE,
+    CRAWL_START_URLS,
+    CRAWL_START_URLS_LOCK,
     CRAWL_UNCHECKED,
     CRAWL_WAITING,
     CRAWL_WAITING_LOCK,
@@ -321,3 +324,72 @@ class CheckOrder:
         return int(self.retry.call(self._turn, keys=[self._key(run_id)],
                                    args=[f"{site}\n{url}", f"{site}\n"], what="article order"))
 
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """URLs taken from ``{prefix}:{spider}:start_urls``: (url, site name or None) pairs; call
+    :meth:`PushedUrls.done` once they are scheduled."""
+
+    entries: list[tuple[str, str | None]]
+    count: int
+    token: bytes
+    unreadable: int
+
+
+class PushedUrls:
+    """URLs pushed through Redis for the crawl (scrapy-redis's ``<spider>:start_urls``): read
+    in order under a lock and removed only once scheduled, so a worker killed in between
+    leaves them to the next one (the dupefilter drops what was scheduled twice)."""
+
+    BATCH = 100
+    LOCK_MS = 30_000
+
+    def __init__(self, server: Any, keys: Any, retry: Any) -> None:
+        self.server = server
+        self.key = str(keys(CRAWL_START_URLS))
+        self.lock = str(keys(CRAWL_START_URLS_LOCK))
+        self.retry = retry
+
+    def take(self) -> Pushed | None:
+        if not self.retry.call(self.server.llen, self.key, what="pushed URLs"):
+            return None
+        token = os.urandom(8)
+        if not self.retry.call(self.server.set, self.lock, token, nx=True, px=self.LOCK_MS,
+                               what="pushed URLs lock"):
+            return None
+        raw = self.retry.call(self.server.lrange, self.key, 0, self.BATCH - 1,
+                              what="pushed URLs")
+        entries: list[tuple[str, str | None]] = []
+        unreadable = 0
+        for item in raw:
+            entry = parse_pushed(item)
+            if entry is None:
+                unreadable += 1
+            else:
+                entries.append(entry)
+        return Pushed(entries, len(raw), token, unreadable)
+
+    def done(self, pushed: Pushed) -> None:
+        def trim() -> None:
+            self.server.ltrim(self.key, pushed.count, -1)
+            if self.server.get(self.lock) == pushed.token:
+                self.server.delete(self.lock)
+
+        self.retry.call(trim, what="pushed URLs")
+
+
+def parse_pushed(item: bytes | str) -> tuple[str, str | None] | None:
+    """A pushed entry: a URL, or JSON ``{"url": ..., "site": ...}``; None when unreadable."""
+    text = item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        url, site = data.get("url") if isinstance(data, dict) else None, None
+        if isinstance(data, dict) and isinstance(data.get("site"), str):
+            site = data["site"]
+        return (url.strip(), site) if isinstance(url, str) and url.strip() else None
+    return (text, None) if text else None

@@ -90,6 +90,7 @@ from newscrawl.scheduling.waiting import (
     BATCH,
     ArticleWait,
     CheckOrder,
+    PushedUrls,
     Waiting,
     date_score,
     list_order,
@@ -426,6 +427,7 @@ class PortalSpider(scrapy.Spider):
 
     def _release_tick(self) -> None:
         try:
+            self._take_pushed()
             self._release()
         except Exception as exc:
             if self.crawler is None or not CrawlContext.of(self.crawler).report_fault(exc):
@@ -472,10 +474,76 @@ class PortalSpider(scrapy.Spider):
             logger.info("Queued %d article links of run %s, oldest first", queued, run_id)
         return queued
 
+    # --- URLs pushed through Redis ------------------------------------------------------------
+
+    @property
+    def pushed(self) -> PushedUrls:
+        return PushedUrls(self.walks.df.server, self.walks.df.keys, self.walks.df.retry)
+
+    def _take_pushed(self) -> int:
+        """Schedule the URLs pushed to ``{prefix}:{spider}:start_urls`` (any worker of the run;
+        one at a time): each as an article or list page of the site that takes it. Returns how
+        many were taken."""
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        engine = self.crawler.engine if self.crawler is not None else None
+        if run_id is None or engine is None or self._stopping():
+            return 0
+        pushed = self.pushed.take()
+        if pushed is None:
+            return 0
+        for url, name in pushed.entries:
+            for request in self._pushed_requests(url, name):
+                engine.crawl(request)
+        if pushed.unreadable:
+            self._inc("newscrawl/pushed/refused", pushed.unreadable)
+            logger.warning("%d entries pushed to the crawl's start_urls are neither a URL nor"
+                           ' JSON {"url": ..., "site": ...}: skipped', pushed.unreadable)
+        self.pushed.done(pushed)
+        if pushed.entries:
+            self._inc("newscrawl/pushed/taken", len(pushed.entries))
+            logger.info("Took %d URLs pushed through Redis", len(pushed.entries))
+        return len(pushed.entries)
+
+    def _pushed_requests(self, url: str, name: str | None) -> list[Request]:
+        """The requests for one pushed URL: a list page (a walk of its own) or an article
+        (waiting with the run's others); none, with one WARNING, for a URL no site takes."""
+        if name is not None and name not in self.sites:
+            return self._refuse_pushed(url, f"site {name!r} is not in the sites file")
+        candidates = [self.sites[name]] if name is not None else list(self.sites.values())
+        url = urldefrag(url)[0]
+        for site in candidates:
+            try:
+                if not url.startswith(("http://", "https://")) or not site.allows(url):
+                    continue
+                if url in site.start_urls or site.is_list(url):
+                    self._inc("newscrawl/links/list")
+                    return [self._request(url, site, RequestKind.LIST, 1,
+                                          walk=self.walks.walk_id(Request(url)), known=0,
+                                          start_url=url)]
+                article = site.article_link(url)
+            except ValueError:
+                return self._refuse_pushed(url, "not a valid URL")
+            if article is not None:
+                request = self._request(article, site, RequestKind.ARTICLE, 1)
+                self._inc("newscrawl/links/article")
+                self.site_stats.inc(site.name, "links", "seen")
+                return self._articles(site, [request], self.walks.done([request]), [(None, 0)])
+            if name is not None:
+                return self._refuse_pushed(url, f"neither article_url nor follow_url of site"
+                                                f" {name} matches it")
+        return self._refuse_pushed(url, "no site of the sites file takes it (allowed_domains,"
+                                        " article_url, follow_url)")
+
+    def _refuse_pushed(self, url: str, why: str) -> list[Request]:
+        self._inc("newscrawl/pushed/refused")
+        logger.warning("Pushed URL %s not crawled: %s", url, why)
+        return []
+
     def _on_idle(self) -> None:
-        """A crawl with nothing queued or in flight anywhere queues the links still waiting."""
+        """A crawl with nothing queued or in flight anywhere takes the URLs pushed meanwhile
+        and queues the links still waiting."""
         try:
-            released = self._release()
+            released = self._take_pushed() + self._release()
         except Exception as exc:
             if self.crawler is None or not CrawlContext.of(self.crawler).report_fault(exc):
                 logger.exception("Cannot queue the run's waiting article links")
