@@ -99,8 +99,7 @@ class NearDuplicatePipeline:
             retention_days=config.retention_days,
         )
         self.log = DuplicateLog(client, prefix=context.prefix)
-        self.order = CheckOrder(client, context.keys(), context.retry,
-                                ttl=context.config.scheduling.run_ttl)
+        self._order: CheckOrder | None = None
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
         # one thread, so items are checked one at a time, in the order they arrive.
@@ -127,6 +126,15 @@ class NearDuplicatePipeline:
         crawler.signals.connect(pipe.close, signal=signals.spider_closed)
         crawler.signals.connect(pipe.check_index, signal=signals.spider_opened)
         return pipe
+
+    @property
+    def order(self) -> CheckOrder:
+        """The run's article order (built on first use: the key names need the spider)."""
+        if self._order is None:
+            context = self.context
+            self._order = CheckOrder(context.redis, context.keys(), context.retry,
+                                     ttl=context.config.scheduling.run_ttl)
+        return self._order
 
     def check_index(self) -> None:
         """Refuse to start on an index of another decision version (one CRITICAL line with the
