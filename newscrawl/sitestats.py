@@ -135,8 +135,17 @@ class SiteStats:
             pipe.execute()
         except Exception as exc:  # redis errors of any kind: the figures are not worth a crash
             self._redis_failed = True
+            if self._report_fault(exc):  # but Redis refusing a command stops the crawl
+                return
             logger.warning("Cannot count the run's per-site figures in Redis (%s): the"
                            " summary shows this worker's figures", exc)
+
+    def _report_fault(self, exc: BaseException) -> bool:
+        """Stop the crawl if ``exc`` is a system fault (Redis refusing a command); whether it
+        was one."""
+        from newscrawl.context import CrawlContext  # the context imports this module
+
+        return self.crawler is not None and CrawlContext.of(self.crawler).report_fault(exc)
 
     def local_figures(self) -> dict[str, dict[str, int]]:
         """This worker's figures: site -> path -> count."""
@@ -160,8 +169,9 @@ class SiteStats:
         try:
             raw = self.server.hgetall(self.run_key)
         except Exception as exc:
-            logger.warning("Cannot read the run's per-site figures (%s): this worker's instead",
-                           exc)
+            if not self._report_fault(exc):
+                logger.warning("Cannot read the run's per-site figures (%s): this worker's"
+                               " instead", exc)
             return self.local_figures(), False
         figures: dict[str, dict[str, int]] = {}
         for name, value in raw.items():

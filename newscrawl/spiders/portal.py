@@ -76,6 +76,7 @@ from newscrawl.meta import (
     WALK_START,
     RequestKind,
 )
+from newscrawl.middlewares.faults import redis_fault, report_fault
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.redis import RedisUnavailable
@@ -376,8 +377,9 @@ class PortalSpider(scrapy.Spider):
             if not self.walks.quiet():
                 return
             requests = self._held_requests(self.walks.release_all(run_id))
-        except RedisUnavailable:
-            return  # the scheduler says so and ends the crawl
+        except RedisUnavailable as exc:
+            report_fault(self.crawler, exc)  # stops the crawl (exit code 3)
+            return
         if not requests:
             return
         self._inc("newscrawl/lists/released_at_idle", len(requests))
@@ -587,6 +589,8 @@ class PortalSpider(scrapy.Spider):
     def on_error(self, failure: Failure) -> list[Request]:
         """Errback of every request: log and count; the crawl goes on. A start or list page
         that failed ends its branch of the walk: the article links it held are requested."""
+        if redis_fault(failure.value) and report_fault(self.crawler, failure.value):
+            return []  # a downloader middleware's Redis fault: the crawl stops, the page is kept
         held = self._release_failed(failure)
         self._log_error(failure)
         return held
@@ -600,7 +604,8 @@ class PortalSpider(scrapy.Spider):
             after = self._page_after(request, self.sites.get(site))
             return after or self._release_walk(request.meta, request.url, self.sites.get(site),
                                                request)
-        except RedisUnavailable:
+        except RedisUnavailable as exc:
+            report_fault(self.crawler, exc)  # stops the crawl (exit code 3)
             return []
 
     def _page_after(self, failed: Request, site: Site | None) -> list[Request]:
