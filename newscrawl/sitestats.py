@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +77,8 @@ class SiteStats:
         self._redis_failed = False
         self._pending: dict[str, int] = {}  # "<site>/<path>" -> count not yet in the run's hash
         self._flushed_at = time.monotonic()
+        #: stops the crawl on a system fault, whether it was one (the crawl context's)
+        self.on_fault: Callable[[BaseException], bool] | None = None
 
     @property
     def stats(self) -> StatsCollector | None:
@@ -143,9 +145,7 @@ class SiteStats:
     def _report_fault(self, exc: BaseException) -> bool:
         """Stop the crawl if ``exc`` is a system fault (Redis refusing a command); whether it
         was one."""
-        from newscrawl.context import CrawlContext  # the context imports this module
-
-        return self.crawler is not None and CrawlContext.of(self.crawler).report_fault(exc)
+        return self.on_fault is not None and self.on_fault(exc)
 
     def local_figures(self) -> dict[str, dict[str, int]]:
         """This worker's figures: site -> path -> count."""
