@@ -206,6 +206,9 @@ class Outcome:
     rerun: CrawlResult | None = None
     planted: list[str] = field(default_factory=list)
     stored: dict[str, int] = field(default_factory=dict)
+    #: after the stopped run: requests recorded as failed (failures, retry), queue entries
+    failed: int = 0
+    queued: list[bytes] = field(default_factory=list)
     error: str = ""
 
 
@@ -249,6 +252,11 @@ def run_case(name: str, case: Case, base: Path, server: RedisServer, daily: Dail
             if planter is not None:
                 planter.join()
         (workdir / "faulted.log").write_text(outcome.faulted.log, encoding="utf-8")
+        for hash_key in (env.key("failures"), env.key("retry")):
+            if client.type(hash_key) == b"hash":
+                outcome.failed += client.hlen(hash_key)
+        if client.type(env.key("requests")) == b"zset":
+            outcome.queued = client.zrange(env.key("requests"), 0, -1)
         if not case.stops:
             outcome.rerun = outcome.faulted
             outcome.stored = dict(stored_urls(workdir))
@@ -309,8 +317,13 @@ def test_a_wrong_type_key_stops_the_crawl_and_the_next_run_stores_everything_onc
         lines = criticals(faulted)
         assert len(lines) == 1, lines
         assert "WRONGTYPE" in lines[0] and "delete the key" in lines[0], lines[0]
+        # nothing counted as a failed attempt: what was in flight went back to the queue
+        assert outcome.failed == 0
     else:
         assert not criticals(faulted), faulted.log[-6000:]
+    if name == "seen-shard":  # the start page, whose callback met the fault, is queued again
+        start = daily_portal.portal.url("/").encode()
+        assert any(start in entry for entry in outcome.queued), outcome.queued
     assert ("Spider error processing" in faulted.log) == CASES[name].spider_error, \
         faulted.log[-6000:]
     assert "Error caught on signal handler" not in faulted.log, faulted.log[-6000:]
