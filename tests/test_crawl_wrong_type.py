@@ -11,6 +11,9 @@ and data directory) and run in parallel, in a module fixture; each case's test r
 Keys whose name holds the run id (``robots:{run}``, ``walk:{run}:{walk}``...) are planted while
 the run runs, as soon as its run marker names it. :func:`test_every_key_of_the_docs_has_a_case`
 fails when docs/redis-keys.md documents a key no case plants.
+
+Marked ``slow`` (``pytest -m "not slow"`` leaves it out); ``WRONGTYPE_CASES=seen-shard,walk`` runs
+only the cases named, while working on one.
 """
 
 from __future__ import annotations
