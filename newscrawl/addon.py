@@ -53,6 +53,11 @@ COMPONENTS: tuple[tuple[str, str, int | None], ...] = (
     ("DOWNLOADER_MIDDLEWARES", "newscrawl.middlewares.robots.RobotsTxtMiddleware", 100),
     # a redirect loop becomes a counted failure instead of a silently filtered request
     ("DOWNLOADER_MIDDLEWARES", "newscrawl.middlewares.redirects.RedirectLoopMiddleware", 610),
+    # a system fault (Redis refusing a command, the store not writable) raised in a callback or
+    # a middleware stops the crawl as in the pipelines (newscrawl/middlewares/faults.py)
+    ("SPIDER_MIDDLEWARES", "newscrawl.middlewares.faults.SystemFaultSpiderMiddleware", 1000),
+    ("DOWNLOADER_MIDDLEWARES", "newscrawl.middlewares.faults.SystemFaultDownloaderMiddleware",
+     1000),
     # an article is stored only once its fingerprint is in the index
     ("ITEM_PIPELINES", "newscrawl.pipelines.dedup.NearDuplicatePipeline", 300),
     ("ITEM_PIPELINES", "newscrawl.pipelines.store.StorePipeline", 800),

@@ -253,6 +253,7 @@ class CrawlContext:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.site_stats = SiteStats(crawler)
+        self.site_stats.on_fault = self.report_fault
         #: set by the scheduler: stops the crawl on a system fault (:mod:`newscrawl.faults`)
         self.stop_on_fault: Callable[[BaseException], bool] | None = None
 

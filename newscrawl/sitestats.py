@@ -52,7 +52,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,8 @@ class SiteStats:
         self._flushed_at = time.monotonic()
         self._rate_fields: dict[int, set[str]] = {}  # bucket -> rate fields this worker wrote
         self.worker = ""
+        #: stops the crawl on a system fault, whether it was one (the crawl context's)
+        self.on_fault: Callable[[BaseException], bool] | None = None
 
     @property
     def stats(self) -> StatsCollector | None:
@@ -192,6 +194,8 @@ class SiteStats:
             pipe.execute()
         except Exception as exc:  # redis errors of any kind: the figures are not worth a crash
             self._redis_failed = True
+            if self._report_fault(exc):  # but Redis refusing a command stops the crawl
+                return
             logger.warning("Cannot count the run's per-site figures in Redis (%s): the"
                            " summary shows this worker's figures", exc)
 
@@ -218,6 +222,10 @@ class SiteStats:
         """Pages this worker fetched, of any kind and site (what its ``worker:<id>`` counts)."""
         return sum(n for paths in self.local_figures().values()
                    for path, n in paths.items() if path.startswith("pages/"))
+    def _report_fault(self, exc: BaseException) -> bool:
+        """Stop the crawl if ``exc`` is a system fault (Redis refusing a command); whether it
+        was one."""
+        return self.on_fault is not None and self.on_fault(exc)
 
     def local_figures(self) -> dict[str, dict[str, int]]:
         """This worker's figures: site -> path -> count."""
@@ -241,8 +249,9 @@ class SiteStats:
         try:
             raw = self.server.hgetall(self.run_key)
         except Exception as exc:
-            logger.warning("Cannot read the run's per-site figures (%s): this worker's instead",
-                           exc)
+            if not self._report_fault(exc):
+                logger.warning("Cannot read the run's per-site figures (%s): this worker's"
+                               " instead", exc)
             return self.local_figures(), False
         return split_run_hash(raw)[0], True
 

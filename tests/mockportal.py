@@ -739,5 +739,18 @@ class TwoPortals:
             f"article_url = '{article_src}'\nfollow_url = '/list/\\d+\\.html$'\n{rank}"
         )
 
+    def sitemap(self) -> str:
+        """Serve the source's articles in ``/sitemap.xml`` with their publication times
+        (``lastmod``, +08:00), newest first; returns its URL."""
+        rows = "".join(
+            f"<url><loc>{self.src.url(s.original)}</loc>"
+            f"<lastmod>{s.published:%Y-%m-%dT%H:%M:%S}+08:00</lastmod></url>"
+            for s in sorted(self.stories, key=lambda s: s.published, reverse=True))
+        xml = ('<?xml version="1.0" encoding="UTF-8"?>'
+               '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+               f"{rows}</urlset>")
+        self.src.set("/sitemap.xml", Page(xml.encode(), "application/xml"))
+        return self.src.url("/sitemap.xml")
+
     def reprinted(self) -> list[Story]:
         return [s for s in self.stories if s.reprint is not None]

@@ -129,6 +129,21 @@ def test_undated_links_follow_the_sites_rank(
     assert kept >= 19, f"{kept} of {total} originals kept"
 
 
+def test_a_sitemaps_dates_order_its_links_among_other_sites(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """The source is read from a sitemap (lastmod times, no list page), the reprinting portal
+    from list rows with times: the sitemap's dates put the originals first."""
+    two = TwoPortals(*portals, dated=False, times=True).build()
+    sitemap = two.sitemap()
+    sites = tmp_path / "sites.toml"
+    sites.write_text(two.sites_toml().replace(
+        f'start_urls = ["{two.src.base}/"]', f'sitemap_urls = ["{sitemap}"]'), encoding="utf-8")
+    result = crawled(run_crawl(tmp_path, sites, *SETTINGS))
+    assert result.stats.get("newscrawl/pages/start", 0) == 1  # the reprinting portal's only
+    kept, total = check_one_copy(tmp_path, two)
+    assert kept >= 19, f"{kept} of {total} originals kept"
+
+
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     with RedisServer(tmp_path / "redis", persist=False) as srv:

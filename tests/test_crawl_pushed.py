@@ -1,4 +1,4 @@
-"""URLs pushed through Redis (``newscrawl push``, or ``redis-cli LPUSH <prefix>:portal:start_urls``):
+"""URLs pushed through Redis (``newscrawl push``, ``redis-cli LPUSH <prefix>:portal:start_urls``):
 real ``scrapy crawl portal`` runs against a mock portal, before a run and during one."""
 
 from __future__ import annotations

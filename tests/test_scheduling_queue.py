@@ -307,6 +307,9 @@ def test_retry_policy_recovers_and_gives_up() -> None:
             lambda: (_ for _ in ()).throw(redis.ResponseError(
                 "WRONGTYPE Operation against a key holding the wrong kind of value")), what="ack")
     assert "another type" in refused.value.advice and refused.value.what == "ack"
+    # refused, not unreachable: its message does not speak of waiting
+    assert str(refused.value) == ("Redis refused a command during ack: ResponseError: WRONGTYPE"
+                                  " Operation against a key holding the wrong kind of value")
     assert not sleeps
 
 

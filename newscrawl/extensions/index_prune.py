@@ -114,6 +114,8 @@ class IndexPruneExtension:
             self.stats.set_value(STATS + "pruned", deleted)
 
     def _failed(self, exc: BaseException) -> None:
+        if self.context.report_fault(exc):
+            return  # Redis refusing a command stops the crawl: one CRITICAL line
         logger.error(
             "Pruning expired fingerprints from the near-duplicate index failed (the crawl goes "
             "on; the next run tries again): %s: %s",

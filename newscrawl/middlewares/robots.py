@@ -43,6 +43,7 @@ from twisted.internet.defer import Deferred
 
 from newscrawl import _scrapy_compat as compat
 from newscrawl.meta import ROBOTS
+from newscrawl.middlewares.faults import report_fault
 from newscrawl.redis import keys
 
 ROBOTS_TTL = 86400  # the run's robots hash lives a day after its last update
@@ -184,6 +185,7 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxt):
                     return None
                 await sleep(POLL_SECONDS)
         except Exception as exc:  # Redis away or a bad record: this worker fetches it
+            report_fault(self.crawler, exc)  # Redis refusing the command stops the crawl
             logger.debug("Shared robots.txt of %s not used: %r", netloc, exc)
             return None
 
@@ -203,6 +205,7 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxt):
                 "body_b64": base64.b64encode(resp.body).decode("ascii")}))
             client.expire(key, ROBOTS_TTL)
         except Exception as exc:  # the others fetch it themselves
+            report_fault(self.crawler, exc)  # Redis refusing the command stops the crawl
             logger.debug("Could not share robots.txt of %s: %r", netloc, exc)
 
 

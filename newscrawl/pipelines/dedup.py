@@ -103,6 +103,7 @@ class NearDuplicatePipeline:
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
         # one thread, so items are checked one at a time, in the order they arrive.
+        self._open_fault: RedisUnavailable | None = None  # met in open_spider
         self._redis_thread = ThreadPoolExecutor(1, thread_name_prefix="newscrawl-index")
         # asked whether a re-processed article is stored, so an interrupted run's articles are
         # not stored twice (None when storage is off)
@@ -138,7 +139,11 @@ class NearDuplicatePipeline:
 
     def check_index(self) -> None:
         """Refuse to start on an index of another decision version (one CRITICAL line with the
-        rebuild recipe, exit 1) instead of failing every item."""
+        rebuild recipe, exit 1) instead of failing every item; or stop it on a Redis fault met
+        while the index was checked against the store (:meth:`open_spider`, before the spider
+        was open: closing it then would leave Scrapy's components half opened)."""
+        if self._open_fault is not None and self.context.report_fault(self._open_fault):
+            return
         try:
             self.retry.call(self.index.check_version, what="index version")
         except Exception as exc:
@@ -167,7 +172,8 @@ class NearDuplicatePipeline:
                 sync()
             else:
                 await loop.run_in_executor(self._redis_thread, sync)
-        except RedisUnavailable as exc:  # the crawl stops on the same outage (exit code 3)
+        except RedisUnavailable as exc:  # the crawl stops on it once open (check_index)
+            self._open_fault = exc
             logger.warning("The near-duplicate index was not checked against the article "
                            "store: %s", exc)
         except IncompatibleIndexError:

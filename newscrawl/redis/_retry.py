@@ -99,6 +99,8 @@ class RedisRefused(RedisUnavailable):
         self.reply = reply
         self.advice = advice
         super().__init__(what, 0.0, reply)
+        # refused, not unreachable: no time was waited
+        self.args = (f"Redis refused a command during {what}: {describe(reply)}",)
 
 
 def describe(exc: BaseException | None) -> str:

@@ -232,8 +232,7 @@ class ArticleWait:
                 return None
             bound = True
         token = os.urandom(8)
-        if not self.df.retry.call(self.server.set, lock, token, nx=True, px=LOCK_MS,
-                                  what="waiting links lock"):
+        if not _lock(self.server, self.df.retry, lock, token, LOCK_MS):
             return None
         def read() -> list[tuple[bytes, float]]:
             return list(self.server.zrange(key, 0, BATCH - 1, withscores=True))  # type: ignore[arg-type]
@@ -355,8 +354,7 @@ class PushedUrls:
         if not self.retry.call(self.server.llen, self.key, what="pushed URLs"):
             return None
         token = os.urandom(8)
-        if not self.retry.call(self.server.set, self.lock, token, nx=True, px=self.LOCK_MS,
-                               what="pushed URLs lock"):
+        if not _lock(self.server, self.retry, self.lock, token, self.LOCK_MS):
             return None
         raw = self.retry.call(self.server.lrange, self.key, 0, self.BATCH - 1,
                               what="pushed URLs")
@@ -377,6 +375,20 @@ class PushedUrls:
                 self.server.delete(self.lock)
 
         self.retry.call(trim, what="pushed URLs")
+
+
+def _lock(server: Any, retry: Any, key: str, token: bytes, ms: int) -> bool:
+    """Take the lock ``key`` for ``ms``; a value there without an expiry is not a lock of the
+    crawl's (they all expire): it is replaced."""
+    def take() -> bool:
+        if server.set(key, token, nx=True, px=ms):
+            return True
+        if server.pttl(key) == -1:
+            server.delete(key)
+            return bool(server.set(key, token, nx=True, px=ms))
+        return False
+
+    return bool(retry.call(take, what="lock"))
 
 
 def parse_pushed(item: bytes | str) -> tuple[str, str | None] | None:

@@ -79,6 +79,7 @@ from newscrawl.meta import (
     WALK_START,
     RequestKind,
 )
+from newscrawl.middlewares.faults import redis_fault, report_fault
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.redis import RedisUnavailable
@@ -757,6 +758,8 @@ class PortalSpider(scrapy.Spider):
     def on_error(self, failure: Failure) -> list[Request]:
         """Errback of every request: log and count; the crawl goes on. A failed page of a
         numbered bar lets its walk go on at the page after it."""
+        if redis_fault(failure.value) and report_fault(self.crawler, failure.value):
+            return []  # a downloader middleware's Redis fault: the crawl stops, the page is kept
         after = self._after_failed(failure)
         self._log_error(failure)
         return after
@@ -768,7 +771,8 @@ class PortalSpider(scrapy.Spider):
             return []
         try:
             return self._page_after(request, self.sites.get(site))
-        except RedisUnavailable:
+        except RedisUnavailable as exc:
+            report_fault(self.crawler, exc)  # stops the crawl (exit code 3)
             return []
 
     def _page_after(self, failed: Request, site: Site | None) -> list[Request]:

@@ -33,8 +33,10 @@ for _, payload in ipairs(redis.call('ZRANGE', KEYS[1], 0, window - 1)) do
   if not key then return grant(payload) end
   if not waiting[key] then
     local limit = tonumber(obj['c']) or 0
-    local wait = redis.call('PTTL', key .. ':next') -- -2: no such key
-    local free = wait == -2
+    -- -2: no such key; -1: a key without a TTL, which is not the grant's (it always sets one):
+    -- ignored (and replaced below), or the host would wait for it forever
+    local wait = redis.call('PTTL', key .. ':next')
+    local free = wait < 0
     if wait > 0 and (not soonest or wait < soonest) then soonest = wait end
     if free and limit > 0 then
       redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
