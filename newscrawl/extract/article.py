@@ -93,7 +93,8 @@ class Article:
     """One extracted article. ``text``: paragraphs separated by ``"\\n"``.
 
     ``published``: ISO 8601 date (``2024-03-15``) or datetime (``2024-03-15T10:20:00+08:00``),
-    or None.
+    or None. ``source``: the outlet the page names as where its text comes from (``新华社``), None
+    when it names none or only itself (:mod:`newscrawl.extract.source`).
     """
 
     title: str | None

@@ -87,9 +87,11 @@ _LATIN_NAME = re.compile(r"[A-Z0-9][\w&.'’-]*(?:\s+(?:[A-Z0-9&][\w&.'’-]*|of
 _CJK_NAME = re.compile(rf"[{_CJK}A-Za-z0-9·.&]+")
 _NOT_IN_NAMES = frozenset("我你您他她它们的了吗呢吧啊么这那请是在有")
 
+# In the head only: reading the whole tree for it costs a fifth of the source pass.
 _META_SOURCE_XPATH = etree.XPath(
-    "//meta[@name='source' or @name='Source' or @name='SOURCE' or @property='article:source'"
-    " or @name='article:source' or @name='og:source' or @name='ContentSource'"
+    "/html/head/meta[@name='source' or @name='Source' or @name='SOURCE'"
+    " or @property='article:source' or @name='article:source' or @name='og:source'"
+    " or @name='ContentSource'"
     " or @name='contentSource']/@content"
 )
 _META_LABEL = re.compile(r"^(?:来\s*源|稿\s*源|出\s*处)\s*[:：]\s*")
