@@ -53,6 +53,10 @@ def source_of(html: str, url: str = URL) -> str | None:
         ("来源：示例网（转自新华社）", "新华社"),
         ("来源：澎湃新闻·澎湃号·政务", "澎湃新闻"),
         ("来源 光明日报", "光明日报"),
+        ("来源：新华社记者张三", "新华社"),
+        ("来源：人民日报（2024年03月15日 第04版）", "人民日报"),
+        ("文章来源：@北京青年报", "北京青年报"),
+        ("Source: AP/Reuters", "AP"),
     ],
 )
 def test_source_line_above_the_body(info: str, expected: str) -> None:

@@ -52,6 +52,7 @@ _VALUE_CHARS = 60
 _VALUE_END = re.compile(
     r"(?:作\s*者|记\s*者|编\s*辑|责任编辑|责编|发布时间|发布|时间|日期|浏览|阅读|点击|字号|分享"
     rf"|评论|通讯员|摄\s*影|来\s*源|原标题|标签|关键词|作者单位){_SPACE}*[:：]"
+    r"|(?:本报|特约|首席|见习|实习)?记者|通讯员"  # "来源：新华社记者张三"
     r"|(?:19|20)\d{2}\s*[-/年.]"
     r"|[|｜丨/／\\，,。；;！!？?、…:：]"
     rf"|[(（]|(?<=[{_CJK}]){_SPACE}|{_SPACE}{{2,}}"
@@ -62,7 +63,7 @@ _VALUE_END = re.compile(
 # "新浪财经-自媒体综合"): the outlet is the first part. An unspaced hyphen inside a Latin name
 # ("Al-Monitor") is not a separator.
 _CHANNEL_SEPARATOR = re.compile(rf"\s*(?:[·•_—–]|(?<=[{_CJK}])-|-(?=[{_CJK}])|\s-\s)\s*")
-_QUOTES = "\"'“”‘’「」『』《》〈〉[]【】()（）<>"
+_QUOTES = "\"'“”‘’「」『』《》〈〉[]【】()（）<>@＠"
 _BLANK = " \t\u3000\xa0"
 # How an app, account or column is printed after the outlet's name.
 _SUFFIXES = re.compile(
