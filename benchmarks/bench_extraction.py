@@ -2,13 +2,16 @@
 
     python benchmarks/bench_extraction.py --corpus CORPUS/dev [--variants]
     python benchmarks/bench_extraction.py --corpus CORPUS/dev --titles-only
+    python benchmarks/bench_extraction.py --corpus CORPUS/dev --paired newscrawl nc-no-source
 
 Prints markdown tables:
 1. decoding: our byte-trusting decoder vs trusting the declaration (w3lib/Scrapy behaviour), also
    with a wrong HTTP header (``charset=iso-8859-1``, a common server default);
 2. extraction, per dataset and extractor: body token F1 (characters for Chinese, words for
    English), title / date (day level) accuracy where labelled, authors right / wrong / empty on
-   the pages with an author label (a wrong author is worse than none), pages whose title or text
+   the pages with an author label (a wrong author is worse than none), sources right / wrong /
+   missed against ``benchmarks/labels/sources.tsv`` (a page not listed names no outlet: any source
+   found there is wrong), pages whose title or text
    shows mojibake (``has_mojibake``), pages without an article, pages/s (extraction only, after
    decoding); the first row is trafilatura alone, the baseline;
 3. titles, per dataset: the title newscrawl chooses against the extraction library's title alone
@@ -18,6 +21,10 @@ Prints markdown tables:
    other readability pages). Right = equal to the label up to white space, case and width;
 4. boilerplate: per dataset, how many bodies each pattern of ``newscrawl.extract.boilerplate``
    cut at their end.
+
+``--paired A B`` times two extractors on the same pages, alternating A and B page by page for
+``--rounds`` rounds (CPU time of this process), and prints their ratio: on a shared, noisy machine
+the pages/s columns vary by about x2, the paired ratio by a few per cent.
 
 Extractors: ``trafilatura alone`` (bare_extraction, metadata on, library defaults), ``gne``
 (GeneralNewsExtractor, defaults), ``newscrawl`` (newscrawl.extract.extract_article). With
@@ -61,6 +68,7 @@ class Page:
     title: str | None = None
     date: tuple[int, ...] | None = None  # (y, m[, d])
     author: str | None = None
+    source: str | None = None  # the outlet named as the text's source (sources.tsv); None: none
     html_title: str | None = None
     weak_text: str | None = None  # machine reference (gne result.txt)
     html: str = field(default="", repr=False)
@@ -72,6 +80,7 @@ class Out:
     text: str
     published: str | None
     author: str | None
+    source: str | None = None
 
 
 # ---------------------------------------------------------------- loading -------------------------
@@ -193,6 +202,7 @@ LOADERS: dict[str, Callable[[Path], list[Page]]] = {
 
 LABELS = Path(__file__).resolve().parent / "labels" / "titles.tsv"
 AUTHOR_LABELS = Path(__file__).resolve().parent / "labels" / "authors.tsv"
+SOURCE_LABELS = Path(__file__).resolve().parent / "labels" / "sources.tsv"
 
 
 def load_title_labels(path: Path) -> dict[str, str]:
@@ -306,7 +316,7 @@ def run_gne(html: str, url: str) -> Out | None:
 def make_newscrawl(strategy: _Strategy) -> Callable[[str, str], Out | None]:
     def run(html: str, url: str) -> Out | None:
         a = _extract(html, url, None, strategy)
-        return None if a is None else Out(a.title, a.text, a.published, a.author)
+        return None if a is None else Out(a.title, a.text, a.published, a.author, a.source)
 
     return run
 
@@ -379,6 +389,7 @@ def methods(variants: bool) -> dict[str, Callable[[str, str], Out | None]]:
             "nc-favor-precision": replace(s, favor="precision"),
             "nc-no-edge-trim": replace(s, trim_edges=False),
             "nc-no-continuations": replace(s, continuations=False),
+            "nc-no-source": replace(s, source=False),
         }.items():
             out[name] = make_newscrawl(alt)
     return out
@@ -399,6 +410,7 @@ def evaluate(pages: list[Page], name: str, fn: Callable[[str, str], Out | None])
     titles: list[bool] = []
     dates: list[bool] = []
     right = wrong = empty = 0
+    sources = [0, 0, 0]  # right, wrong, missed
     mojibake = 0
     none = 0
     elapsed = 0.0
@@ -429,14 +441,38 @@ def evaluate(pages: list[Page], name: str, fn: Callable[[str, str], Out | None])
                 right += 1
             else:
                 wrong += 1
+        got_source = out.source if out else None
+        if got_source:
+            sources[0 if got_source == p.source else 1] += 1
+        elif p.source:
+            sources[2] += 1
     body = weak if not f1s else f1s
     tag = "" if f1s else " (weak ref)"
     mean = f"{statistics.mean(body):.3f}{tag}" if body else "–"
     median = f"{statistics.median(body):.3f}" if body else "–"
     labelled = right + wrong + empty
     authors = f"{right} / {wrong} / {empty}" if labelled else "–"
-    return [name, str(len(pages)), mean, median, _fmt(titles), _fmt(dates), authors,
+    reads_sources = name.startswith(("newscrawl", "nc-"))
+    source_cell = " / ".join(map(str, sources)) if reads_sources else "–"
+    return [name, str(len(pages)), mean, median, _fmt(titles), _fmt(dates), authors, source_cell,
             str(mojibake), str(none), f"{len(pages) / elapsed:.1f}" if elapsed else "–"]
+
+
+def paired_report(pages: list[Page], names: list[str],
+                  fns: dict[str, Callable[[str, str], Out | None]], rounds: int) -> str:
+    """CPU seconds of two extractors on the same pages, alternated page by page."""
+    spent = dict.fromkeys(names, 0.0)
+    for r in range(rounds):
+        for p in pages:
+            for name in names if r % 2 == 0 else reversed(names):
+                t0 = time.process_time()
+                fns[name](p.html, p.url)
+                spent[name] += time.process_time() - t0
+    a, b = names
+    rows = [[name, str(len(pages) * rounds), f"{spent[name]:.2f}",
+             f"{spent[name] / (len(pages) * rounds) * 1000:.1f}"] for name in names]
+    rows.append([f"{a} / {b}", "", f"{spent[a] / spent[b]:.3f}", ""])
+    return table(["extractor", "extractions", "CPU s", "CPU ms per page"], rows)
 
 
 def edge_report(pages: list[Page]) -> str:
@@ -504,8 +540,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="title labels, dataset/page<TAB>title")
     ap.add_argument("--authors", type=Path, default=AUTHOR_LABELS,
                     help="author labels for pages without one, dataset/page<TAB>author")
+    ap.add_argument("--sources", type=Path, default=SOURCE_LABELS,
+                    help="source labels, dataset/page<TAB>outlet (pages not listed: none)")
     ap.add_argument("--titles-only", action="store_true", help="only the title table")
     ap.add_argument("--show-misses", action="store_true", help="list pages with a wrong title")
+    ap.add_argument("--paired", nargs=2, metavar=("A", "B"),
+                    help="only time extractors A and B alternately (names as in --methods)")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds of --paired")
     args = ap.parse_args(argv)
     logging.disable(logging.WARNING)  # the libraries log every odd page
 
@@ -517,11 +558,21 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     labels = load_title_labels(args.titles) if args.titles.is_file() else {}
     author_labels = load_title_labels(args.authors) if args.authors.is_file() else {}
+    source_labels = load_title_labels(args.sources) if args.sources.is_file() else {}
     for p in pages:
         p.html = decode_html_detailed(p.body).text
         p.title = labels.get(f"{p.dataset}/{p.pid}", p.title)
         p.author = p.author or author_labels.get(f"{p.dataset}/{p.pid}")
+        p.source = source_labels.get(f"{p.dataset}/{p.pid}")
 
+    if args.paired:
+        fns = methods(variants=True)
+        unknown = [n for n in args.paired if n not in fns]
+        if unknown:
+            print(f"unknown extractor(s): {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        print(paired_report(pages, args.paired, fns, args.rounds))
+        return 0
     print("## Titles\n")
     print(title_report(pages, args.show_misses))
     if args.titles_only:
@@ -532,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.methods:
         fns = {k: v for k, v in fns.items() if k in args.methods}
     header = ["extractor", "pages", "body F1 mean", "body F1 median", "title acc", "date acc",
-              "authors right / wrong / empty", "mojibake", "no article", "pages/s"]
+              "authors right / wrong / empty", "sources right / wrong / missed", "mojibake",
+              "no article", "pages/s"]
     for ds in args.datasets:
         sub = [p for p in pages if p.dataset == ds]
         if not sub:

@@ -41,6 +41,11 @@ def test_deleted_redis_files_store_nothing_twice(tmp_path: Path, portals: Layout
     stored1 = stored_urls(tmp_path)
     assert stored1 and set(stored1.values()) == {1}
     with_text = sum(1 for a in iter_articles(data / "articles") if a.get("text"))
+    # every line has the outlet the page names: null for a portal's own articles ("来源：甲网" on
+    # 甲网), the original portal for a reprint ("来源：乙网（转自甲网）")
+    records = list(iter_articles(data / "articles"))
+    assert [r["source"] for r in records] == [
+        "甲网" if (r["title"] or "").startswith("转载") else None for r in records]
     assert stats_json(tmp_path)["fingerprints"] == with_text
 
     # The articles were stored on an earlier day (a daily crawl): out of reach of the store's

@@ -157,3 +157,75 @@ def test_a_site_name_title_loses_to_the_subject_line_above_the_body(site: str) -
     assert art is not None
     assert art.title == SUBJECT
     assert SUBJECT not in art.text and P1 in art.text and P3 in art.text
+
+
+# A private-use character ending a title: GB18030 decodes some characters (its user-defined area,
+# a few ideographs) to the PUA; the title keeps it.
+PUA_TITLE = "投身外交(3)\ue004"
+
+
+@pytest.mark.parametrize(
+    ("head", "top"),
+    [
+        (f"<title>{PUA_TITLE}_读书频道_新浪网</title>", ""),
+        (f"<title>{PUA_TITLE}_读书频道_新浪网</title>", f"<h1>{PUA_TITLE}</h1>"),
+        # a CMS that drops the character from its og:title and h1: the sources still agree
+        (f"<title>{PUA_TITLE}_读书频道_新浪网</title>"
+         '<meta property="og:title" content="投身外交(3)">', "<h1>投身外交(3)</h1>"),
+    ],
+)
+def test_title_ending_in_a_private_use_character_keeps_it(head: str, top: str) -> None:
+    art = extract_article(page(head, top), URL)
+    assert art is not None
+    assert art.title == PUA_TITLE
+    assert art.text.startswith(P1)
+
+
+def test_gb18030_page_title_with_a_private_use_character() -> None:
+    html = page(f"<title>{PUA_TITLE}_读书频道_新浪网</title>", charset="gb2312")
+    text, encoding = decode_html(html.encode("gb18030"))
+    assert encoding == "gb18030" and PUA_TITLE in text
+    art = extract_article(text, "http://book.sina.com.cn/1.shtml")
+    assert art is not None
+    assert art.title == PUA_TITLE
+
+
+def test_headline_at_the_top_of_the_body_is_dropped_despite_a_private_use_character() -> None:
+    # the extraction library drops the character from the body's first line, not the title
+    html = f"""<html><head><meta charset="utf-8"><title>{PUA_TITLE}_新浪网</title></head>
+<body><div class="content"><h2>{PUA_TITLE}</h2>
+<p>{P1}</p><p>{P2}</p><p>{P3}</p></div></body></html>"""
+    art = extract_article(html, URL)
+    assert art is not None
+    assert art.title == PUA_TITLE
+    assert art.text.split("\n") == [P1, P2, P3]
+
+
+@pytest.mark.parametrize("placeholder", ["null", "NULL", " undefined ", "Undefined", "Null"])
+def test_a_placeholder_title_is_no_title(placeholder: str) -> None:
+    missing = extract_article(page(), URL)
+    assert missing is not None
+    art = extract_article(page(f"<title>{placeholder}</title>"), URL)
+    assert art is not None
+    assert art.title == missing.title  # as for a page without a title
+    art = extract_article(page(f"<title>{placeholder}</title>", "<h1>长江大桥今日通车</h1>"), URL)
+    assert art is not None
+    assert art.title == "长江大桥今日通车"
+    head = (f"<title>{placeholder}_示例新闻网</title>"
+            f'<meta property="og:title" content="{placeholder}">')
+    art = extract_article(page(head, '<h2 class="title">长江大桥今日通车</h2>'), URL)
+    assert art is not None
+    assert art.title == "长江大桥今日通车"
+
+
+def test_a_placeholder_from_a_title_selector_falls_back() -> None:
+    html = page("<title>长江大桥今日通车_示例新闻网</title>", '<div class="hd">null</div>')
+    art = extract_article(html, URL, selectors={"title": "div.hd"})
+    assert art is not None
+    assert art.title == "长江大桥今日通车"
+
+
+def test_a_title_that_merely_contains_null_is_kept() -> None:
+    art = extract_article(page("<title>Null hypothesis rejected_示例新闻网</title>"), URL)
+    assert art is not None
+    assert art.title == "Null hypothesis rejected"

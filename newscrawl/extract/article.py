@@ -23,7 +23,8 @@ from trafilatura.utils import load_html
 from newscrawl.extract.boilerplate import trim_edges
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.selectors import compile_selector, validate_selectors
-from newscrawl.extract.title import choose_title
+from newscrawl.extract.source import find_source
+from newscrawl.extract.title import choose_title, same_headline, usable_title
 from newscrawl.extract.zh import BYLINE_PATTERNS, author_from_lines, cjk_share, clean_author
 
 logger = logging.getLogger(__name__)
@@ -92,13 +93,15 @@ class Article:
     """One extracted article. ``text``: paragraphs separated by ``"\\n"``.
 
     ``published``: ISO 8601 date (``2024-03-15``) or datetime (``2024-03-15T10:20:00+08:00``),
-    or None.
+    or None. ``source``: the outlet the page names as where its text comes from (``新华社``), None
+    when it names none or only itself (:mod:`newscrawl.extract.source`).
     """
 
     title: str | None
     text: str
     published: str | None
     author: str | None
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,7 @@ class _Strategy:
     favor: str | None = "precision"  # None, "precision" or "recall"
     trim_edges: bool = True  # cut the boilerplate that ends a body (boilerplate.EDGE_PATTERNS)
     continuations: bool = True  # add the parts of a body split around an ad (see _continued)
+    source: bool = True  # read the outlet the page names as its source (newscrawl.extract.source)
 
 
 DEFAULT_STRATEGY = _Strategy()
@@ -583,12 +587,12 @@ def _extract(
     text = _plain_lines(text)
     if "text" not in sel and text and strategy.continuations:
         text = _continued(tree, text)
-    title = _select(tree, sel["title"], joiner=" ") if "title" in sel else None
+    title = usable_title(_select(tree, sel["title"], joiner=" ")) if "title" in sel else None
     if not title:
-        title = choose_title(tree, text) or library.title()
+        title = choose_title(tree, text) or usable_title(library.title())
     if title:
         title = re.sub(r"\s+", " ", title).strip() or None
-    if title and "text" not in sel and text.split("\n", 1)[0].strip() == title:
+    if title and "text" not in sel and same_headline(text.split("\n", 1)[0], title):
         text = text.split("\n", 1)[1] if "\n" in text else ""  # the headline is the title
     if _chars(text) < MIN_BODY_CHARS:
         return None
@@ -639,6 +643,12 @@ def _extract(
     if author is None and strategy.line_author:
         author = byline(None)
 
+    source = None
+    if strategy.source:
+        # before the edge trim: a "来源：" line may end the body
+        source = find_source(tree, url, before=before or below, head=text[:_BODY_EDGE],
+                             tail=text[-_BODY_EDGE:], after=after, page_text=page_text)
+
     if strategy.trim_edges and "text" not in sel:
         # after the author and date passes: a byline may sit among the lines cut here
         text, cut = trim_edges(text, keep_chars=MIN_BODY_CHARS)
@@ -650,6 +660,7 @@ def _extract(
         text=text,
         published=published.iso(assume_cst=assume_cst) if published else None,
         author=author,
+        source=source,
     )
 
 

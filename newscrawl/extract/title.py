@@ -42,7 +42,7 @@ from typing import NamedTuple
 import lxml.html
 from lxml import etree
 
-__all__ = ["choose_title"]
+__all__ = ["choose_title", "part_bounds", "same_headline", "site_name_metas", "usable_title"]
 
 # Weights of the sources. A text on the page is weak evidence (menus and link lists are text too).
 _W_TITLE = 1.0
@@ -62,6 +62,12 @@ _NEAR_LINES = 10  # ... and how many are "just above" it
 _LEAD_MAX_CHARS = 120
 _ANCHOR_MIN_CHARS = 20
 _ANCHOR_MIN_LINE = 8
+# Private-use characters: GB18030 decodes some characters (its user-defined area, a few
+# ideographs) to the PUA. They are part of the title; the extraction library drops them from its
+# text, so texts are compared without them.
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+# What a template prints when its title variable is empty: no title.
+_NO_TITLE = frozenset({"null", "undefined"})
 _SENTENCE_END = re.compile(r"[。！？.!?…”\"’'）)]$")
 _SENTENCE_MARK = re.compile(r"[，。；！？]|[,.;!?](?=\s|$)")
 
@@ -139,11 +145,26 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def usable_title(text: str | None) -> str | None:
+    """``text`` with white space collapsed, or None when nothing is left or it is a template's
+    placeholder for a missing title (``null``, ``undefined``, any case)."""
+    if not text:
+        return None
+    text = _clean(text)
+    return None if not text or text.lower() in _NO_TITLE else text
+
+
+def same_headline(line: str, title: str) -> bool:
+    """A text line that prints the title: equal up to white space at the ends and private-use
+    characters (the extraction library drops them from the body, ``投身外交(3)\\ue004``)."""
+    return _PRIVATE_USE.sub("", line).strip() == _PRIVATE_USE.sub("", title).strip()
+
+
 @functools.lru_cache(maxsize=8192)  # a portal's menus and link lists repeat on every page
 def _key(text: str) -> str:
     """Comparison key: width-folded, lower case, no spaces, quotes or trailing punctuation."""
     t = unicodedata.normalize("NFKC", text).lower()
-    t = re.sub(r"[\s\"'“”‘’「」『』]+", "", t)
+    t = re.sub(r"[\s\"'“”‘’「」『』\ue000-\uf8ff]+", "", t)
     return t.rstrip(".。,，:：;；!！?？…-_|")
 
 
@@ -163,6 +184,19 @@ def _part_bounds(title: str) -> list[tuple[int, int]]:
     if pos < len(title):
         bounds.append((pos, len(title)))
     return bounds or [(0, len(title))]
+
+
+def part_bounds(title: str) -> list[tuple[int, int]]:
+    """(start, end) of each part of a ``<title>``-like text between its separators (``_``, ``|``,
+    a spaced dash...; the whole text when it has none)."""
+    return _part_bounds(title)
+
+
+def site_name_metas(tree: lxml.html.HtmlElement) -> list[str]:
+    """The site names a page declares (``og:site_name``, ``application-name``, ``publisher``...)."""
+    names = _SITE_NAME_XPATH(tree)
+    assert isinstance(names, list)
+    return [str(n) for n in names]
 
 
 def _site_like(part: str, site_keys: set[str]) -> bool:
@@ -329,7 +363,7 @@ def choose_title(
     def vote(text: str, weight: float, kind: str, priority: int) -> None:
         text = _TRAILING_JUNK.sub("", _clean(text))
         k = _key(text)
-        if len(k) < _MIN_KEY_CHARS or len(text) > _MAX_TITLE_CHARS:
+        if len(k) < _MIN_KEY_CHARS or len(text) > _MAX_TITLE_CHARS or k in _NO_TITLE:
             return
         v = votes.setdefault(k, _Votes())
         if kind in v.kinds:  # one vote per source kind
@@ -353,7 +387,10 @@ def choose_title(
         text = _clean(text)
         if not text:
             return
-        bounds = _part_bounds(text)
+        # a placeholder part ("undefined_示例新闻网") is no headline: the title is the rest
+        bounds = [(a, b) for a, b in _part_bounds(text) if _key(text[a:b]) not in _NO_TITLE]
+        if not bounds:
+            return
         parts = [text[a:b] for a, b in bounds]
         widest = max(range(len(parts)), key=lambda i: _width(_key(parts[i])))  # the headline's
         lo, hi = 0, len(bounds)
@@ -437,4 +474,6 @@ def choose_title(
     # Among equals, a text the page declares (title, meta, JSON-LD, h1) beats a layout guess, and
     # a longer text beats a shorter one (a channel or site name is shorter than a headline).
     best_key = max(votes, key=lambda k: (votes[k].score, votes[k].kinds != {"lead"}, _width(k)))
-    return min(votes[best_key].forms)[1]
+    # the form that keeps a private-use character some sources dropped (a CMS's og:title)
+    return min(votes[best_key].forms,
+               key=lambda f: (-len(_PRIVATE_USE.findall(f[1])), f))[1]

@@ -753,6 +753,7 @@ class PortalSpider(scrapy.Spider):
             site=site.name,
             simhash=None,
             canonical_url=canonical_link(decoded.text, response.url),
+            source=article.source,
         )
 
     def on_error(self, failure: Failure) -> list[Request]:
