@@ -230,9 +230,13 @@ class NearDuplicatePipeline:
         :class:`~newscrawl.scheduling.waiting.CheckOrder`) is still unchecked, at most
         ``NEWSCRAWL_CHECK_ORDER_WAIT`` seconds. Returns the run id when the article has a place
         in the run's order (it is taken out of it once checked), else None."""
-        run_id = current_run(self.context.crawler)
+        crawler = self.context.crawler
+        run_id = current_run(crawler)
         if run_id is None or not isinstance(site, str) or not site:
             return None
+        sites = getattr(crawler.spider, "sites", None)
+        if isinstance(sites, dict) and len(sites) < 2:
+            return None  # one site: nothing to wait for (the spider gives no order numbers)
         deadline = time.monotonic() + self.config.order_wait
         waited = False
         while True:

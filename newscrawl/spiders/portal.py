@@ -446,14 +446,18 @@ class PortalSpider(scrapy.Spider):
             release = self.wait.take(run_id)
             if release is None:
                 break
-            first = self.order.reserve(run_id, len(release.links)) if release.links else 0
+            # order numbers carry the order into the near-duplicate check, where an article
+            # waits for other sites' earlier ones: with one site there are none
+            ordered = len(self.sites) > 1 and bool(release.links)
+            first = self.order.reserve(run_id, len(release.links)) if ordered else 0
             for number, link in enumerate(release.links, first):
                 site = self.sites.get(link.site)
                 if site is None:
                     self._inc("newscrawl/requests/unknown_site")
                     continue
                 request = self._request(link.url, site, RequestKind.ARTICLE, link.depth)
-                request.meta[ORDER] = number
+                if ordered:
+                    request.meta[ORDER] = number
                 engine.crawl(request)
             if self._stopping():
                 self.wait.abandon(run_id, release)  # queued again by the next run
