@@ -62,3 +62,5 @@ LISTED_DATE = "newscrawl_listed_date"
 #: An article request's place in the run's order (newscrawl/scheduling/waiting.py): the
 #: near-duplicate check takes it after other sites' articles of a lower number
 ORDER = "newscrawl_order"
+#: ... and its day (ordinal) when a day was all that was known of its date
+ORDER_DAY = "newscrawl_order_day"

@@ -41,6 +41,51 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["NEWSCRAWL_CACHE_DIR"] = _OWN_CACHE_DIR
 
 
+#: What starts a real crawl process (tests/crawlrun.py) or a demo: a test that uses one of them,
+#: itself or through a helper of its module, is marked ``slow``.
+_CRAWL_STARTERS = frozenset({"run_crawl", "start_crawl", "crawl_command", "Worker", "run_demo"})
+
+
+def _starts_crawls(code: Any, module: Any, depth: int = 0) -> bool:
+    names = set(code.co_names)
+    if names & _CRAWL_STARTERS:
+        return True
+    if depth >= 2:
+        return False
+    for name in names:
+        helper = getattr(module, name, None)
+        inner = getattr(helper, "__code__", None)
+        if inner is not None and getattr(helper, "__module__", None) == module.__name__ \
+                and _starts_crawls(inner, module, depth + 1):
+            return True
+    return any(_starts_crawls(const, module, depth) for const in code.co_consts
+               if hasattr(const, "co_names"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests that run real crawl processes ``slow``: ``pytest -m "not slow"`` is the
+    fast subset (CONTRIBUTING.md)."""
+    for item in items:
+        function = getattr(item, "function", None)
+        module = getattr(item, "module", None)
+        if function is None or module is None:
+            continue
+        fixtures = getattr(item, "fixturenames", ())
+        if _starts_crawls(function.__code__, module) or any(
+                _fixture_starts_crawls(item, name) for name in fixtures):
+            item.add_marker(pytest.mark.slow)
+
+
+def _fixture_starts_crawls(item: pytest.Item, name: str) -> bool:
+    """Whether the fixture ``name`` of ``item``'s module starts crawls."""
+    module = getattr(item, "module", None)
+    fixture = getattr(module, name, None)
+    wrapped = getattr(fixture, "__wrapped__", None) or getattr(fixture, "__pytest_wrapped__", None)
+    function = getattr(wrapped, "obj", wrapped)
+    code = getattr(function, "__code__", None)
+    return code is not None and _starts_crawls(code, module)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _OWN_CACHE_DIR is not None:
         os.environ.pop("NEWSCRAWL_CACHE_DIR", None)

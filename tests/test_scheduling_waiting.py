@@ -175,3 +175,32 @@ def test_an_article_waits_only_for_other_sites_earlier_ones(r: Any) -> None:
     assert order.turn("run1", "re", "http://re/last") == WAIT
     order.finished("run1", "src", ["http://src/late"])
     assert order.turn("run1", "re", "http://re/last") == GO
+
+
+def test_on_a_day_only_date_a_reprint_waits_for_the_other_sites_articles_of_that_day(
+        r: Any) -> None:
+    from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only
+
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    day = day_only(date_score(url_date("http://re/a/20261118/1.html")))
+    assert day is not None and day_only(UNDATED) is None
+    assert day_only(date_score(row_date("2026-11-18 10:20"))) is None  # a time is known
+    first = order.reserve("run1", 3)
+    # the reprinting site is ranked first: its reprint has the lower number
+    order.pending("run1", "re", "http://re/1", first, day)
+    order.pending("run1", "src", "http://src/1", first + 1, day)
+    order.pending("run1", "src", "http://src/2", first + 2, day + 1)
+    # the reprint names a source: it waits for src's article of its day, not yet arrived
+    assert order.turn("run1", "re", "http://re/1", names_source=True) == WAIT
+    # the original (names none) does not wait for a deferring reprint of its day
+    assert order.turn("run1", "src", "http://src/1") == GO
+    assert order.turn("run1", "re", "http://re/1", names_source=True) == WAIT  # still unchecked
+    order.finished("run1", "src", ["http://src/1"])
+    assert order.turn("run1", "re", "http://re/1", names_source=True) == GO
+    # a later day's article of src waits for the reprint, which is earlier
+    assert order.turn("run1", "src", "http://src/2") == WAIT
+    order.finished("run1", "re", ["http://re/1"])
+    assert order.turn("run1", "src", "http://src/2") == GO
+    order.finished("run1", "src", ["http://src/2"])
+    assert not [k for k in r.keys("t:portal:unchecked:*")]

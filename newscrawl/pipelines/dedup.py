@@ -225,7 +225,8 @@ class NearDuplicatePipeline:
             logger.warning("Cannot read the stored copy of %s: %s", match.doc_id, exc)
             return None
 
-    async def _wait_turn(self, site: Any, url: str) -> str | None:
+    async def _wait_turn(self, site: Any, url: str, *, names_source: bool = False
+                         ) -> str | None:
         """Wait until no article of another site queued before this one (the run's order,
         :class:`~newscrawl.scheduling.waiting.CheckOrder`) is still unchecked, at most
         ``NEWSCRAWL_CHECK_ORDER_WAIT`` seconds. Returns the run id when the article has a place
@@ -240,7 +241,9 @@ class NearDuplicatePipeline:
         deadline = time.monotonic() + self.config.order_wait
         waited = False
         while True:
-            turn = await self._redis(self.order.turn, run_id, site, url, what="article order")
+            turn, waiting_for = await self._redis(self.order.turn_why, run_id, site, url,
+                                                  names_source=names_source,
+                                                  what="article order")
             if turn == NOT_ORDERED:
                 return None
             if turn == GO:
@@ -248,8 +251,8 @@ class NearDuplicatePipeline:
             if time.monotonic() >= deadline:
                 self._inc("order_wait_expired")
                 logger.info("%s waited %.0f s for articles of other sites queued before it"
-                            " (NEWSCRAWL_CHECK_ORDER_WAIT): checked now", url,
-                            self.config.order_wait)
+                            " (NEWSCRAWL_CHECK_ORDER_WAIT), the last one %s: checked now", url,
+                            self.config.order_wait, waiting_for)
                 break
             waited = True
             await asyncio.sleep(ORDER_POLL_SECONDS)
@@ -274,7 +277,7 @@ class NearDuplicatePipeline:
         _set_simhash(adapter, fingerprint_hex(fp))
         self._inc("checked")
         site = adapter.get("site")
-        turn = await self._wait_turn(site, url)
+        turn = await self._wait_turn(site, url, names_source=bool(adapter.get("source")))
         try:
             # Retried while Redis is briefly away; safe to repeat (a retried add finds its URL).
             match = await self._redis(self.index.check_and_add, fp, url, sketch,

@@ -44,6 +44,7 @@ from newscrawl.formats import today
 from newscrawl.meta import (
     LEASE,
     ORDER,
+    ORDER_DAY,
     PAGE_FAILED,
     ROOT,
     RUN_KINDS,
@@ -569,7 +570,9 @@ class Scheduler(BaseScheduler):
             number = request.meta.get(ORDER)
             if isinstance(number, int) and isinstance(site, str) and self.order is not None:
                 try:
-                    self.order.pending(self.run.run_id, site, request.url, number)
+                    day = request.meta.get(ORDER_DAY)
+                    self.order.pending(self.run.run_id, site, request.url, number,
+                                       day if isinstance(day, int) else None)
                 except RedisUnavailable as exc:
                     self.stop_on_fault(exc)
             # "new": an article URL first queued in this run, not a retry or a redirect's hop

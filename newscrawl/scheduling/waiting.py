@@ -46,6 +46,7 @@ NOT_ORDERED = -1
 GO = 0
 WAIT = 1
 _TURN = load("turn.lua", constants=globals())
+_CHECKED = load("checked.lua", constants=globals())
 
 #: the score of a link whose date is not known: after every dated one
 UNDATED = 1e12
@@ -110,6 +111,13 @@ def row_date(text: str, today: date | None = None) -> ParsedDate | None:
                     clock = (hour, minute, 0)
             return ParsedDate(when, clock)
     return None
+
+
+def day_only(score: float) -> int | None:
+    """The day ordinal of a wait score that knew only the day (no time of day), else None."""
+    if score >= UNDATED or score % 86400:
+        return None
+    return int(score // 86400)
 
 
 def list_order(position: int) -> int:
@@ -275,7 +283,10 @@ class CheckOrder:
     order number (given as the waiting links are queued); an article is checked once no
     article of another site with a lower number is still unchecked (or after ``wait``
     seconds), so the original of a story is checked, and stored, before its reprints even when
-    their portals answer at different speeds."""
+    their portals answer at different speeds. Links whose only known date was a day tie with
+    every other site's of that day: there an article that names another outlet as its source
+    (a reprint) also waits for the other sites' articles of that day to reach the check, and
+    those naming none go first (turn.lua)."""
 
     def __init__(self, server: Any, keys: Any, retry: Any, *, ttl: int) -> None:
         self.server = server
@@ -283,9 +294,14 @@ class CheckOrder:
         self.retry = retry
         self.ttl = ttl
         self._turn = server.register_script(_TURN)
+        self._checked = server.register_script(_CHECKED)
 
     def _key(self, run_id: str) -> str:
         return str(self.keys(CRAWL_UNCHECKED, run=run_id))
+
+    def _keys(self, run_id: str) -> list[str]:
+        key = self._key(run_id)
+        return [key, key + ":days", key + ":arrived"]
 
     def reserve(self, run_id: str, count: int) -> int:
         """The first of ``count`` new order numbers of the run."""
@@ -299,14 +315,23 @@ class CheckOrder:
 
         return int(self.retry.call(incr, what="article order"))
 
-    def pending(self, run_id: str, site: str, url: str, number: int) -> None:
-        """An article link queued with its order number."""
-        key = self._key(run_id)
+    def pending(self, run_id: str, site: str, url: str, number: int,
+                day: int | None = None) -> None:
+        """An article link queued with its order number (and ``day``, the day ordinal when
+        that was all that was known of its date)."""
+        unchecked, days, arrived = self._keys(run_id)
+        member = f"{site}\n{url}"
 
         def add() -> None:
             pipe = self.server.pipeline(transaction=False)
-            pipe.zadd(key, {f"{site}\n{url}": number})
-            pipe.expire(key, self.ttl)
+            pipe.zadd(unchecked, {member: number})
+            pipe.expire(unchecked, self.ttl)
+            if day is not None:
+                pipe.hset(days, member, str(day))
+                pipe.expire(days, self.ttl)
+                pipe.zadd(f"{unchecked}:day:{day}", {member: number})
+                pipe.expire(f"{unchecked}:day:{day}", self.ttl)
+                pipe.expire(arrived, self.ttl)
             pipe.execute()
 
         self.retry.call(add, what="article order")
@@ -314,15 +339,28 @@ class CheckOrder:
     def finished(self, run_id: str, site: str, urls: Sequence[str]) -> None:
         """The articles ``urls`` of ``site`` went through the check (or will not reach it)."""
         if urls:
-            self.retry.call(self.server.zrem, self._key(run_id),
-                            *{f"{site}\n{url}" for url in urls}, what="article order")
+            self.retry.call(self._checked, keys=self._keys(run_id),
+                            args=sorted({f"{site}\n{url}" for url in urls}),
+                            what="article order")
 
-    def turn(self, run_id: str, site: str, url: str) -> int:
-        """:data:`NOT_ORDERED` (the article has no order number), :data:`WAIT` (an article of
-        another site with a lower number is unchecked) or :data:`GO`: one Lua call."""
-        return int(self.retry.call(self._turn, keys=[self._key(run_id)],
-                                   args=[f"{site}\n{url}", f"{site}\n"], what="article order"))
+    def turn(self, run_id: str, site: str, url: str, *, names_source: bool = False) -> int:
+        """:data:`NOT_ORDERED` (the article has no order number), :data:`WAIT` or :data:`GO`
+        (see the class docstring; ``names_source``: its page names another outlet as the
+        source of its text): one Lua call."""
+        return self.turn_why(run_id, site, url, names_source=names_source)[0]
 
+    def turn_why(self, run_id: str, site: str, url: str, *, names_source: bool = False
+                 ) -> tuple[int, str]:
+        """:meth:`turn`, and with :data:`WAIT` the article waited for (``<site> <url>``)."""
+        answer = self.retry.call(self._turn, keys=self._keys(run_id),
+                                 args=[f"{site}\n{url}", f"{site}\n",
+                                       "s" if names_source else "n"],
+                                 what="article order")
+        if isinstance(answer, list):
+            waited = answer[1]
+            text = waited.decode("utf-8", "replace") if isinstance(waited, bytes) else str(waited)
+            return int(answer[0]), text.replace("\n", " ", 1)
+        return int(answer), ""
 
 
 @dataclass(frozen=True)

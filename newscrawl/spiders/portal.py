@@ -68,6 +68,7 @@ from newscrawl.meta import (
     KNOWN,
     LISTED_DATE,
     ORDER,
+    ORDER_DAY,
     PAGE_AFTER,
     PAGE_FAILED,
     PAGE_NUMBER,
@@ -94,6 +95,7 @@ from newscrawl.scheduling.waiting import (
     PushedUrls,
     Waiting,
     date_score,
+    day_only,
     list_order,
     row_date,
     url_date,
@@ -458,6 +460,9 @@ class PortalSpider(scrapy.Spider):
                 request = self._request(link.url, site, RequestKind.ARTICLE, link.depth)
                 if ordered:
                     request.meta[ORDER] = number
+                    day = day_only(link.score)
+                    if day is not None:
+                        request.meta[ORDER_DAY] = day
                 engine.crawl(request)
             if self._stopping():
                 self.wait.abandon(run_id, release)  # queued again by the next run

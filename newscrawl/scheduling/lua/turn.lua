@@ -1,21 +1,39 @@
 -- Whether an article may go through the near-duplicate check now (the run's order).
--- KEYS: the run's unchecked set ("<site>\n<url>" scored by order number)
--- ARGV: the article's member, its site's member prefix ("<site>\n")
--- Returns NOT_ORDERED when the article has no order number, WAIT while an article of another
--- site with a lower number is unchecked, else GO.
+-- KEYS: the run's unchecked set ("<site>\n<url>" scored by order number), its days hash
+--       (member -> the day, for links whose only known date was a day), its arrived hash
+--       (member -> 's': it reached the check naming another outlet as its source, 'n': not)
+-- ARGV: the article's member, its site's member prefix ("<site>\n"), 's' or 'n'
+-- An article waits while an article of another site with a lower number is unchecked, except a
+-- same-day one that arrived naming a source (a reprint, deferring). An article naming a source
+-- whose date was a day also waits while another site's article of that day has not arrived, or
+-- arrived naming none (the original it may copy is published the same day).
+-- Returns NOT_ORDERED when the article has no order number, GO, or {WAIT, the member waited for}.
 local NOT_ORDERED = -1
 local GO = 0
 local WAIT = 1
-local number = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local member = ARGV[1]
+local number = redis.call('ZSCORE', KEYS[1], member)
 if not number then return NOT_ORDERED end
+redis.call('HSET', KEYS[3], member, ARGV[3])
+local day = redis.call('HGET', KEYS[2], member)
 local mine = ARGV[2]
+local function other(m) return string.sub(m, 1, #mine) ~= mine end
 local offset = 0
 while true do
   local rows = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. number, 'LIMIT', offset, 256)
-  if #rows == 0 then return GO end
-  for _, member in ipairs(rows) do
-    if string.sub(member, 1, #mine) ~= mine then return WAIT end
+  for _, m in ipairs(rows) do
+    if other(m) then
+      local deferring = day and redis.call('HGET', KEYS[2], m) == day
+        and redis.call('HGET', KEYS[3], m) == 's'
+      if not deferring then return {WAIT, m} end
+    end
   end
-  if #rows < 256 then return GO end
+  if #rows < 256 then break end
   offset = offset + #rows
 end
+if day and ARGV[3] == 's' then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[1] .. ':day:' .. day, 0, -1)) do
+    if other(m) and redis.call('HGET', KEYS[3], m) ~= 's' then return {WAIT, m} end
+  end
+end
+return GO
