@@ -6,6 +6,9 @@ Every per-site counter goes through :func:`site_stat` / :class:`SiteStats`::
                                           feed (the sources) or article
     newscrawl/sites/<name>/links/seen     article links on its source pages (distinct per page)
     newscrawl/sites/<name>/links/new      article requests queued (neither done nor queued yet)
+    newscrawl/sites/<name>/links/capped   article links of its sitemaps and feeds, not done
+                                          yet, that a cap (NEWSCRAWL_SITEMAP_MAX_ENTRIES,
+                                          ..._RUN_ENTRIES) left for the next run
     newscrawl/sites/<name>/stored         articles stored
     newscrawl/sites/<name>/near_duplicate articles dropped as near-duplicates
     newscrawl/sites/<name>/failed         pages that failed, each once, by page kind:
@@ -205,7 +208,10 @@ class SiteSummary:
             failed = f"{failed}; {causes}"
         return (
             f"Site {self.name}: pages fetched {pages}; article links seen"
-            f" {self.get('links/seen')}, new {self.get('links/new')}; stored {self.get('stored')},"
+            f" {self.get('links/seen')}, new {self.get('links/new')}"
+            + (f" ({self.get('links/capped')} left for the next run by the sitemap/feed caps)"
+               if self.get("links/capped") else "")
+            + f"; stored {self.get('stored')},"
             f" near-duplicates {self.get('near_duplicate')}, failed {self.get('failed')}"
             + (f" ({failed})" if failed else "")
         )
