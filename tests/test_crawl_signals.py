@@ -3,9 +3,10 @@ embedded Redis starting), while it crawls, and after ``Spider closed (finished)`
 worker exits 0 without a traceback, leaves no embedded redis-server and no temporary directory
 behind, and loses nothing: a last, uninterrupted run stores every article, each once.
 
-A real ``scrapy crawl portal`` on a tiny mock portal (articles answered 0.3 s late, so a run
-lasts a few seconds); the signal is sent at fixed delays after the process starts and at points
-read from its log. Each process gets a ``TMPDIR`` of its own, to see what it leaves there."""
+A real ``newscrawl crawl`` or ``scrapy crawl portal`` on a tiny mock portal (articles answered
+0.3 s late, so a run lasts a few seconds); the signal is sent the moment the process first
+catches signals, or at a line of its log (the DEBUG log: each phase of start-up names itself).
+Each process gets a ``TMPDIR`` of its own, to see what it leaves there."""
 
 from __future__ import annotations
 
@@ -24,19 +25,20 @@ from redisserver import wait_exited
 from newscrawl.redis._embedded import EMBEDDED_REGISTRY_NAME
 
 N_ARTICLES = 8
-#: (signal, when): seconds after the process first catches signals (``newscrawl crawl``: in its
-#: first imports), or a log line to wait for first (``scrapy crawl``)
-MOMENTS: list[tuple[signal.Signals, float | str]] = [
-    (signal.SIGTERM, 0.0),
-    (signal.SIGINT, 0.2),
-    (signal.SIGTERM, 0.5),
-    (signal.SIGINT, 0.9),
-    (signal.SIGTERM, 1.4),
-    (signal.SIGTERM, "Spider opened"),
-    (signal.SIGINT, "Crawled (200) <GET"),
-    (signal.SIGTERM, "Scraped from <200"),
-    (signal.SIGINT, "Spider closed (finished)"),
-    (signal.SIGTERM, "Spider closed (finished)"),
+#: (signal, when, command): when is "" for the first instant the process catches signals (in its
+#: first imports), else a log line to wait for; command ``newscrawl`` (``newscrawl crawl``, which
+#: holds signals from its first line) or ``scrapy`` (``scrapy crawl portal``).
+MOMENTS: list[tuple[signal.Signals, str, str]] = [
+    (signal.SIGTERM, "", "newscrawl"),  # importing Scrapy
+    (signal.SIGINT, "Using AsyncCrawlerProcess", "newscrawl"),  # settings read
+    (signal.SIGTERM, "Crawling 1 site(s)", "newscrawl"),  # the spider built, before the reactor
+    (signal.SIGINT, "Creating temporary redis directory", "newscrawl"),  # Redis starting
+    (signal.SIGTERM, "Using embedded Redis", "scrapy"),  # Redis up, spider opening
+    (signal.SIGTERM, "Spider opened", "scrapy"),
+    (signal.SIGINT, "Crawled (200) <GET", "scrapy"),  # crawling
+    (signal.SIGTERM, "Scraped from <200", "scrapy"),  # articles being stored
+    (signal.SIGINT, "Spider closed (finished)", "newscrawl"),  # the embedded Redis stopping
+    (signal.SIGTERM, "Spider closed (finished)", "scrapy"),
 ]
 
 
@@ -106,24 +108,23 @@ def newscrawl_crawl(tmp_path: Path, sites_path: Path, log: Path, tmp: Path) -> W
     return worker
 
 
-@pytest.mark.parametrize(("signum", "when"), MOMENTS,
-                         ids=[f"{s.name}-{w}" for s, w in MOMENTS])
+@pytest.mark.parametrize(("signum", "when", "command"), MOMENTS,
+                         ids=[f"{s.name}-{w or 'imports'}-{c}" for s, w, c in MOMENTS])
 def test_a_signal_at_any_moment(tmp_path: Path, portal: MockPortal, signum: signal.Signals,
-                                when: float | str) -> None:
+                                when: str, command: str) -> None:
     paths = build(portal)
     sites_path = sites(tmp_path, portal)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     log = tmp_path / "crawl.log"
-    if isinstance(when, float):  # start-up: `newscrawl crawl`, signals held from its first line
+    if command == "newscrawl":
         worker = newscrawl_crawl(tmp_path, sites_path, log, tmp)
-    else:  # `scrapy crawl`
+    else:
         worker = start_crawl(tmp_path, sites_path, *FAST, "LOG_LEVEL=DEBUG", log_path=log,
                              env={"TMPDIR": str(tmp)})
     try:
-        if isinstance(when, float):
+        if not when:
             assert wait_caught(worker.proc.pid, signum), worker.log()[-3000:]
-            time.sleep(when)
         else:
             assert wait_log(log, when, lambda: worker.proc.poll() is None), worker.log()[-3000:]
         worker.proc.send_signal(signum)
@@ -145,3 +146,31 @@ def test_a_signal_at_any_moment(tmp_path: Path, portal: MockPortal, signum: sign
     assert set(stored) == {portal.url(path) for path in paths}
     assert max(stored.values()) == 1
     assert list(tmp.iterdir()) == []
+
+
+def test_kill_9_of_a_crawl_stops_its_embedded_redis_within_seconds(
+        tmp_path: Path, portal: MockPortal) -> None:
+    paths = build(portal)
+    sites_path = sites(tmp_path, portal)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    log = tmp_path / "crawl.log"
+    worker = start_crawl(tmp_path, sites_path, *FAST, "LOG_LEVEL=DEBUG", log_path=log,
+                         env={"TMPDIR": str(tmp)})
+    try:
+        assert wait_log(log, "Scraped from <200", lambda: worker.proc.poll() is None), \
+            worker.log()[-3000:]
+        pidfile = json.loads((tmp_path / "data" / EMBEDDED_REGISTRY_NAME).read_text())["pidfile"]
+        server = int(Path(pidfile).read_text())
+    finally:
+        worker.kill()  # kill -9 of the crawl (and its process group)
+    assert wait_exited(server, 15), "the embedded redis-server outlived its killed crawl"
+    deadline = time.monotonic() + 5
+    while list(tmp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(tmp.iterdir()) == []
+    again = run_crawl(tmp_path, sites_path, *FAST, env={"TMPDIR": str(tmp)})
+    assert again.returncode == 0, again.log[-3000:]
+    stored = stored_urls(tmp_path)
+    assert set(stored) == {portal.url(path) for path in paths}
+    assert max(stored.values()) == 1
