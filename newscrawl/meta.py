@@ -45,6 +45,10 @@ PAGE_AFTER = "newscrawl_page_after"
 #: Set on the requests a spider yields from ``start()`` besides start pages (configured sitemaps
 #: and feeds): like start pages, only the worker that claimed the run schedules them.
 ROOT = "newscrawl_root"
+#: The date a sitemap or feed gives an article it lists (``<news:publication_date>`` or
+#: ``<lastmod>``, a feed entry's published or updated date), known before the page is fetched:
+#: an ISO 8601 string with its UTC offset; absent when the source gives none.
+LISTED_DATE = "newscrawl_listed_date"
 #: The scheduler's lease of a request in flight (per process, never queued).
 LEASE = "_newscrawl_lease"
 #: Set by the spider on a page it fetched but could not use (an article page without a body):

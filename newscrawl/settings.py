@@ -43,3 +43,10 @@ TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
 # NEWSCRAWL_SITES = "sites.toml"  # default: sites.toml in the working dir / next to scrapy.cfg
+
+# `scrapy crawl`: from here on, a SIGTERM/SIGINT before Scrapy's own handlers are installed (and
+# after they are gone) is held for the crawl command instead of killing the process half-way
+# (newscrawl/_signals.py). Lower-case: not a setting.
+from newscrawl._signals import hold_if_crawl as _hold_if_crawl  # noqa: E402
+
+_hold_if_crawl()

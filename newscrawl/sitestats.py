@@ -8,6 +8,9 @@ Every per-site counter goes through :func:`site_stat` / :class:`SiteStats`::
     newscrawl/sites/<name>/links/new      article requests queued (neither done nor queued yet);
                                           for the worker that claims a run, also the articles
                                           an earlier run queued and left (the run finishes them)
+    newscrawl/sites/<name>/links/capped   article links of its sitemaps and feeds, not done
+                                          yet, that a cap (NEWSCRAWL_SITEMAP_MAX_ENTRIES,
+                                          ..._RUN_ENTRIES) left for the next run
     newscrawl/sites/<name>/stored         articles stored
     newscrawl/sites/<name>/near_duplicate articles dropped (not stored) as near-duplicates of
                                           a stored copy published no later
@@ -305,7 +308,10 @@ class SiteSummary:
             failed = f"{failed}; {causes}"
         return (
             f"Site {self.name}: pages fetched {pages}; article links seen"
-            f" {self.get('links/seen')}, new {self.get('links/new')}; stored {self.get('stored')},"
+            f" {self.get('links/seen')}, new {self.get('links/new')}"
+            + (f" ({self.get('links/capped')} left for the next run by the sitemap/feed caps)"
+               if self.get("links/capped") else "")
+            + f"; stored {self.get('stored')},"
             f" near-duplicates dropped (not stored) {self.get('near_duplicate')}"
             + (f", originals met after their copy (not stored) {self.get('late_original')}"
                if self.get("late_original") else "")

@@ -11,13 +11,16 @@
   where lxml's recovery mode silently cuts such a link to ``?a=1=2``.
 
 Bounds: one document is at most ``max_bytes`` once unpacked; of its article URLs the
-``max_entries`` newest are kept (by ``<lastmod>``, or a feed entry's published/updated date;
-undated ones after dated ones, in document order), the number left out is ``capped``. Sitemaps
-are read as a stream (lxml ``iterparse``, each entry cleared once read); so is a large feed that
-is well-formed UTF-8 RSS 2.0 or Atom 1.0 (:func:`_large_clean_feed`, which gives up on anything
-it cannot read as feedparser would); any other large feed is given to feedparser in batches of
-:data:`FEED_BATCH_ENTRIES` entries, so what it builds per entry never exists for the whole
-document at once. ``should_stop`` is asked between entries and batches: when
+``max_entries`` newest are kept (by ``<news:publication_date>`` or ``<lastmod>``, or a feed
+entry's published/updated date; undated ones after dated ones, in document order), the number
+left out is ``capped``. The caller's ``select`` (the site's rules: the spider passes its
+``article_url``, allowed domains, canonical form and done records) sees every entry before the
+cap, in batches of :data:`SELECT_BATCH`, so the cap counts only the entries the caller wants.
+Sitemaps are read as a stream (lxml ``iterparse``, each entry cleared once read); so is a large
+feed that is well-formed UTF-8 RSS 2.0 or Atom 1.0 (:func:`_large_clean_feed`, which gives up
+on anything it cannot read as feedparser would); any other large feed is given to feedparser
+in batches of :data:`FEED_BATCH_ENTRIES` entries, so what it builds per entry never exists for
+the whole document at once. ``should_stop`` is asked between entries and batches: when
 it says True, :class:`SourceError` ``stopped`` ends the parse within one batch (a crawl that is
 stopping). The parsers run in a worker thread of the crawl (newscrawl/spiders/portal.py).
 
@@ -59,10 +62,21 @@ _HTML_START = re.compile(
 _BENIGN_FEED_ERRORS = frozenset({"NonXMLContentType", "CharacterEncodingOverride"})
 #: Feed entries parsed by one feedparser call: a larger feed is parsed in batches of this many.
 FEED_BATCH_ENTRIES = 500
+#: Entries handed to ``select`` at once (one done-records round trip each in the crawl).
+SELECT_BATCH = 1000
 #: ``should_stop`` is asked every this many sitemap entries.
 _STOP_CHECK_EVERY = 1000
 _FEED_ENTRY_START = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(?:item|entry)[\s>/]")
 _FEED_ENTRY_END = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?(?:item|entry)\s*>")
+
+
+#: A listed entry: its absolute URL and the date the document gives it (aware), or None.
+Entry = tuple[str, "datetime | None"]
+#: The caller's filter, applied before any cap: for each entry of a batch (document order),
+#: the entry to keep (its URL may be rewritten, e.g. to its canonical form) or, for one it does
+#: not want, a short reason (counted in :attr:`SourceDocument.rejected`). It may be called again
+#: for the same entries (a feed the fast path gives up on is read again), so it keeps no state.
+Select = Callable[[list[Entry]], list["Entry | str"]]
 
 
 class SourceError(ValueError):
@@ -105,9 +119,14 @@ class SourceDocument:
     """What a sitemap or feed lists.
 
     ``kind`` is ``urlset``, ``sitemapindex`` or ``feed``; ``urls`` are absolute (relative links
-    resolved against the document URL), in document order; ``children`` are the child sitemaps
-    of an index as (url, lastmod or None); ``error`` the first XML error the parser recovered
-    from, None for a clean document; ``capped`` the URLs left out by ``max_entries``.
+    resolved against the document URL), in document order; ``entries`` the same URLs with the
+    date the document gives each (a sitemap's ``<news:publication_date>`` or else its
+    ``<lastmod>``, a feed entry's published or else updated date; an aware datetime, or None);
+    ``children`` are the child sitemaps of an index as (url, lastmod or None); ``error`` the
+    first XML error the parser recovered from, None for a clean document; ``listed`` the article
+    entries read, ``wanted`` the distinct ones ``select`` kept (all of them without one),
+    ``rejected`` the reasons ``select`` gave for the others (reason -> count), ``capped`` the
+    wanted ones left out by ``max_entries``.
     """
 
     kind: str
@@ -115,31 +134,74 @@ class SourceDocument:
     children: list[tuple[str, datetime | None]] = field(default_factory=list)
     error: str | None = None
     capped: int = 0
+    entries: list[Entry] = field(default_factory=list)
+    listed: int = 0
+    wanted: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+
+    def keep(self, newest: _Newest) -> None:
+        """Take the entries and counts of ``newest`` (its pending batch selected first)."""
+        self.entries = newest.entries()
+        self.urls = [url for url, _ in self.entries]
+        self.capped, self.listed, self.wanted = newest.left_out, newest.listed, newest.seen
+        self.rejected = dict(newest.rejected)
 
 
 class _Newest:
-    """The ``limit`` newest of the URLs added (dated before undated, then document order),
-    kept in a heap of at most ``limit`` entries."""
+    """The ``limit`` newest of the URLs added that ``select`` wants (dated before undated, then
+    document order), kept in a heap of at most ``limit`` entries. Added entries wait in a batch
+    of up to :data:`SELECT_BATCH` for ``select``."""
 
     _OLDEST = datetime.min.replace(tzinfo=UTC)
 
-    def __init__(self, limit: int | None) -> None:
+    def __init__(self, limit: int | None, select: Select | None = None) -> None:
         self.limit = limit
-        self.heap: list[tuple[bool, datetime, int, str]] = []
-        self.seen = 0
+        self.select = select
+        self.heap: list[tuple[bool, datetime, int, str, datetime | None]] = []
+        self.seen = 0  # wanted entries (after select, each URL once)
+        self.listed = 0  # entries added
+        self.rejected: dict[str, int] = {}
+        self._batch: list[Entry] = []
+        self._wanted: set[str] = set()  # with select: the URLs kept so far (each once)
 
     def add(self, url: str, when: datetime | None) -> None:
+        self.listed += 1
+        if self.select is None:
+            self._keep(url, when)
+            return
+        self._batch.append((url, when))
+        if len(self._batch) >= SELECT_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Give the pending batch to ``select`` and keep what it wants."""
+        batch, self._batch = self._batch, []
+        if not batch or self.select is None:
+            return
+        for verdict in self.select(batch):
+            if isinstance(verdict, str):
+                self.rejected[verdict] = self.rejected.get(verdict, 0) + 1
+            elif verdict[0] not in self._wanted:
+                self._wanted.add(verdict[0])
+                self._keep(*verdict)
+
+    def _keep(self, url: str, when: datetime | None) -> None:
         # the heap's smallest is the one to drop first: undated, oldest, latest in the document
-        entry = (when is not None, when or self._OLDEST, -self.seen, url)
+        entry = (when is not None, when or self._OLDEST, -self.seen, url, when)
         self.seen += 1
         if self.limit is None or len(self.heap) < self.limit:
             heapq.heappush(self.heap, entry)
-        elif self.heap and entry > self.heap[0]:
+        elif self.heap and entry[:4] > self.heap[0][:4]:
             heapq.heapreplace(self.heap, entry)
+
+    def entries(self) -> list[Entry]:
+        """The kept entries in document order (the pending batch selected first)."""
+        self.flush()
+        return [(e[3], e[4]) for e in sorted(self.heap, key=lambda e: -e[2])]
 
     def urls(self) -> list[str]:
         """The kept URLs in document order."""
-        return [url for *_, url in sorted(self.heap, key=lambda e: -e[2])]
+        return [url for url, _ in self.entries()]
 
     @property
     def left_out(self) -> int:
@@ -181,10 +243,11 @@ def _lastmod(value: Any) -> datetime | None:
 
 def parse_sitemap(body: bytes, url: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
                   content_type: str = "", max_entries: int | None = None,
-                  should_stop: Callable[[], bool] | None = None) -> SourceDocument:
-    """Read a sitemap (or a feed served as one); :class:`SourceError` when unusable."""
+                  should_stop: Callable[[], bool] | None = None,
+                  select: Select | None = None) -> SourceDocument:
+    """Read a sitemap (or a feed served as one); :class:`SourceError` when unusable.
+    ``select`` filters the article entries before ``max_entries`` is applied."""
     from lxml.etree import XMLSyntaxError
-    from scrapy.utils.sitemap import Sitemap
 
     data = unpack(body, max_bytes)
     if not data.strip():
@@ -192,18 +255,18 @@ def parse_sitemap(body: bytes, url: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
     if _HTML_START.match(data[:4096]):
         raise SourceError("not_xml", "an HTML page, not XML")
     try:
-        sitemap = Sitemap(data)
+        sitemap = _sitemap_class()(data)
     except (XMLSyntaxError, StopIteration) as exc:
         raise SourceError("not_xml", f"not XML ({str(exc) or 'no root element'})") from None
     root = sitemap.type.lower()
     if root in _FEED_ROOTS:
         return parse_feed(data, url, content_type=content_type, max_bytes=max_bytes,
-                          max_entries=max_entries, should_stop=should_stop)
+                          max_entries=max_entries, should_stop=should_stop, select=select)
     if root not in ("urlset", "sitemapindex"):
         raise SourceError("not_xml" if root == "html" else "not_sitemap",
                           f"root element <{sitemap.type}> is not <urlset> or <sitemapindex>")
     doc = SourceDocument(kind=root)
-    newest = _Newest(max_entries)
+    newest = _Newest(max_entries, select)
     for count, entry in enumerate(_entries(sitemap), 1):
         if count % _STOP_CHECK_EVERY == 0:
             _stopped(should_stop)
@@ -214,16 +277,44 @@ def parse_sitemap(body: bytes, url: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
         if root == "sitemapindex":
             doc.children.append((loc, _lastmod(entry.get("lastmod"))))
         else:
-            newest.add(loc, _lastmod(entry.get("lastmod")))
-    doc.urls, doc.capped = newest.urls(), newest.left_out
+            newest.add(loc, _lastmod(entry.get("publication_date"))
+                       or _lastmod(entry.get("lastmod")))
+    doc.keep(newest)
     log = getattr(sitemap.xmliter, "error_log", None)
     errors = log.filter_from_errors() if log is not None else None  # not mere warnings
     if errors:
         first = errors[0]
         doc.error = f"line {first.line}: {first.message}"
-        if not newest.seen and not doc.children:  # (a cap may have left no URL: not this)
+        if not newest.listed and not doc.children:  # (a cap may have left no URL: not this)
             raise SourceError("malformed", f"XML errors and no entry read ({doc.error})")
     return doc
+
+
+_SITEMAP_CLASS: Any = None
+
+
+def _sitemap_class() -> Any:
+    """Scrapy's :class:`~scrapy.utils.sitemap.Sitemap`, also reading a Google News entry's
+    ``<news:news><news:publication_date>`` (Scrapy keeps only an entry's direct children)."""
+    global _SITEMAP_CLASS
+    if _SITEMAP_CLASS is None:
+        from scrapy.utils.sitemap import Sitemap
+
+        class NewsSitemap(Sitemap):
+            __slots__ = ()
+
+            def _process_sitemap_element(self, elem: Any) -> dict[str, Any] | None:
+                published = next(
+                    (str(grand.text).strip() for child in elem
+                     if self._get_tag_name(child) == "news" for grand in child
+                     if self._get_tag_name(grand) == "publication_date" and grand.text), None)
+                entry: dict[str, Any] | None = super()._process_sitemap_element(elem)
+                if entry is not None and published:
+                    entry["publication_date"] = published
+                return entry
+
+        _SITEMAP_CLASS = NewsSitemap
+    return _SITEMAP_CLASS
 
 
 def _entries(sitemap: Any) -> Iterator[dict[str, Any]]:
@@ -384,8 +475,10 @@ def _entry_date(entry: Any) -> datetime | None:
 
 def parse_feed(body: bytes, url: str, *, content_type: str = "",
                max_bytes: int = DEFAULT_MAX_BYTES, max_entries: int | None = None,
-               should_stop: Callable[[], bool] | None = None) -> SourceDocument:
-    """Read an RSS or Atom feed: the link of each entry; :class:`SourceError` when unusable."""
+               should_stop: Callable[[], bool] | None = None,
+               select: Select | None = None) -> SourceDocument:
+    """Read an RSS or Atom feed: the link of each entry; :class:`SourceError` when unusable.
+    ``select`` filters the entries before ``max_entries`` is applied."""
     data = unpack(body, max_bytes)
     if not data.strip():
         raise SourceError("not_xml", "empty document")
@@ -394,10 +487,12 @@ def parse_feed(body: bytes, url: str, *, content_type: str = "",
     headers = {"content-location": url}
     if content_type:
         headers["content-type"] = content_type
-    newest = _Newest(max_entries)
+    newest = _Newest(max_entries, select)
     if _large_clean_feed(data, content_type, url, newest, should_stop):
-        return SourceDocument(kind="feed", urls=newest.urls(), capped=newest.left_out)
-    newest = _Newest(max_entries)  # the fast path gave up: start over with feedparser
+        fast = SourceDocument(kind="feed")
+        fast.keep(newest)
+        return fast
+    newest = _Newest(max_entries, select)  # the fast path gave up: start over with feedparser
     doc: SourceDocument | None = None
     for part in _feed_batches(data, FEED_BATCH_ENTRIES):
         _stopped(should_stop)
@@ -413,7 +508,7 @@ def parse_feed(body: bytes, url: str, *, content_type: str = "",
         elif doc.error is None:
             doc.error = read.error
     assert doc is not None
-    doc.urls, doc.capped = newest.urls(), newest.left_out
+    doc.keep(newest)
     return doc
 
 

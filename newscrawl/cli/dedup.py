@@ -13,6 +13,10 @@ object is printed, in input order::
 
 plus ``"reason"`` when there is no fingerprint (``too_short``, ``empty``) or when the document is
 already in the index under its own key (``already_indexed``: a second run over the same files).
+A line whose ``id``, ``url``, ``title`` or ``text`` holds text that cannot be encoded (a lone
+surrogate, which a ``"\\udfff"`` escape gives) is a bad line: named on stderr and counted like the
+others (exit 1), and its output line says ``"reason": "unencodable"`` (its ``id`` printed with
+JSON escapes); it never reaches Redis, and every other line's output is as without it.
 The index keys a document by its ``url`` when given, else by its ``id``. Near-duplicates go to the
 duplicate log as in the crawl. ``--dry-run`` checks against the index as it is, adding and
 recording nothing; its output is a real run's (``already_indexed`` included). Documents are sent
@@ -41,6 +45,7 @@ from newscrawl.cli._common import (
     CliError,
     JsonLines,
     Progress,
+    encodable,
     file_error,
     hamming_distance,
     hex_or_none,
@@ -79,7 +84,20 @@ def _docs(lines: JsonLines) -> Iterator[_Doc]:
             lines.reject(f"{where}: expected an 'id' (string or number) or a 'url'")
             continue
         key = url if url else str(ident)
+        field = next((name for name in ("id", "url", "title", "text")
+                      if not encodable(obj.get(name))), None)
+        if field is not None:
+            lines.reject(f"{where}: unencodable: {field!r} holds text that cannot be encoded as"
+                         " UTF-8 (a lone surrogate, e.g. from a \\udfff escape)")
+            unusable = _Doc(ident, key, "", None, where)
+            unusable.reason = UNENCODABLE
+            yield unusable
+            continue
         yield _Doc(ident, key, obj["text"], obj.get("title"), where)
+
+
+#: The reason of a document with text that cannot be encoded: not analysed, never sent to Redis.
+UNENCODABLE = "unencodable"
 
 
 class _Stopped(Exception):
@@ -195,7 +213,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 assert not isinstance(match, Exception)
                 if d.fingerprint is None:
                     out["reason"] = d.reason
-                    counts["no_fingerprint"] += 1
+                    counts["no_fingerprint"] += d.reason != UNENCODABLE
                 elif match is not None and match.doc_id == d.key:  # also with --dry-run
                     out["reason"] = "already_indexed"
                 elif match is not None:
@@ -239,9 +257,10 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 batch: list[_Doc] = []
                 try:
                     for doc in _docs(lines):
-                        analysis = decision.analyze(doc.text)
-                        doc.fingerprint, doc.sketch = analysis.fingerprint, analysis.sketch
-                        doc.reason = analysis.reason
+                        if doc.reason is None:  # (unencodable: not analysed)
+                            analysis = decision.analyze(doc.text)
+                            doc.fingerprint, doc.sketch = analysis.fingerprint, analysis.sketch
+                            doc.reason = analysis.reason
                         doc.text = ""  # not kept in memory until the batch is sent
                         batch.append(doc)
                         if len(batch) >= args.batch:

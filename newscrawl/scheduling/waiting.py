@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.extract.dates import ParsedDate, date_from_text, date_from_url
@@ -48,6 +48,8 @@ WAIT = 1
 _TURN = load("turn.lua", constants=globals())
 _CHECKED = load("checked.lua", constants=globals())
 
+#: the zone a time with an offset is compared in (the one Chinese portals print in their lists)
+CST = timezone(timedelta(hours=8))
 #: the score of a link whose date is not known: after every dated one
 UNDATED = 1e12
 #: list order values are below this (see :func:`list_order`)
@@ -59,14 +61,20 @@ BATCH = 1000
 
 
 def date_score(when: datetime | date | ParsedDate | None) -> float:
-    """The wait score of a link published at ``when`` (as printed: an offset is not applied, a
-    date without a time of day counts from the start of its day); :data:`UNDATED` for None."""
+    """The wait score of a link published at ``when``: seconds of its wall-clock time (a time
+    with an offset in China Standard Time, one without as printed; a date without a time of
+    day from the start of its day); :data:`UNDATED` for None."""
     if when is None:
         return UNDATED
     if isinstance(when, ParsedDate):
-        secs = 0 if when.time is None else when.time[0] * 3600 + when.time[1] * 60 + when.time[2]
-        return float(when.day.toordinal() * 86400 + secs)
+        if when.time is None:
+            return float(when.day.toordinal() * 86400)
+        when = datetime(when.day.year, when.day.month, when.day.day, *when.time, tzinfo=when.tz)
     if isinstance(when, datetime):
+        if when.tzinfo is not None:
+            # a time with a zone (a sitemap's, a feed's) as the wall clock list rows of Chinese
+            # portals print (China Standard Time)
+            when = when.astimezone(CST).replace(tzinfo=None)
         return float(when.date().toordinal() * 86400
                      + when.hour * 3600 + when.minute * 60 + when.second)
     return float(when.toordinal() * 86400)

@@ -20,9 +20,11 @@ yielded nothing, and exit code 4 when no source page of any site could be fetche
 Sitemaps (``sitemap_urls``, also through robots.txt) and feeds (``feed_urls``) are read on every
 run too (request kinds ``sitemap`` and ``feed``); the article URLs they list become article
 requests (:mod:`newscrawl.sources` reads the documents, in a worker thread one at a time, so the
-reactor goes on while a large one is parsed; at most ``NEWSCRAWL_SITEMAP_MAX_ENTRIES`` URLs per
-document and ``NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES`` per site and run, the newest; nothing more is
-parsed or queued once the crawl is stopping). Every article URL is canonicalized
+reactor goes on while a large one is parsed; the site's rules and done records are applied to
+the entries first, then at most ``NEWSCRAWL_SITEMAP_MAX_ENTRIES`` URLs per document and
+``NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES`` per site and run are taken, the newest, and what a cap
+leaves out is logged and left for the next run; nothing more is parsed or queued once the crawl
+is stopping). Every article URL is canonicalized
 (:mod:`newscrawl.urls`) before it is requested, so one article is fetched and stored once.
 """
 
@@ -103,6 +105,8 @@ from newscrawl.scheduling.waiting import (
 from newscrawl.sites import Site, SitesError, default_sites_path, load_sites, quote_regex
 from newscrawl.sitestats import SiteStats, run_outcome
 from newscrawl.sources import (
+    Entry,
+    Select,
     SourceDocument,
     SourceError,
     SourcesConfig,
@@ -962,7 +966,7 @@ class PortalSpider(scrapy.Spider):
             for request in self._children(response, site, doc):
                 yield request
         else:
-            async for request in self._queue_listed(site, RequestKind.SITEMAP, doc.urls):
+            async for request in self._queue_listed(site, RequestKind.SITEMAP, doc.entries):
                 yield request
 
     def _stopping(self) -> bool:
@@ -973,8 +977,11 @@ class PortalSpider(scrapy.Spider):
     async def _parse_source(self, site: Site, kind: RequestKind, response: Response,
                             parse: Callable[..., SourceDocument]) -> SourceDocument | None:
         """``parse`` (parse_sitemap or parse_feed) of the response, in a worker thread while
-        no other source is parsed; its caps counted and logged. None when unusable."""
+        no other source is parsed; the site's rules and done records applied to its entries
+        before the caps (:meth:`_selector`); what a cap still cuts counted and logged at WARNING.
+        None when unusable."""
         config = self.sources_config
+        select = self._selector(site)
         await maybe_deferred_to_future(self._parse_lock.acquire())
         try:
             budget = self._source_budget.setdefault(site.name, config.max_run_entries)
@@ -982,7 +989,7 @@ class PortalSpider(scrapy.Spider):
             doc = await maybe_deferred_to_future(deferToThread(
                 parse, response.body, response.url, max_bytes=config.max_bytes,
                 content_type=self._content_type(response), max_entries=limit,
-                should_stop=self._stopping))
+                should_stop=self._stopping, select=select))
             self._source_budget[site.name] = budget - len(doc.urls)
         except SourceError as exc:
             if exc.reason == "stopped":
@@ -995,30 +1002,72 @@ class PortalSpider(scrapy.Spider):
         finally:
             self._parse_lock.release()
         self._read(site, kind, response, doc)
+        plural = _PLURAL[kind]
+        for reason, count in doc.rejected.items():
+            self._inc(f"newscrawl/{plural}/{reason}", count)
+        self._inc("newscrawl/links/article", doc.wanted)
+        self.site_stats.inc(site.name, "links", "seen", count=doc.wanted)
         if doc.capped:
-            plural = _PLURAL[kind]
             by_run = limit < config.max_entries
             self._inc(f"newscrawl/{plural}/{'run_capped' if by_run else 'entries_capped'}",
                       doc.capped)
+            self.site_stats.inc(site.name, "links", "capped", count=doc.capped)
             if not by_run:
-                logger.info("Site %s: %s %s lists %d article URLs; taking the %d newest"
-                            " (NEWSCRAWL_SITEMAP_MAX_ENTRIES)", site.name, kind, response.url,
-                            doc.capped + len(doc.urls), len(doc.urls))
+                logger.warning(
+                    "Site %s: %s %s lists %d article URLs not fetched yet; taking the %d newest,"
+                    " %d are left for the next run (NEWSCRAWL_SITEMAP_MAX_ENTRIES)", site.name,
+                    kind, response.url, doc.wanted, len(doc.urls), doc.capped)
             elif site.name not in self._warned_run_cap:
                 self._warned_run_cap.add(site.name)
-                logger.info("Site %s: %d article URLs taken from its sitemaps and feeds in this"
-                            " run; the rest are left out (NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES)",
-                            site.name, config.max_run_entries)
+                logger.warning(
+                    "Site %s: %d article URLs taken from its sitemaps and feeds in this run; %d"
+                    " more not fetched yet are left for the next run (the summary counts them"
+                    " all; NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES)", site.name,
+                    config.max_run_entries, doc.capped)
         return doc
 
-    async def _queue_listed(self, site: Site, kind: RequestKind, urls: list[str]
+    def _selector(self, site: Site) -> Select:
+        """The site's rules for the entries of its sitemaps and feeds, applied before the caps
+        (in the parser's worker thread): within ``allowed_domains``, matching ``article_url``
+        (canonical form), not done yet (one done-records round trip per batch). Each entry is
+        kept canonical, or gets the reason it is left out (``offsite``, ``invalid``,
+        ``not_article``, ``done``)."""
+        walks = self.walks  # built here, on the reactor thread
+
+        def select(batch: list[Entry]) -> list[Entry | str]:
+            verdicts: list[Entry | str] = []
+            candidates: list[tuple[int, Request]] = []
+            for url, when in batch:
+                try:
+                    if not site.allows(url):
+                        verdicts.append("offsite")
+                        continue
+                    article = site.article_link(url, listed=True)
+                    if article is None:
+                        verdicts.append("not_article")
+                        continue
+                    request = self._request(article, site, RequestKind.ARTICLE, 1)
+                except ValueError:
+                    verdicts.append("invalid")
+                    continue
+                candidates.append((len(verdicts), request))
+                verdicts.append((article, when))
+            done = walks.done([request for _, request in candidates]) if candidates else []
+            for (index, _), is_done in zip(candidates, done, strict=True):
+                if is_done:
+                    verdicts[index] = "done"
+            return verdicts
+
+        return select
+
+    async def _queue_listed(self, site: Site, kind: RequestKind, entries: list[Entry]
                             ) -> AsyncIterator[Request]:
         """:meth:`_listed`, :data:`SOURCE_REQUESTS_PER_TURN` at a time, back to the reactor
-        between them, and no more once the crawl is stopping: the done ones go to the scheduler
-        (it counts and drops them), the others wait for the end of the run's discovery with the
-        date the document gives them (:meth:`_articles`)."""
+        between them, and no more once the crawl is stopping: they wait for the end of the
+        run's discovery with the date the document gives them (:meth:`_articles`; the done ones
+        were left out when the document was read)."""
         batch: list[tuple[int, Request]] = []
-        listed = list(self._listed(site, kind, urls))
+        listed = list(self._listed(site, kind, entries))
         for number, request in enumerate(listed, 1):
             batch.append((len(listed) - number, request))
             if len(batch) < SOURCE_REQUESTS_PER_TURN and number < len(listed):
@@ -1027,7 +1076,7 @@ class PortalSpider(scrapy.Spider):
                 self._inc(f"newscrawl/{_PLURAL[kind]}/stopped")
                 return
             requests = [r for _, r in batch]
-            done = self.walks.done(requests)
+            done = [False] * len(requests)  # the done ones were left out already
             found = [(_listed_date(r), where) for where, r in batch]
             batch = []
             for request in self._articles(site, requests, done, found):
@@ -1092,34 +1141,20 @@ class PortalSpider(scrapy.Spider):
         doc = await self._parse_source(site, RequestKind.FEED, response, parse_feed)
         if doc is None:
             return
-        async for request in self._queue_listed(site, RequestKind.FEED, doc.urls):
+        async for request in self._queue_listed(site, RequestKind.FEED, doc.entries):
             yield request
 
-    def _listed(self, site: Site, kind: str, urls: list[str]) -> Iterator[Request]:
-        """Article requests for the URLs a sitemap or feed lists: within ``allowed_domains``,
-        matching ``article_url`` when the site has one, canonicalized, each once."""
+    def _listed(self, site: Site, kind: str, entries: list[Entry]) -> Iterator[Request]:
+        """Article requests for the entries a sitemap or feed lists, as :meth:`_selector` kept
+        them (canonical, each once); the date the source gives each is in the request's meta
+        :data:`~newscrawl.meta.LISTED_DATE`."""
         plural = _PLURAL[kind]
-        seen: set[str] = set()
-        for url in urls:
+        for url, when in entries:
             try:
-                if not site.allows(url):
-                    self._inc(f"newscrawl/{plural}/offsite")
-                    continue
-                article = site.article_link(url, listed=True)
+                request = self._request(url, site, RequestKind.ARTICLE, 1)
             except ValueError:
                 self._inc(f"newscrawl/{plural}/invalid")
                 continue
-            if article is None:
-                self._inc(f"newscrawl/{plural}/not_article")
-                continue
-            if article in seen:
-                continue
-            seen.add(article)
-            self._inc("newscrawl/links/article")
-            self.site_stats.inc(site.name, "links", "seen")
-            try:
-                request = self._request(article, site, RequestKind.ARTICLE, 1)
-            except ValueError:
-                self._inc(f"newscrawl/{plural}/invalid")
-                continue
+            if when is not None:
+                request.meta[LISTED_DATE] = when.isoformat()
             yield request

@@ -1,0 +1,28 @@
+"""The ``newscrawl`` console script: ``newscrawl crawl ...`` is ``scrapy crawl portal ...`` with
+SIGTERM and SIGINT handled from the first instant (newscrawl/_signals.py), before Scrapy's
+imports; every other command is the ``newscrawl`` command of newscrawl/cli."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["crawl"]:
+        from newscrawl import _signals
+
+        _signals.hold()
+        import os
+
+        os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "newscrawl.settings")
+        from scrapy.cmdline import execute
+
+        execute(["scrapy", "crawl", "portal", *sys.argv[2:]])  # exits with the crawl's code
+        return 0
+    from newscrawl.cli import main as cli_main
+
+    return cli_main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
