@@ -1,15 +1,28 @@
 """newscrawl against the crawlers it replaces, on one local portal built from dev corpus text.
 
     python benchmarks/bench_peers.py --corpus CORPUS/dev [--articles 400] [--rounds 2]
-        [--latency-ms 0] [--only A --only C] [--json OUT]
+        [--latency-ms 0] [--portal third --portal none --portal all] [--byline-share F]
+        [--editor-line yes|no] [--chrome-kb 22-34] [--only A --only C] [--json OUT]
 
-The portal (stdlib http.server on 127.0.0.1) serves ``--articles`` article pages of 25-43 KB:
+A portal (stdlib http.server on 127.0.0.1) serves ``--articles`` article pages of 25-43 KB:
 the text of a dev corpus article (THUCNews dev500, the SogouCS sample, the long texts of the Sohu
-2021 short-long file; near-duplicates among them left out) inside portal chrome (inline scripts,
-a channel bar, headline sidebars, a footer), plus ``--reprint-share`` (10 %) reprints of earlier
-articles (another headline, a source line, an editor line, half-width commas in the first
-paragraph), behind list pages of 50 links. Variants, each a real crawl in its own process with
-``CONCURRENT_REQUESTS=16``, 16 per domain, AutoThrottle off:
+2021 short-long file; near-duplicates among them left out) inside ``--chrome-kb`` of portal
+chrome (inline scripts, a channel bar, headline sidebars, a footer), a date line with a source,
+plus ``--reprint-share`` (10 %) reprints of earlier articles (another headline, a source line, an
+editor line, half-width commas in the first paragraph), behind list pages of 50 links. The portal
+kinds (``--portal``, each crawled in turn; all three by default), which cost extraction
+differently:
+
+* ``third``: a byline (``作者：``) on a third of the pages, an editor line on reprints only;
+* ``none``: no byline, an editor line (``责任编辑``) at the end of every page;
+* ``all``: a byline and an editor line on every page.
+
+``--byline-share`` and ``--editor-line`` override the kinds' own. With more than one portal the
+last table is the **worst portal** per variant: the least paired pages/s ratio and the most
+paired CPU ratio over the portals (quote that one, not the best portal's).
+
+Variants, each a real crawl in its own process with ``CONCURRENT_REQUESTS=16``, 16 per domain,
+AutoThrottle off:
 
 * **A** plain Scrapy + the same trafilatura call, memory scheduler, no dedup
   (``benchmarks/peers_spider.py``);
@@ -32,7 +45,7 @@ runs each variant once, in alternating order (ABCE, ECBA, ...). Per run:
   reprint, or the original when the crawl fetched its reprint first); distinct articles dropped:
   any other drop.
 
-Prints medians over rounds [min, max] and the paired ratios (same round) to A and B.
+Prints, per portal, medians over rounds [min, max] and the paired ratios (same round) to A and B.
 """
 
 from __future__ import annotations
@@ -43,6 +56,7 @@ import os
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -158,8 +172,30 @@ def chrome(rng: random.Random, titles: list[str], size: int) -> tuple[str, str]:
     return head, "".join(blocks) + footer
 
 
+@dataclass(frozen=True)
+class PortalKind:
+    """How a portal's article pages look: the share of pages that print a byline (``作者：``),
+    whether every page (not only reprints) ends with an editor line, and the bytes of chrome."""
+
+    byline_share: float
+    editor_line: bool
+    chrome_kb: tuple[int, int] = (22, 34)
+
+
+PORTALS = {
+    # a third of the pages print a byline (on the dev corpus's labelled Chinese pages, 2 of 3 have
+    # none that a line rule finds); an editor line on reprints only
+    "third": PortalKind(1 / 3, editor_line=False),
+    # no byline anywhere, an editor line at the end of every page: extraction runs the
+    # library's author search on every page
+    "none": PortalKind(0.0, editor_line=True),
+    # a byline and an editor line on every page
+    "all": PortalKind(1.0, editor_line=True),
+}
+
+
 def build(portal: TimedPortal, corpus: Path, n_articles: int, reprint_share: float,
-          seed: int) -> list[Story]:  # fmt: skip
+          seed: int, kind: PortalKind = PORTALS["third"]) -> list[Story]:  # fmt: skip
     rng = random.Random(seed)
     texts = corpus_texts(corpus)
     rng.shuffle(texts)
@@ -185,12 +221,16 @@ def build(portal: TimedPortal, corpus: Path, n_articles: int, reprint_share: flo
     titles = [s.title for s in stories]
     portal.set("/robots.txt", Page(b"User-agent: *\nDisallow: /private/\n", "text/plain"))
     paths = []
+    editors = random.Random(seed + 1)  # its own draws: the other pages stay as they are
+    low, high = kind.chrome_kb
     for i, s in enumerate(stories):
-        top, bottom = chrome(rng, titles, rng.randint(22_000, 34_000))
-        body = "".join(f"<p>{p}</p>" for p in s.paragraphs)
-        # A third of the pages print a byline: on the dev corpus's labelled Chinese pages, 2 of 3
-        # have none that a line rule finds, and extraction then runs the library's author search.
-        byline = f" 作者：{rng.choice(['张伟', '王芳', '李强'])}" if rng.random() < 1 / 3 else ""
+        top, bottom = chrome(rng, titles, rng.randint(low * 1000, high * 1000))
+        paras = s.paragraphs
+        if kind.editor_line and s.original is None:
+            paras = [*paras, f"（责任编辑：{editors.choice(['王明', '李华', '张伟', '刘洋'])}）"]
+        body = "".join(f"<p>{p}</p>" for p in paras)
+        names = ["张伟", "王芳", "李强"]
+        byline = f" 作者：{rng.choice(names)}" if rng.random() < kind.byline_share else ""
         html = (
             f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{s.title}_{s.source}</title>'
             f'<meta name="publishdate" content="2024-03-{1 + i % 28:02d} 10:{i % 60:02d}"></head>'
@@ -376,51 +416,9 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
     return run
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--corpus", required=True, type=Path, help="the dev corpus directory")
-    ap.add_argument("--articles", type=int, default=400, help="article pages, reprints included")
-    ap.add_argument("--reprint-share", type=float, default=0.1)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--latency-ms", type=float, default=0.0)
-    ap.add_argument("--only", action="append", choices=sorted(VARIANTS))
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json", type=Path, help="write every run here")
-    args = ap.parse_args(argv)
-
-    portal = TimedPortal(latency=args.latency_ms / 1000)
-    portal.start()
-    stories = build(portal, args.corpus, args.articles, args.reprint_share, args.seed)
-    sizes = sorted(len(p.body) for path, p in portal.pages.items() if path.startswith("/a/"))
-    n_reprints = sum(s.original is not None for s in stories)
-    print(
-        f"{len(stories)} article pages ({n_reprints} reprints), {sizes[0] // 1024}-"
-        f"{sizes[-1] // 1024} KB, median {sizes[len(sizes) // 2] // 1024} KB",
-        file=sys.stderr,
-    )
-    names = [v for v in VARIANTS if not args.only or v in args.only]
-    runs: dict[str, list[Run]] = {v: [] for v in names}
-    tmp = Path(tempfile.mkdtemp(prefix="bench-peers-"))
-    sites = tmp / "sites.toml"
-    sites.write_text(
-        f'[[sites]]\nname = "peers"\nstart_urls = ["{portal.base}/"]\n'
-        f"article_url = '{ARTICLE_RE}'\nfollow_url = '{LIST_RE}'\nmax_list_depth = 1\n",
-        encoding="utf-8",
-    )
-    started = time.perf_counter()
-    try:
-        for r in range(args.rounds):
-            print(f"round {r + 1}/{args.rounds}", file=sys.stderr)
-            for i, v in enumerate(names if r % 2 == 0 else names[::-1]):
-                runs[v].append(run_once(v, portal, stories, tmp / f"run-{r}-{i}", sites))
-    finally:
-        portal.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
-    minutes = (time.perf_counter() - started) / 60
-
-    print(f"\n{len(stories)} article pages ({n_reprints} reprints), {args.latency_ms:g} ms latency,"
-          f" {args.rounds} round(s) in {minutes:.1f} min;"
-          " median over rounds [min, max]\n")  # fmt: skip
+def table(runs: dict[str, list[Run]], n_reprints: int) -> None:
+    """The medians table and the paired ratios to A and B of one portal's runs."""
+    names = list(runs)
     print("| variant | pages/s | CPU ms / article | peak RSS MiB | Redis B / URL |"
           " Redis B / article |"
           " reprints caught | distinct articles dropped |")  # fmt: skip
@@ -456,9 +454,113 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(spread([x.pages_per_s / y.pages_per_s for x, y in pairs]))
                 cells.append(spread([x.cpu_ms / y.cpu_ms for x, y in pairs]))
             print(f"| {v} | " + " | ".join(cells) + " |")
+
+
+def worst(results: dict[str, dict[str, list[Run]]]) -> None:
+    """Per variant, the worst portal's paired medians: the least pages/s and the most CPU per
+    article over A and over B (the portal named)."""
+    names = list(next(iter(results.values())))
+    bases = [b for b in ("A", "B") if b in names]
+    if not bases:
+        return
+    print("\nWorst portal (paired medians over rounds; the portal in brackets)\n")
+    print("| variant | " + " | ".join(f"pages/s / {b} | CPU / {b}" for b in bases) + " |")
+    print("|---|" + "---:|---:|" * len(bases))
+    for v in names:
+        cells = []
+        for b in bases:
+            rate = {p: statistics.median(x.pages_per_s / y.pages_per_s
+                                         for x, y in zip(rs[v], rs[b], strict=True))
+                    for p, rs in results.items()}  # fmt: skip
+            cpu = {p: statistics.median(x.cpu_ms / y.cpu_ms
+                                        for x, y in zip(rs[v], rs[b], strict=True))
+                   for p, rs in results.items()}  # fmt: skip
+            low = min(rate, key=lambda p: rate[p])
+            high = max(cpu, key=lambda p: cpu[p])
+            cells += [f"{rate[low]:.2f} ({low})", f"{cpu[high]:.2f} ({high})"]
+        print(f"| {v} | " + " | ".join(cells) + " |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--corpus", required=True, type=Path, help="the dev corpus directory")
+    ap.add_argument("--articles", type=int, default=400, help="article pages, reprints included")
+    ap.add_argument("--reprint-share", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--latency-ms", type=float, default=0.0)
+    ap.add_argument("--portal", action="append", choices=sorted(PORTALS),
+                    help="portal kinds to crawl, each in turn (default: all)")
+    ap.add_argument("--byline-share", type=float,
+                    help="share of pages with a byline (instead of the portal kinds')")
+    ap.add_argument("--editor-line", choices=("yes", "no"),
+                    help="an editor line on every page (instead of the portal kinds')")
+    ap.add_argument("--chrome-kb", default="22-34", help="portal chrome per page, KB (LOW-HIGH)")
+    ap.add_argument("--only", action="append", choices=sorted(VARIANTS))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", type=Path, help="write every run here")
+    args = ap.parse_args(argv)
+    low, _, high = args.chrome_kb.partition("-")
+    chrome_kb = (int(low), int(high or low))
+
+    names = [v for v in VARIANTS if not args.only or v in args.only]
+    results: dict[str, dict[str, list[Run]]] = {}
+    reprints: dict[str, int] = {}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-peers-"))
+    started = time.perf_counter()
+    try:
+        for name in args.portal or list(PORTALS):
+            kind = PORTALS[name]
+            kind = PortalKind(
+                kind.byline_share if args.byline_share is None else args.byline_share,
+                kind.editor_line if args.editor_line is None else args.editor_line == "yes",
+                chrome_kb,
+            )
+            portal = TimedPortal(latency=args.latency_ms / 1000)
+            portal.start()
+            try:
+                stories = build(portal, args.corpus, args.articles, args.reprint_share, args.seed,
+                                kind)  # fmt: skip
+                sizes = sorted(len(p.body) for path, p in portal.pages.items()
+                               if path.startswith("/a/"))  # fmt: skip
+                reprints[name] = sum(s.original is not None for s in stories)
+                print(
+                    f"portal {name} ({kind}): {len(stories)} article pages ({reprints[name]}"
+                    f" reprints), {sizes[0] // 1024}-{sizes[-1] // 1024} KB, median"
+                    f" {sizes[len(sizes) // 2] // 1024} KB",
+                    file=sys.stderr,
+                )
+                sites = tmp / f"sites-{name}.toml"
+                sites.write_text(
+                    f'[[sites]]\nname = "peers"\nstart_urls = ["{portal.base}/"]\n'
+                    f"article_url = '{ARTICLE_RE}'\nfollow_url = '{LIST_RE}'\n"
+                    "max_list_depth = 1\n",
+                    encoding="utf-8",
+                )
+                runs: dict[str, list[Run]] = {v: [] for v in names}
+                for r in range(args.rounds):
+                    print(f"{name}: round {r + 1}/{args.rounds}", file=sys.stderr)
+                    for i, v in enumerate(names if r % 2 == 0 else names[::-1]):
+                        runs[v].append(run_once(v, portal, stories, tmp / f"run-{name}-{r}-{i}",
+                                                sites))  # fmt: skip
+                results[name] = runs
+            finally:
+                portal.stop()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    minutes = (time.perf_counter() - started) / 60
+
+    print(f"\n{args.articles} article pages a portal, {args.latency_ms:g} ms latency,"
+          f" {args.rounds} round(s) a portal in {minutes:.1f} min; median over rounds"
+          " [min, max]")  # fmt: skip
+    for name, runs in results.items():
+        print(f"\n### portal {name}: {PORTALS[name]}\n")
+        table(runs, reprints[name])
+    if len(results) > 1:
+        worst(results)
     if args.json:
-        args.json.write_text(json.dumps({v: [asdict(r) for r in rs] for v, rs in runs.items()},
-                                        indent=1), encoding="utf-8")  # fmt: skip
+        args.json.write_text(json.dumps({p: {v: [asdict(r) for r in rs] for v, rs in runs.items()}
+                                         for p, runs in results.items()}, indent=1),
+                             encoding="utf-8")  # fmt: skip
     return 0
 
 

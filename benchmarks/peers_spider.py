@@ -33,7 +33,7 @@ class PeerSpider(scrapy.Spider):
 
     def __init__(self, start: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.start_urls = [start]
+        self.start_urls = start.split(",")  # one or more start pages
 
     def parse(self, response: Any) -> Iterator[scrapy.Request]:
         article = re.compile(self.settings.get("PEERS_ARTICLE"))

@@ -103,6 +103,32 @@ def wake_engine(engine: ExecutionEngine | None) -> None:
         slot.nextcall.schedule()
 
 
+def call_soon(func: Callable[[], Any]) -> None:
+    """Run ``func`` at the head of the event loop's next turn (asyncio's ``call_soon``; a
+    zero-delay call on another reactor), ahead of what a zero-delay timer would wait behind."""
+    from scrapy.utils.asyncio import call_later, is_asyncio_available
+
+    if is_asyncio_available():
+        import asyncio
+
+        asyncio.get_event_loop().call_soon(func)
+    else:
+        call_later(0, func)
+
+
+def pull_requests(engine: ExecutionEngine | None) -> None:
+    """Make ``engine`` ask the scheduler for requests now (its pending wake-up is run at once).
+
+    Scrapy wakes the engine after each download with a zero-delay timer: when several responses
+    arrive in one turn of the loop, the timer runs only after all of them were parsed and the
+    worker's download slots stay empty meanwhile (at 200 ms latency the portal then sees the
+    requests in bursts). Called first in the next turn, this refills the slots before."""
+    slot = getattr(engine, "_slot", None)
+    if slot is not None and getattr(engine, "spider", None) is not None:
+        slot.nextcall.cancel()
+        slot.nextcall()
+
+
 class Downloader(ScrapyDownloader):
     """Scrapy's downloader, with each slot held to its concurrency (``DOWNLOADER`` setting).
 

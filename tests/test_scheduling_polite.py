@@ -256,3 +256,35 @@ def test_a_pop_that_grants_nothing_says_when_a_delayed_host_is_free(r: Any) -> N
     time.sleep(0.16)
     assert urls(queue, 2) == ["http://slow.test/3", None]
     assert queue.next_turn_ms is None  # only one.test's slot holds its request back
+
+
+def test_a_downloaded_request_frees_its_slot_for_the_next_grant(r: Any) -> None:
+    queue = make_queue(r, worker="w-1", owners="t:unit:inflight:owners")
+    push(queue, "http://one.test/1", "http://one.test/2", "http://one.test/3")
+    first = queue.pop()
+    assert first is not None and queue.pop() is None
+    queue.downloaded(first)  # its response is in; it is still being processed (in flight)
+    second = queue.pop()
+    assert second is not None and second.request.url == "http://one.test/2"
+    assert queue.inflight_count() == 2  # the first is still leased until its ack
+    # the host's one slot is the second request's now: the third waits for it
+    assert queue.pop() is None
+    ack(queue, first)  # the ack of a request whose slot was freed frees nothing more
+    assert queue.pop() is None
+    assert r.zrange("t:unit:slots:one.test", 0, -1) == [second.id.encode()]
+
+
+def test_a_downloaded_request_taken_over_by_another_worker_keeps_its_slot(r: Any) -> None:
+    owners = "t:unit:inflight:owners"
+    mine = make_queue(r, worker="w-1", owners=owners)
+    other = make_queue(r, worker="w-2", owners=owners)
+    push(mine, "http://one.test/1")
+    entry = mine.pop()
+    assert entry is not None
+    assert mine.requeue(entry.raw)  # e.g. its lease expired: another worker holds it now
+    again = other.pop()
+    assert again is not None and again.raw == entry.raw
+    push(mine, "http://one.test/2")
+    mine.downloaded(entry)  # a late response of the first worker
+    assert mine.pop() is None  # the other worker's slot is not freed
+    assert r.zcard("t:unit:slots:one.test") == 1

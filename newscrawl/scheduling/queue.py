@@ -128,6 +128,7 @@ class Entry:
     origins: list[bytes]
     request: Request
     extra: dict[str, Any] = field(default_factory=dict)
+    slot: str = ""  # the host slot key it holds while in flight ("" for none)
 
 
 class LeasedPriorityQueue(Base):
@@ -187,6 +188,8 @@ class LeasedPriorityQueue(Base):
         self._throttle = server.register_script(_THROTTLE)
         #: after a pop that granted nothing: ms until a host held back by its delay is free
         self.next_turn_ms: int | None = None
+        # entries whose download ended: their host slots are freed by the next pop (pop.lua)
+        self._downloaded: dict[bytes, None] = {}
         self._push = server.register_script(_PUSH)
         self._pop = server.register_script(_POP)
         self._renew = server.register_script(_RENEW)
@@ -243,6 +246,7 @@ class LeasedPriorityQueue(Base):
             pending=obj.get("p") == 1,
             origins=origins,
             request=request,
+            slot=obj["s"] if isinstance(obj.get("s"), str) else "",
         )
 
     # scrapy-redis Base interface (used by nothing here but kept coherent)
@@ -279,14 +283,26 @@ class LeasedPriorityQueue(Base):
         spec = DedupeSpec(MODE_FORCE, bytes(8), self.key + ":none", b"", self.key + ":none", 0, 1)
         self.push_entry(payload, request.priority, spec)
 
+    def downloaded(self, entry: Entry) -> None:
+        """``entry``'s download ended: the host slot it holds is freed by the next pop, in the
+        same call (the portal no longer sees the request; its processing goes on), or by its
+        ack, whichever comes first."""
+        if entry.slot:
+            self._downloaded[entry.raw] = None
+
     def pop_raw(self) -> bytes | None:
         """The next entry granted its turn (leased), or None; then :attr:`next_turn_ms` says
-        how soon a host held back by its delay may be asked (None: no host waits for one)."""
+        how soon a host held back by its delay may be asked (None: no host waits for one).
+        The host slots of the entries :meth:`downloaded` since the last pop are freed first."""
+        downloaded = list(self._downloaded)
         raw = self.retry.call(self._pop, keys=[self.key, self.inflight_key, self.owners_key],
                               args=[self.lease_ms, self.worker_id, self.polite_window,
                                     "1" if self.randomize_delay else "0",
-                                    "" if self.throttle is None else self.throttle.start_ms],
+                                    "" if self.throttle is None else self.throttle.start_ms,
+                                    *downloaded],
                               what="dequeue")
+        for done in downloaded:
+            self._downloaded.pop(done, None)
         if isinstance(raw, int):
             self.next_turn_ms = raw
             return None
@@ -385,6 +401,7 @@ class LeasedPriorityQueue(Base):
         record = json.dumps({"url": entry.request.url, "kind": entry.kind, "reason": reason,
                              "ts": int(time.time()), "entry": entry.raw.decode("utf-8")},
                             ensure_ascii=False)
+        self._downloaded.pop(entry.raw, None)  # ack.lua frees its slot
         args: list[Any] = [entry.raw, outcome, entry.fp, "1" if entry.pending else "0", day,
                            max_attempts, failed_ttl if failed_key else 0, record,
                            self.worker_id, *(m for _, m in seen)]

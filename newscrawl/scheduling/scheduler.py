@@ -145,6 +145,7 @@ class Scheduler(BaseScheduler):
         self._wake: CallLaterResult | None = None
         self._wake_at = 0.0
         self._wake_floor = 0.0  # the least wait before the next wake (see _wake_for_turn)
+        self._pull_soon = False  # a pull for requests is set for the loop's next turn
         self._unhook_engine: Callable[[], None] | None = None
         self.queue_cls: type[q.LeasedPriorityQueue] = q.LeasedPriorityQueue
         #: AutoThrottle's delay per host shared by the cluster (None: not shared)
@@ -653,6 +654,16 @@ class Scheduler(BaseScheduler):
         lease = self._leases.get(request.meta.get(LEASE, ""))
         if lease is not None:
             lease.responded = True
+            if self.queue is not None:
+                self.queue.downloaded(lease.entry)  # its host slot is free for the next grant
+            if not self._pull_soon:  # refill the downloader before this response is parsed
+                self._pull_soon = True
+                compat.call_soon(self._pull)
+
+    def _pull(self) -> None:
+        self._pull_soon = False
+        if self._fatal is None:
+            compat.pull_requests(self.crawler.engine)
 
     def _on_item_error(self, item: Any, response: Any, spider: Spider, failure: Failure) -> None:
         # A pipeline failed on this page's item (Redis away, disk full, a bug): the page is not

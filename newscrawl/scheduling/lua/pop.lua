@@ -2,7 +2,9 @@
 -- KEYS: queue, inflight, owners hash ('' for none)
 -- ARGV: lease ms, worker id, window (queue entries looked at; 0: the first, no host limits),
 --       randomize the delay ('1': x uniform(0.5, 1.5), as Scrapy's RANDOMIZE_DOWNLOAD_DELAY),
---       AutoThrottle's start delay in ms ('' when AutoThrottle is not shared: no throttle keys)
+--       AutoThrottle's start delay in ms ('' when AutoThrottle is not shared: no throttle keys),
+--       payload... (entries of this worker whose download ended: their host slots are freed
+--       first, if they are still in flight and held by this worker)
 -- An entry with a host slot ("s": the host's sorted set of entry ids scored by lease deadline,
 -- "c": its concurrency, "d": its delay in ms) is granted when fewer than "c" unexpired members
 -- hold the host and the host's next-allowed key (s .. ':next', expiring when the delay has
@@ -14,6 +16,12 @@
 local lease = tonumber(ARGV[1])
 local window = tonumber(ARGV[3])
 local now = now_ms()
+for i = 6, #ARGV do
+  if redis.call('ZSCORE', KEYS[2], ARGV[i])
+     and (KEYS[3] == '' or redis.call('HGET', KEYS[3], ARGV[i]) == ARGV[2]) then
+    release(ARGV[i])
+  end
+end
 local function grant(payload)
   redis.call('ZREM', KEYS[1], payload)
   redis.call('ZADD', KEYS[2], now + lease, payload)
