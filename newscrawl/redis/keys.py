@@ -100,6 +100,14 @@ CRAWL_ORDER_SEQ = "{prefix}:{spider}:order:{run}"
 # Sorted set with TTL: run {run}'s queued article links not yet through the near-duplicate check
 # ("<site>\n<url>", scored by order number): an article waits there for other sites' earlier ones.
 CRAWL_UNCHECKED = "{prefix}:{spider}:unchecked:{run}"
+# Hash with TTL: members of the unchecked set that reached the check -> 's' (the page names
+# another outlet as its source) or 'n'.
+CRAWL_UNCHECKED_ARRIVED = CRAWL_UNCHECKED + ":arrived"
+# Hash with TTL: members of the unchecked set whose only known date was a day -> the day ordinal.
+CRAWL_UNCHECKED_DAYS = CRAWL_UNCHECKED + ":days"
+# Sorted set with TTL: the members of the unchecked set of day {day}, scored by order number
+# (turn.lua and checked.lua build its name from the days hash).
+CRAWL_UNCHECKED_DAY = CRAWL_UNCHECKED + ":day:{day}"
 # Hash with TTL (a day after its last update): "<site>/<path>" -> count, the run's per-site
 # figures (newscrawl/sitestats.py) that the end-of-run summary and exit code 4 are based on.
 CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"

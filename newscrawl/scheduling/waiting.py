@@ -28,6 +28,9 @@ from newscrawl.redis.keys import (
     CRAWL_START_URLS,
     CRAWL_START_URLS_LOCK,
     CRAWL_UNCHECKED,
+    CRAWL_UNCHECKED_ARRIVED,
+    CRAWL_UNCHECKED_DAY,
+    CRAWL_UNCHECKED_DAYS,
     CRAWL_WAITING,
     CRAWL_WAITING_LOCK,
     CRAWL_WAITING_SINCE,
@@ -308,8 +311,8 @@ class CheckOrder:
         return str(self.keys(CRAWL_UNCHECKED, run=run_id))
 
     def _keys(self, run_id: str) -> list[str]:
-        key = self._key(run_id)
-        return [key, key + ":days", key + ":arrived"]
+        return [self._key(run_id), str(self.keys(CRAWL_UNCHECKED_DAYS, run=run_id)),
+                str(self.keys(CRAWL_UNCHECKED_ARRIVED, run=run_id))]
 
     def reserve(self, run_id: str, count: int) -> int:
         """The first of ``count`` new order numbers of the run."""
@@ -337,8 +340,9 @@ class CheckOrder:
             if day is not None:
                 pipe.hset(days, member, str(day))
                 pipe.expire(days, self.ttl)
-                pipe.zadd(f"{unchecked}:day:{day}", {member: number})
-                pipe.expire(f"{unchecked}:day:{day}", self.ttl)
+                day_key = str(self.keys(CRAWL_UNCHECKED_DAY, run=run_id, day=day))
+                pipe.zadd(day_key, {member: number})
+                pipe.expire(day_key, self.ttl)
                 pipe.expire(arrived, self.ttl)
             pipe.execute()
 
