@@ -83,7 +83,7 @@ def on_request_done(engine: ExecutionEngine, callback: Callable[[Request], None]
     """Call ``callback(request)`` when ``engine`` is done with a request (its download, callback
     or errback and every item through the pipelines); returns the function that undoes it."""
     require(engine, ("_remove_request", "_slot"), "ExecutionEngine")
-    require(engine._slot, ("nextcall",), "ExecutionEngine._slot")
+    require(engine._slot, ("nextcall", "closing"), "ExecutionEngine._slot")
     original = engine._remove_request
 
     def _remove_request(result: Any, request: Request) -> Any:
@@ -101,6 +101,17 @@ def wake_engine(engine: ExecutionEngine | None) -> None:
     slot = getattr(engine, "_slot", None)
     if slot is not None:
         slot.nextcall.schedule()
+
+
+def closing(engine: ExecutionEngine | None) -> bool:
+    """Whether ``engine`` is stopping: not running, or closing its spider (a fault, SIGTERM,
+    the end of the crawl)."""
+    if engine is None:
+        return False
+    if not getattr(engine, "running", True):
+        return True
+    slot = getattr(engine, "_slot", None)
+    return slot is not None and getattr(slot, "closing", None) is not None
 
 
 def call_soon(func: Callable[[], Any]) -> None:

@@ -16,6 +16,7 @@ def summary(log: str, site: str = "daily") -> dict[str, int]:
     """The figures of the site's summary line (the run's, all workers)."""
     line = next(ln for ln in log.splitlines() if f"INFO: Site {site}: pages fetched" in ln)
     found = re.search(r"article links seen (\d+), new (\d+); stored (\d+), near-duplicates "
+                      r"dropped \(not stored\) "
                       r"(\d+), failed (\d+)", line)
     assert found, line
     seen, new, stored, near, failed = map(int, found.groups())

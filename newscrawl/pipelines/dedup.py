@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
+from newscrawl import _scrapy_compat as compat
 from newscrawl.context import CrawlContext
 from newscrawl.formats import fingerprint_hex, published_before
 from newscrawl.index.duplicates import DUPLICATE_FIRST, ORIGINAL_FIRST
@@ -247,6 +248,10 @@ class NearDuplicatePipeline:
             if turn == NOT_ORDERED:
                 return None
             if turn == GO:
+                break
+            if compat.closing(crawler.engine):
+                # the crawl is stopping: what it waits for may not be fetched in this run
+                self._inc("order_wait_stopping")
                 break
             if time.monotonic() >= deadline:
                 self._inc("order_wait_expired")
