@@ -63,6 +63,10 @@ _DROP_RE = re.compile(r"[\W_]+")
 # A number: digits, with decimal point / thousands separators inside (NFKC has made them ASCII).
 _NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _WIDE_NUMBER_RE = re.compile(r"[０-９]|[0-9][．，][0-9]")
+# the same test as two searches that each start with a character class (scanned fast)
+_WIDE_DIGIT_RE = re.compile(r"[０-９]")
+_WIDE_SEPARATOR_RE = re.compile(r"[0-9][．，][0-9]")
+_KEEP_RE = re.compile(r"[^\W_]+")  # the runs _DROP_RE leaves
 # The same numbers, each with the character right after it (or "" at the end), not consumed.
 _NUMBER_NEXT_RE = re.compile(r"([0-9]+(?:[.,][0-9]+)*)(?=(.?))", re.DOTALL)
 _EMPTY = -1
@@ -110,7 +114,7 @@ def normalize(text: str) -> str:
 
     The characters are dropped first (NFKC of what is left is then cheap: mostly ideographs
     already in normal form) and once more if NFKC made new ones (e.g. a fraction slash)."""
-    kept = _DROP_RE.sub("", text[:MAX_CHARS])
+    kept = "".join(_KEEP_RE.findall(text[:MAX_CHARS]))  # _DROP_RE.sub("", ...), faster
     norm = unicodedata.normalize("NFKC", kept)
     if norm != kept:
         norm = _DROP_RE.sub("", norm)
@@ -160,7 +164,8 @@ def numbers_of(text: str, units: bool = True) -> set[str]:
     thousands separators and leading zeros; with ``units``, each followed by the letter or
     ideograph right after it, if any ("7日" and "7时" are different numbers)."""
     norm = text[:MAX_CHARS]
-    if _WIDE_NUMBER_RE.search(norm):  # full-width digits, or a full-width point/comma in a number
+    # full-width digits, or a full-width point/comma in a number (_WIDE_NUMBER_RE)
+    if _WIDE_DIGIT_RE.search(norm) or _WIDE_SEPARATOR_RE.search(norm):
         norm = unicodedata.normalize("NFKC", norm)
     out = set()
     # each distinct (number, next character) once: a text repeats its numbers
