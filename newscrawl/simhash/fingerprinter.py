@@ -31,18 +31,17 @@ import functools
 import hashlib
 import logging
 import os
-import struct
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
-from itertools import compress, islice, repeat
-from operator import floordiv, is_, methodcaller, mul, rshift
-from typing import Any, cast
+from itertools import repeat
+from operator import floordiv, mul, rshift
+from typing import Any
 
 from newscrawl.simhash import core
 from newscrawl.simhash.idf import load_idf
 from newscrawl.simhash.segmenters import load_segmenter
-from newscrawl.simhash.text import CJK_RUN_RE, WORDISH_RE, cjk_text_and_gap_words, split_runs
+from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
 logger = logging.getLogger(__name__)
 
@@ -51,11 +50,6 @@ _TF_SCALE = 1000
 # The feature part of the version string: raw term frequency capped at max_tf, cubed TF-IDF, single
 # tokens ("t1"), every CJK word ("c1"): the weighting chosen by measurement.
 _FEATURES = "t1.raw{max_tf}p3.l{plateau}.s{max_share}.c1.x{max_chars}.m{min_tokens}"
-_DIGEST = functools.partial(hashlib.blake2b, digest_size=8)
-_GET_DIGEST = methodcaller("digest")
-_FROM_BIG = functools.partial(int.from_bytes, byteorder="big")
-_FROM_LITTLE = functools.partial(int.from_bytes, byteorder="little")
-_SPREAD_BYTES = core._LANE_BYTES * core.BITS  # one spread hash, little-endian
 
 
 @dataclass(frozen=True)
@@ -160,12 +154,6 @@ class Fingerprinter:
     def _tokens(self, text: str) -> list[str]:
         """Kept tokens in text order (the order matters for the position weights)."""
         cut = self._segmenter.cut
-        if not WORDISH_RE.search(text):
-            # No letter outside the CJK runs (most Chinese news): no gap holds a kept word, so
-            # the runs go to the segmenter joined by single spaces, which it gives back as " "
-            # tokens, dropped in C.
-            runs = CJK_RUN_RE.findall(text)
-            return list(filter(" ".__ne__, cut(" ".join(runs)))) if runs else []
         # All CJK runs go to the segmenter in one call (joined by spaces: the segmenters cut each
         # space-separated block on its own and give back one " " token per space). The words of
         # the gaps between the runs are put back at their spaces, so the order is the text's.
@@ -180,10 +168,15 @@ class Fingerprinter:
             # other gaps in place (the g-th space sits at index pos, so pos - g tokens precede
             # it once the spaces are gone), last gap first so earlier positions stay valid.
             out = list(filter(" ".__ne__, cut_tokens))
-            spaces = list(compress(range(len(cut_tokens)), map(" ".__eq__, cut_tokens)))
-            for g in reversed(list(compress(range(len(gap_words)), gap_words))):
-                at = spaces[g] - g
-                out[at:at] = gap_words[g]
+            index = cut_tokens.index
+            inserts: list[tuple[int, list[str]]] = []
+            pos = -1
+            for g, words in enumerate(gap_words):
+                pos = index(" ", pos + 1)
+                if words:
+                    inserts.append((pos - g, words))
+            for at, words in reversed(inserts):
+                out[at:at] = words
             return out
         out = []
         gap = 0
@@ -210,32 +203,35 @@ class Fingerprinter:
         """``entries`` with each None (a token not in the current cache) filled: from the old
         cache generation, else computed (spread hash, IDF), and put in the current one.
 
-        The cache has two generations: when the current one would pass CACHE_LIMIT it becomes the
-        old one (the previous old one is dropped), and a token found in the old one moves back,
-        so frequent tokens stay cached while memory stays bounded. The new tokens of a document
-        are computed together: their digests, spread hashes and IDF lookups each in one pass
-        through C functions (new tokens are most of the work of a cold process)."""
-        missing = list(compress(keys, map(is_, entries, repeat(None))))
-        found = list(map(self._old_cache.get, missing))
-        new = list(compress(missing, map(is_, found, repeat(None))))
-        if new:
-            digests = list(map(_GET_DIGEST, map(_DIGEST, map(str.encode, new))))
-            # Every digest's bytes, last token first and each least significant byte first, to
-            # spread chunks in one join; cut back into one spread hash per token.
-            wide = b"".join(map(core._SPREAD_CHUNK.__getitem__, b"".join(digests)[::-1]))
-            pieces = struct.unpack(f"{_SPREAD_BYTES}s" * len(new), wide)
-            spreads = list(map(_FROM_LITTLE, reversed(pieces)))
-            idfs = self._idf.get_many(new, list(map(_FROM_BIG, digests)))
-            computed = dict(zip(new, zip(spreads, idfs, strict=True), strict=True))
-            found = list(map(computed.get, missing, found))
-        fresh = cast(dict[str, tuple[int, int]], dict(zip(missing, found, strict=True)))
-        limit = self.CACHE_LIMIT
-        cache = self._cache
-        if len(cache) + len(fresh) > limit:
-            self._old_cache = cache
-            self._cache = cache = {}
-        cache.update(islice(fresh.items(), max(0, len(fresh) - limit), None))
-        return list(map(fresh.get, keys, entries))  # type: ignore[arg-type]  # no None left
+        The cache has two generations: when the current one is full it becomes the old one (the
+        previous old one is dropped), and a token found in the old one moves back, so frequent
+        tokens stay cached while memory stays bounded. One loop with local names (new tokens are
+        most of the work of a cold process)."""
+        old_get = self._old_cache.get
+        idf_get = self._idf.get_hashed
+        blake2b = hashlib.blake2b
+        chunk = core._SPREAD_CHUNK.__getitem__
+        join = b"".join
+        from_bytes = int.from_bytes
+        out: list[tuple[int, int]] = []
+        append = out.append
+        for e, token in zip(entries, keys, strict=True):
+            if e is None:
+                e = old_get(token)
+                if e is None:
+                    digest = blake2b(token.encode("utf-8"), digest_size=8).digest()
+                    e = (
+                        from_bytes(join(map(chunk, digest[::-1])), "little"),
+                        idf_get(token, from_bytes(digest, "big")),  # word_hash(token)
+                    )
+                cache = self._cache
+                if len(cache) >= self.CACHE_LIMIT:
+                    self._old_cache = cache
+                    self._cache = cache = {}
+                    old_get = self._old_cache.get
+                cache[token] = e
+            append(e)
+        return out
 
     def weights(self, text: str) -> dict[str, int]:
         """Feature -> its integer weight, for ``text`` (for inspection and tests). The vote shifts
@@ -253,8 +249,7 @@ class Fingerprinter:
         p = self.config.plateau
         if not p or len(toks) <= p:
             return {t: n * _TF_SCALE for t, n in Counter(toks).items()}
-        lead = Counter(toks[:p])
-        counts = dict(zip(lead, map(mul, lead.values(), repeat(_TF_SCALE)), strict=True))
+        counts = {t: n * _TF_SCALE for t, n in Counter(toks[:p]).items()}
         decay = self._decay(len(toks))
         get = counts.get
         for t, d in zip(toks[p:], decay, strict=False):

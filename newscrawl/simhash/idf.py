@@ -27,8 +27,6 @@ import struct
 import sys
 import zlib
 from array import array
-from itertools import compress, repeat
-from operator import and_, ne
 from pathlib import Path
 
 from newscrawl.simhash.core import feature_hash
@@ -115,19 +113,6 @@ class IdfTable:
                 return self.median
             i = (i + 1) & mask
         return self.median
-
-    def get_many(self, words: list[str], keys: list[int]) -> list[int]:
-        """``[get_hashed(w, k) for w, k in zip(words, keys)]``, with the first probe of every
-        key done in one pass (most words are found, or known absent, at their first slot)."""
-        if self._raw is not None:
-            return list(map(self.get_hashed, words, keys))
-        slots = list(map(and_, keys, repeat(self._mask)))
-        first = list(map(self._keys.__getitem__, slots))
-        out = list(map(self._values.__getitem__, slots))
-        median = self.median
-        for i in compress(range(len(keys)), map(ne, first, keys)):
-            out[i] = self.get_hashed(words[i], keys[i]) if first[i] else median
-        return out
 
     def items(self) -> list[tuple[str, int]]:
         """Every (word, quantised idf), sorted by word (parsed tables only: a hashed table does

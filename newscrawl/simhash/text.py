@@ -21,10 +21,7 @@ from collections.abc import Iterator
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
 _SPLIT_RE = re.compile(rf"([^{_CJK}]+)")
-# a word character that is not a decimal digit: a text without one has no kept word outside its
-# CJK runs
-WORDISH_RE = _WORDISH_RE = re.compile(rf"[^\W\d_{_CJK}]")
-CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
+_WORDISH_RE = re.compile(rf"[^\W\d_{_CJK}]")  # a word character that is not a decimal digit
 
 
 def normalize_word(word: str) -> str:
