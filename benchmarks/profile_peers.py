@@ -2,6 +2,7 @@
 
     python benchmarks/profile_peers.py --corpus CORPUS/dev [--articles 300] [--json OUT]
         [--portal byline=0,editor=0 --portal byline=0.33,editor=1 ...]
+    python benchmarks/profile_peers.py --corpus CORPUS/dev --authors [--articles 300]
 
 Builds the portal of ``benchmarks/bench_peers.py`` (its ``build``: 25-43 KB of portal chrome per
 article, a ``来源`` line on every page, 10 % reprints with a ``（来源：...）`` paragraph first and a
@@ -224,6 +225,55 @@ def run_profiled(variant: str, portal: TimedPortal, work: Path) -> dict[str, Any
     }
 
 
+def authors(corpus: Path, articles: int, seed: int) -> None:
+    """Without crawling: extract every article page of the portal and count, per kind of page
+    (a ``作者：`` byline or not, an editor line or not), the pages, those where the library's
+    author search ran (no byline found by the line rules first) and the authors given."""
+    from collections import Counter
+
+    from newscrawl.extract import article as extraction
+
+    class Pages:
+        def __init__(self) -> None:
+            self.pages: dict[str, Page] = {}
+
+        def set(self, path: str, page: Page) -> None:
+            self.pages[path] = page
+
+    portal = Pages()
+    build(portal, corpus, articles, 0.1, seed)  # type: ignore[arg-type]
+    searched: list[bool] = []
+    library_author = extraction._LibraryMetadata.author
+
+    def author(self: Any) -> str | None:
+        searched.append(True)
+        return library_author(self)
+
+    extraction._LibraryMetadata.author = author  # type: ignore[method-assign]
+    rows: dict[tuple[str, str], list[Any]] = {}
+    for path, page in portal.pages.items():
+        if not re.match(ARTICLE_RE.rstrip("$"), path):
+            continue
+        html = page.body.decode("utf-8")
+        byline = re.search(r"作者：(\S{2,3})</div>", html)
+        editor = re.search(r"责任编辑：(\S{2,3})）", html)
+        searched.clear()
+        found = extraction.extract_article(html, "http://portal.test" + path)
+        got = found.author if found else None
+        row = rows.setdefault(("byline" if byline else "no byline",
+                               "editor line" if editor else "-"), [0, 0, Counter()])
+        row[0] += 1
+        row[1] += bool(searched)
+        kind = ("none" if not got else "the byline" if byline and got == byline.group(1)
+                else "the editor" if editor and got == editor.group(1) else "another name")
+        row[2][kind] += 1
+    print("| page | pages | library author search ran | author given |")
+    print("|---|---:|---:|---|")
+    for (b, e), (n, ran, kinds) in sorted(rows.items()):
+        given = ", ".join(f"{k} {v}" for k, v in kinds.most_common())
+        print(f"| {b}, {e} | {n} | {ran} | {given} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--corpus", required=True, type=Path)
@@ -232,7 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--portal", action="append",
                     help="byline=SHARE,editor=0|1 (default: the four of byline 0 / 1 x editor)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--authors", action="store_true",
+                    help="no crawl: which author extraction gives on the portal's pages")
     args = ap.parse_args(argv)
+    if args.authors:
+        authors(args.corpus, args.articles, args.seed)
+        return 0
     portals = args.portal or ["byline=0,editor=0", "byline=0,editor=1", "byline=1,editor=0",
                               "byline=0.33,editor=1"]  # fmt: skip
     portal = TimedPortal()
