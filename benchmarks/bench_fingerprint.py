@@ -10,11 +10,14 @@ Recall is measured at Hamming <= 3 on reprint pairs generated from the same arti
 ``newscrawl.evaluation``), and precision on those pairs' negatives. Prints a markdown table.
 
     python benchmarks/bench_fingerprint.py --corpus CORPUS/dev [--repeat 3]
-                                           [--texts all|articles]
+                                           [--texts all|articles] [--decision] [--baseline REF]
 
 ``--texts all`` (default) fingerprints every distinct dev text: THUCNews dev500, the SogouCS
 sample, both sides of every Sohu 2021 pair and the cwced cleaned texts (a fingerprint worker handles
 thousands of articles, so start-up weighs less); ``--texts articles`` only THUCNews + SogouCS.
+``--decision`` also times what the crawl's fingerprint worker computes per text, the fingerprint
+and the text sketch (``get_decision().analyze``); with ``--baseline`` that revision's too, and
+its fingerprints and sketches are checked to be the same.
 """
 
 from __future__ import annotations
@@ -54,6 +57,15 @@ if method == "seeds":
 elif method == "rjieba":  # the crawl's fingerprinter (also the --baseline revision's)
     from newscrawl.simhash import get_fingerprinter
     fp = get_fingerprinter()
+    fp.fingerprint("预热")
+elif method == "decision":  # what the crawl's fingerprint worker computes: fingerprint + sketch
+    from newscrawl.simhash import get_decision
+    class Both:
+        decision = get_decision()
+        def fingerprint(self, text):
+            analysis = self.decision.analyze(text)
+            return analysis.fingerprint, analysis.sketch
+    fp = Both()
     fp.fingerprint("预热")
 else:  # another segmenter: benchmarks/fingerprint_variants.py
     sys.path.insert(0, "benchmarks")
@@ -121,6 +133,12 @@ def main() -> None:
     ap.add_argument("--segmenters", default=",".join(SEGMENTERS))
     ap.add_argument("--texts", choices=("all", "articles"), default="all")
     ap.add_argument(
+        "--decision",
+        action="store_true",
+        help="also time the crawl's whole decision: fingerprint + text sketch, as the fingerprint "
+        "worker computes them (the seeds' recipe has no sketch)",
+    )
+    ap.add_argument(
         "--baseline",
         metavar="GIT_REF",
         help="also time the default fingerprinter of this revision (a temporary git worktree), "
@@ -131,10 +149,12 @@ def main() -> None:
     texts, label = load_texts(corpus, args.texts)
     kb = sum(len(t.encode("utf-8")) for t in texts) / len(texts) / 1024
     segs = [s for s in args.segmenters.split(",") if s]
-    methods = ["seeds", *segs]
+    methods = ["seeds", *segs, *(["decision"] if args.decision else [])]
     worktree: Path | None = None
     if args.baseline:
         methods.append(f"rjieba@{args.baseline}")
+        if args.decision:
+            methods.append(f"decision@{args.baseline}")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(texts, fh, ensure_ascii=False)
         path = fh.name
@@ -192,8 +212,12 @@ def main() -> None:
         base = base or dps
         base_warm = base_warm or warm
         name = "seeds recipe (jieba extract_tags top-20)" if m == "seeds" else f"newscrawl, {m}"
-        if "@" in m:  # another revision: its quality cannot be scored in this process
-            own = timing.get("rjieba")
+        if m.startswith("decision"):
+            name = "newscrawl decision: rjieba fingerprint + text sketch" + m[len("decision"):]
+        if m == "decision":
+            quality = "(the rjieba fingerprint's) | -"
+        elif "@" in m:  # another revision: its quality cannot be scored in this process
+            own = timing.get(m.partition("@")[0])
             same = bool(own) and timing[m][0][1]["digest"] == own[0][1]["digest"]  # type: ignore[index]
             quality = "same as this code | same" if same else "other fingerprints | -"
         else:

@@ -1,0 +1,324 @@
+"""Where newscrawl's CPU per article goes, against plain Scrapy + the same trafilatura call.
+
+    python benchmarks/profile_peers.py --corpus CORPUS/dev [--articles 300] [--json OUT]
+        [--portal byline=0,editor=0 --portal byline=0.33,editor=1 ...]
+    python benchmarks/profile_peers.py --corpus CORPUS/dev --authors [--articles 300]
+
+Builds the portal of ``benchmarks/bench_peers.py`` (its ``build``: 25-43 KB of portal chrome per
+article, a ``来源`` line on every page, 10 % reprints with a ``（来源：...）`` paragraph first and a
+``（责任编辑：...）`` paragraph last), then sets, per ``--portal``, the share of pages with a
+``作者：`` byline in their info line (``byline``) and whether every page ends with an editor line
+(``editor``). For each portal it runs variant A (``benchmarks/peers_spider.py``, plain Scrapy) and
+variant C (``scrapy crawl portal`` with ``REDIS_URL``, fingerprints in the crawl process so that
+they show in its profile: ``NEWSCRAWL_FINGERPRINT_WORKERS=0``) under ``cProfile`` with the
+main thread's CPU clock (``time.thread_time``: waiting is not counted), and sorts every
+function's own time into stages by the file it is in (a C function by the file of its caller):
+
+* download: Scrapy's downloader and Twisted's HTTP client; decode: bytes to text (newscrawl's
+  ``decode_html_detailed``; Scrapy's ``TextResponse.text`` and w3lib for A);
+* parse: lxml building the page's tree (``document_fromstring``, trafilatura's ``load_html``);
+* trafilatura: the library (and htmldate, courlan, justext) after the parse;
+* extraction rules: newscrawl/extract/ except decoding (title, date, author, continuation,
+  edges);
+* fingerprint: newscrawl/simhash/; index: newscrawl/index/ and the dedup pipeline; scheduler:
+  newscrawl/scheduling/; redis client: redis-py (scheduler and index round trips); store:
+  the store pipeline; spider: link extraction and the spider's own code; engine/other: Scrapy's
+  engine, Twisted, asyncio, logging, start-up.
+
+Also the crawl process's whole CPU (``RUSAGE_SELF`` at exit: other threads included, e.g. the
+index's Redis calls) and the redis-server's. cProfile slows Python code down (about 1.5-2x), so
+the stage shares matter more than the absolute milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pstats
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+from bench_crawl import TimedPortal  # noqa: E402
+from bench_peers import ARTICLE_RE, COMMON, LIST_RE, RedisServer, build  # noqa: E402
+from crawlrun import crawl_command, crawl_env, parse_stats  # noqa: E402
+from mockportal import Page  # noqa: E402
+
+# Runs the command after "--" under cProfile with the main thread's CPU clock, then writes the
+# profile and the process's CPU (all threads) next to it.
+RUNNER = r"""
+import cProfile, json, resource, runpy, sys, time
+out = sys.argv[1]
+sys.argv = sys.argv[2:]
+prof = cProfile.Profile(time.thread_time)
+prof.enable()
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+finally:
+    prof.disable()
+    prof.dump_stats(out)
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    with open(out + ".json", "w") as fh:
+        json.dump({"cpu": ru.ru_utime + ru.ru_stime, "main": time.thread_time()}, fh)
+"""
+
+STAGES = ["download", "decode", "parse", "trafilatura", "extraction rules", "fingerprint", "index",
+          "scheduler", "redis client", "store", "spider", "engine/other"]  # fmt: skip
+_RULES: list[tuple[str, str]] = [
+    ("newscrawl/extract/decode.py", "decode"),
+    ("w3lib/encoding", "decode"),
+    ("scrapy/http/response/text.py", "decode"),
+    ("trafilatura/utils.py:load_html", "parse"),
+    ("lxml/html/__init__.py", "parse"),
+    ("newscrawl/extract/article.py:_library_tree", "parse"),
+    ("newscrawl/extract/article.py:_parse", "parse"),
+    ("newscrawl/extract/article.py:_library", "trafilatura"),
+    ("trafilatura/", "trafilatura"),
+    ("htmldate/", "trafilatura"),
+    ("courlan/", "trafilatura"),
+    ("justext/", "trafilatura"),
+    ("dateparser/", "trafilatura"),
+    ("newscrawl/extract/", "extraction rules"),
+    ("newscrawl/simhash/", "fingerprint"),
+    ("newscrawl/index/", "index"),
+    ("newscrawl/pipelines/dedup.py", "index"),
+    ("newscrawl/scheduling/", "scheduler"),
+    ("redis/", "redis client"),
+    ("newscrawl/pipelines/store.py", "store"),
+    ("newscrawl/storage.py", "store"),
+    ("peers_spider.py:StorePipeline", "store"),
+    ("scrapy/core/downloader", "download"),
+    ("scrapy/core/http2", "download"),
+    ("twisted/web/", "download"),
+    ("twisted/internet/tcp.py", "download"),
+    ("newscrawl/spiders/", "spider"),
+    ("peers_spider.py", "spider"),
+    ("parsel/", "spider"),
+    ("scrapy/linkextractors", "spider"),
+]
+
+
+def _stage_of(key: tuple[str, int, str]) -> str | None:
+    filename, _, name = key
+    where = f"{filename}:{name}"
+    for pattern, stage in _RULES:
+        if pattern in where:
+            return stage
+    if filename == "~" or filename.startswith("<"):
+        return None  # a C function (or generated code): its caller decides
+    return "engine/other"
+
+
+def stages(prof_path: Path) -> dict[str, float]:
+    """Seconds of own time per stage (C functions go to their heaviest caller's stage)."""
+    stats = pstats.Stats(str(prof_path)).stats  # type: ignore[attr-defined]
+    memo: dict[Any, str] = {}
+
+    def stage(key: Any, depth: int = 0) -> str:
+        if key in memo:
+            return memo[key]
+        found = _stage_of(key)
+        if found is None:
+            callers = stats[key][4] if key in stats else {}
+            heaviest = max(callers.items(), key=lambda kv: kv[1][2], default=None)
+            found = stage(heaviest[0], depth + 1) if heaviest and depth < 20 else "engine/other"
+        memo[key] = found
+        return found
+
+    out = dict.fromkeys(STAGES, 0.0)
+    for key, (_, _, tottime, _, _) in stats.items():
+        out[stage(key)] += tottime
+    return out
+
+
+def rules(prof_path: Path) -> dict[str, float]:
+    """Cumulative seconds of each function of newscrawl/extract/ (what each rule costs with
+    what it calls: a function called by another is inside the caller's figure too)."""
+    stats = pstats.Stats(str(prof_path)).stats  # type: ignore[attr-defined]
+    return {f"{Path(k[0]).name}:{k[2]}": v[3] for k, v in stats.items()
+            if "newscrawl/extract/" in k[0]}  # fmt: skip
+
+
+def set_portal(portal: TimedPortal, byline: float, editor: bool, seed: int) -> None:
+    """Every article page gets (or loses) its ``作者：`` byline with probability ``byline`` and,
+    with ``editor``, an editor line after its last paragraph."""
+    rng = random.Random(seed)
+    for path, page in list(portal.pages.items()):
+        if not re.match(ARTICLE_RE.rstrip("$"), path):
+            continue
+        html = re.sub(r" 作者：\S{2,3}(?=</div>)", "", page.body.decode("utf-8"))
+        if rng.random() < byline:
+            html = html.replace("</div><div class='content'>",
+                                f" 作者：{rng.choice(['张伟', '王芳', '李强'])}</div>"
+                                "<div class='content'>", 1)  # fmt: skip
+        if editor and "责任编辑" not in html:
+            html = html.replace("</p></div></div>", "</p><p>（责任编辑：王明）</p></div></div>", 1)
+        portal.set(path, Page(html.encode("utf-8"), page.content_type))
+
+
+def run_profiled(variant: str, portal: TimedPortal, work: Path) -> dict[str, Any]:
+    work.mkdir(parents=True)
+    prof = work / f"{variant}.prof"
+    server = RedisServer(work) if variant == "C" else None
+    try:
+        portal.reset()
+        if variant == "A":
+            out = work / "items.jsonl"
+            settings = [*COMMON, f"PEERS_OUT={out}", f"PEERS_ARTICLE={ARTICLE_RE}",
+                        f"PEERS_LIST={LIST_RE}", "ROBOTSTXT_OBEY=True",
+                        "TELNETCONSOLE_ENABLED=False",
+                        "ITEM_PIPELINES=" + json.dumps({"peers_spider.StorePipeline": 300})]
+            cmd = ["scrapy", "runspider", str(HERE / "peers_spider.py"),
+                   "-a", f"start={portal.base}/"]  # fmt: skip
+            for s in settings:
+                cmd += ["-s", s]
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("SCRAPY_SETTINGS_MODULE", "REDIS_URL")}  # fmt: skip
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+        else:
+            assert server is not None
+            sites = work / "sites.toml"
+            sites.write_text(f'[[sites]]\nname = "peers"\nstart_urls = ["{portal.base}/"]\n'
+                             f"article_url = '{ARTICLE_RE}'\nfollow_url = '{LIST_RE}'\n"
+                             "max_list_depth = 1\n", encoding="utf-8")  # as bench_peers.py
+            cmd = crawl_command(sites, (*COMMON, "NEWSCRAWL_FINGERPRINT_WORKERS=0"))[2:]
+            env = crawl_env(work, server.url)
+        rcpu0 = server.cpu() if server else 0.0
+        proc = subprocess.run([sys.executable, "-c", RUNNER, str(prof), *cmd], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=3600)  # fmt: skip
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0 or not prof.exists():
+            print(log[-3000:], file=sys.stderr)
+            raise SystemExit(f"variant {variant}: exit code {proc.returncode}")
+        redis_cpu = (server.cpu() - rcpu0) if server else 0.0
+    finally:
+        if server:
+            server.stop()
+    stats = parse_stats(log)
+    articles = len(portal.article_times)
+    cpu = json.loads((work / f"{variant}.prof.json").read_text())
+    by_stage = stages(prof)
+    # Other threads of the crawl process (the index's Redis calls run in one): whole process CPU
+    # less the main thread's.
+    by_stage["other threads"] = max(0.0, cpu["cpu"] - cpu["main"])
+    by_stage["redis-server"] = redis_cpu
+    return {
+        "variant": variant,
+        "articles": articles,
+        "items": stats.get("item_scraped_count", 0),
+        "process_cpu_ms": cpu["cpu"] * 1000 / articles,
+        "ms_per_article": {k: v * 1000 / articles for k, v in by_stage.items()},
+        "extract_cumulative_ms": {k: v * 1000 / articles for k, v in rules(prof).items()},
+    }
+
+
+def authors(corpus: Path, articles: int, seed: int) -> None:
+    """Without crawling: extract every article page of the portal and count, per kind of page
+    (a ``作者：`` byline or not, an editor line or not), the pages, those where the library's
+    author search ran (no byline found by the line rules first) and the authors given."""
+    from collections import Counter
+
+    from newscrawl.extract import article as extraction
+
+    class Pages:
+        def __init__(self) -> None:
+            self.pages: dict[str, Page] = {}
+
+        def set(self, path: str, page: Page) -> None:
+            self.pages[path] = page
+
+    portal = Pages()
+    build(portal, corpus, articles, 0.1, seed)  # type: ignore[arg-type]
+    searched: list[bool] = []
+    library_author = extraction._LibraryMetadata.author
+
+    def author(self: Any) -> str | None:
+        searched.append(True)
+        return library_author(self)
+
+    extraction._LibraryMetadata.author = author  # type: ignore[method-assign]
+    rows: dict[tuple[str, str], list[Any]] = {}
+    for path, page in portal.pages.items():
+        if not re.match(ARTICLE_RE.rstrip("$"), path):
+            continue
+        html = page.body.decode("utf-8")
+        byline = re.search(r"作者：(\S{2,3})</div>", html)
+        editor = re.search(r"责任编辑：(\S{2,3})）", html)
+        searched.clear()
+        found = extraction.extract_article(html, "http://portal.test" + path)
+        got = found.author if found else None
+        row = rows.setdefault(("byline" if byline else "no byline",
+                               "editor line" if editor else "-"), [0, 0, Counter()])
+        row[0] += 1
+        row[1] += bool(searched)
+        kind = ("none" if not got else "the byline" if byline and got == byline.group(1)
+                else "the editor" if editor and got == editor.group(1) else "another name")
+        row[2][kind] += 1
+    print("| page | pages | library author search ran | author given |")
+    print("|---|---:|---:|---|")
+    for (b, e), (n, ran, kinds) in sorted(rows.items()):
+        given = ", ".join(f"{k} {v}" for k, v in kinds.most_common())
+        print(f"| {b}, {e} | {n} | {ran} | {given} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--corpus", required=True, type=Path)
+    ap.add_argument("--articles", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--portal", action="append",
+                    help="byline=SHARE,editor=0|1 (default: the four of byline 0 / 1 x editor)")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--authors", action="store_true",
+                    help="no crawl: which author extraction gives on the portal's pages")
+    args = ap.parse_args(argv)
+    if args.authors:
+        authors(args.corpus, args.articles, args.seed)
+        return 0
+    portals = args.portal or ["byline=0,editor=0", "byline=0,editor=1", "byline=1,editor=0",
+                              "byline=0.33,editor=1"]  # fmt: skip
+    portal = TimedPortal()
+    portal.start()
+    build(portal, args.corpus, args.articles, 0.1, args.seed)
+    results = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="profile-peers-") as tmp:
+            for n, spec in enumerate(portals):
+                opts = dict(kv.split("=") for kv in spec.split(","))
+                set_portal(portal, float(opts.get("byline", 0)), opts.get("editor", "0") == "1",
+                           args.seed + n)
+                for variant in ("A", "C"):
+                    row = run_profiled(variant, portal, Path(tmp) / f"{n}-{variant}")
+                    row["portal"] = spec
+                    results.append(row)
+                    print(f"  {spec} {variant}: {row['articles']} articles, "
+                          f"{row['process_cpu_ms']:.1f} CPU ms/article", file=sys.stderr)
+    finally:
+        portal.stop()
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    cols = [*STAGES, "other threads", "redis-server"]
+    print("| portal | variant | CPU ms/article (process) | " + " | ".join(cols) + " |")
+    print("|---|---|---:|" + "---:|" * len(cols))
+    for r in results:
+        ms = r["ms_per_article"]
+        print(f"| {r['portal']} | {r['variant']} | {r['process_cpu_ms']:.1f} | "
+              + " | ".join(f"{ms[c]:.2f}" for c in cols) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
