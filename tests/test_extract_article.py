@@ -449,3 +449,27 @@ def test_our_rules_win_over_the_library_metadata() -> None:
                           "http://news.example.cn/a/123.html")
     assert art is not None
     assert (art.published, art.author) == ("2024-03-15T10:20:00+08:00", "张三")
+
+
+def test_character_counts_follow_their_definitions() -> None:
+    """The counts extraction decides by (non-space characters, the share of ideographs) as
+    their definitions say, for any text: spaces of every kind, ideographs at the range's ends."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from newscrawl.extract.article import _chars
+    from newscrawl.extract.zh import cjk_share
+
+    edges = "\u4e00\u9fff\u4dff\ua000 \u3000\u00a0\u2028\x1c\t\n中文a1"
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
+           | st.text(alphabet=edges, max_size=80))
+    def check(text: str) -> None:
+        non_space = [c for c in text if not c.isspace()]
+        assert _chars(text) == len(non_space)
+        head = [c for c in text[:5000] if not c.isspace()]
+        expected = sum("\u4e00" <= c <= "\u9fff" for c in head) / len(head) if head else 0.0
+        assert cjk_share(text) == expected
+
+    check()

@@ -472,7 +472,8 @@ def _clean_author(value: str | None) -> str | None:
 
 
 def _chars(text: str) -> int:
-    return sum(1 for c in text if not c.isspace())
+    """Characters of ``text`` that are not white space (as ``str.isspace`` says)."""
+    return len("".join(text.split()))
 
 
 def _as_document(html: str) -> str:

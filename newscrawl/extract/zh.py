@@ -92,12 +92,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
 )
 
 
+_IDEOGRAPHS = re.compile("[\u4e00-\u9fff]")
+
+
 def cjk_share(text: str) -> float:
     """Share of CJK ideographs among the non-space characters of ``text``."""
-    chars = [c for c in text[:5000] if not c.isspace()]
+    chars = "".join(text[:5000].split())
     if not chars:
         return 0.0
-    return sum(1 for c in chars if "\u4e00" <= c <= "\u9fff") / len(chars)
+    return len(_IDEOGRAPHS.findall(chars)) / len(chars)
 
 
 def is_cjk_name(name: str) -> bool:
