@@ -20,6 +20,7 @@ from lxml import etree
 from trafilatura.metadata import extract_metadata
 from trafilatura.utils import load_html
 
+from newscrawl.extract._jsonld import page_objects
 from newscrawl.extract.boilerplate import trim_edges
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.selectors import compile_selector, validate_selectors
@@ -61,7 +62,6 @@ _META_DATE_XPATH = etree.XPath(
 )
 _JSONLD_XPATH = etree.XPath("//script[@type='application/ld+json']/text()")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]{8,40})"')
-_JSONLD_DEPTH = 6
 # JSON-LD keys whose objects are not the page (a fact-check's reviewed claim and where it appeared).
 _NOT_THE_PAGE = frozenset({"itemReviewed", "appearance", "firstAppearance", "claimReviewed",
                            "isBasedOn", "citation", "mentions", "about"})
@@ -253,21 +253,10 @@ def _jsonld_date(raw: str) -> str | None:
     except (ValueError, RecursionError):
         m = _JSONLD_DATE.search(raw)  # broken JSON: the first one written
         return m.group(1) if m else None
-    level: list[object] = [data]
-    for _ in range(_JSONLD_DEPTH):
-        below: list[object] = []
-        for node in level:
-            if isinstance(node, list):
-                below.extend(node)
-            elif isinstance(node, dict):
-                value = node.get("datePublished")
-                if isinstance(value, str):
-                    return value
-                below.extend(v for k, v in node.items()
-                             if k not in _NOT_THE_PAGE and isinstance(v, dict | list))
-        if not below:
-            break
-        level = below
+    for node in page_objects(data, _NOT_THE_PAGE):
+        value = node.get("datePublished")
+        if isinstance(value, str):
+            return value
     return None
 
 

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import lxml.html
 from lxml import etree
 
+from newscrawl.extract._jsonld import page_objects
 from newscrawl.extract.title import part_bounds, site_name_metas
 
 __all__ = ["clean_source", "clean_whole", "find_source"]
@@ -97,7 +98,6 @@ _META_SOURCE_XPATH = etree.XPath(
 )
 _META_LABEL = re.compile(r"^(?:来\s*源|稿\s*源|出\s*处)\s*[:：]\s*")
 _JSONLD_XPATH = etree.XPath("//script[@type='application/ld+json']/text()")
-_JSONLD_DEPTH = 6
 # JSON-LD keys whose objects are another work than the page (its publisher is not the site).
 _NOT_THE_PAGE = frozenset({"isBasedOn", "sourceOrganization", "citation", "mentions", "about",
                            "itemReviewed", "publisher"})
@@ -301,17 +301,8 @@ def _own_publishers(raw: str) -> list[str]:
     except (ValueError, RecursionError):
         return []
     out: list[str] = []
-    level: list[object] = [data]
-    for _ in range(_JSONLD_DEPTH):
-        below: list[object] = []
-        for node in level:
-            if isinstance(node, list):
-                below.extend(node)
-            elif isinstance(node, dict):
-                out += _org_names(node.get("publisher"))
-                below.extend(v for k, v in node.items()
-                             if k not in _NOT_THE_PAGE and isinstance(v, dict | list))
-        level = below
+    for node in page_objects(data, _NOT_THE_PAGE):
+        out += _org_names(node.get("publisher"))
     return out
 
 
@@ -367,24 +358,13 @@ def _jsonld_sources(tree: lxml.html.HtmlElement) -> Iterator[str]:
             data = json.loads(text)
         except (ValueError, RecursionError):
             continue
-        level: list[object] = [data]
-        for _ in range(_JSONLD_DEPTH):
-            below: list[object] = []
-            for node in level:
-                if isinstance(node, list):
-                    below.extend(node)
-                elif isinstance(node, dict):
-                    yield from _org_names(node.get("sourceOrganization"))
-                    based = node.get("isBasedOn")
-                    for work in based if isinstance(based, list) else [based]:
-                        if isinstance(work, dict):
-                            yield from _org_names(work.get("publisher"))
-                            yield from _org_names(work.get("sourceOrganization"))
-                    below.extend(v for k, v in node.items()
-                                 if k not in _NOT_THE_PAGE and isinstance(v, dict | list))
-            if not below:
-                break
-            level = below
+        for node in page_objects(data, _NOT_THE_PAGE):
+            yield from _org_names(node.get("sourceOrganization"))
+            based = node.get("isBasedOn")
+            for work in based if isinstance(based, list) else [based]:
+                if isinstance(work, dict):
+                    yield from _org_names(work.get("publisher"))
+                    yield from _org_names(work.get("sourceOrganization"))
 
 
 def _org_names(value: object) -> list[str]:
