@@ -137,17 +137,7 @@ def test_a_signal_at_any_moment(tmp_path: Path, portal: MockPortal, signum: sign
     if "Spider closed" not in when:  # handled: not started, or Scrapy's graceful stop
         assert f"Received {signum.name}" in result.log, result.log[-3000:]
     assert server_left(tmp_path / "data") is None
-    deadline = time.monotonic() + 5  # a watcher may still be removing a dead server's files
-    while list(tmp.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert list(tmp.iterdir()) == []
-    # nothing lost: the next run stores what is missing, each article once
-    again = run_crawl(tmp_path, sites_path, *FAST, env={"TMPDIR": str(tmp)})
-    assert again.returncode == 0, again.log[-3000:]
-    stored = stored_urls(tmp_path)
-    assert set(stored) == {portal.url(path) for path in paths}
-    assert max(stored.values()) == 1
-    assert list(tmp.iterdir()) == []
+    nothing_left_then_rerun_stores_everything_once(tmp_path, sites_path, tmp, portal, paths)
 
 
 def test_kill_9_of_a_crawl_stops_its_embedded_redis_within_seconds(
@@ -167,6 +157,13 @@ def test_kill_9_of_a_crawl_stops_its_embedded_redis_within_seconds(
     finally:
         worker.kill()  # kill -9 of the crawl (and its process group)
     assert wait_exited(server, 15), "the embedded redis-server outlived its killed crawl"
+    nothing_left_then_rerun_stores_everything_once(tmp_path, sites_path, tmp, portal, paths)
+
+
+def nothing_left_then_rerun_stores_everything_once(tmp_path: Path, sites_path: Path, tmp: Path,
+                                                    portal: MockPortal, paths: list[str]) -> None:
+    """No temporary file is left (a watcher may still be removing a dead server's files for a
+    moment), and the next run stores what is missing, each article once, leaving none either."""
     deadline = time.monotonic() + 5
     while list(tmp.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -176,3 +173,4 @@ def test_kill_9_of_a_crawl_stops_its_embedded_redis_within_seconds(
     stored = stored_urls(tmp_path)
     assert set(stored) == {portal.url(path) for path in paths}
     assert max(stored.values()) == 1
+    assert list(tmp.iterdir()) == []
