@@ -207,6 +207,11 @@ class ArticleWait:
 
         self.df.retry.call(add, what="hold article links")
 
+    def waiting(self, run_id: str) -> int:
+        """How many links of the run wait."""
+        return int(self.df.retry.call(self.server.zcard, self.key(run_id),
+                                      what="waiting article links"))
+
     def adopt(self, run_id: str, earlier_run: str) -> int:
         """Move the links a taken-over run left waiting into ``run_id``'s set."""
         old, new = self.key(earlier_run), self.key(run_id)

@@ -564,6 +564,16 @@ class PortalSpider(scrapy.Spider):
             return
         if released:
             raise DontCloseSpider
+        run_id = current_run(self.crawler) if self.crawler is not None else None
+        try:
+            waiting = run_id is not None and not self._stopping() and self.wait.waiting(run_id)
+        except RedisUnavailable as exc:
+            report_fault(self.crawler, exc)
+            return
+        if waiting:
+            # links still wait (another worker is queueing them, or discovery goes on): work
+            # for this worker too, so it does not leave the run
+            raise DontCloseSpider
 
     def _page_links(self, response: TextResponse, site: Site
                     ) -> tuple[list[str], list[ListLink], dict[str, ParsedDate]]:
