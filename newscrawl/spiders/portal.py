@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urlsplit
@@ -307,9 +308,10 @@ class PortalSpider(scrapy.Spider):
                                      wait_seconds=config.article_wait)
         return self._wait
 
-    @property
+    @cached_property
     def order(self) -> CheckOrder:
-        """Order numbers of the run's article links (see :class:`CheckOrder`)."""
+        """Order numbers of the run's article links (see :class:`CheckOrder`; built on first
+        use, its scripts registered once)."""
         return CheckOrder(self.walks.df.server, self.walks.df.keys, self.walks.df.retry,
                           ttl=self.walks.ttl)
 
@@ -490,8 +492,9 @@ class PortalSpider(scrapy.Spider):
 
     # --- URLs pushed through Redis ------------------------------------------------------------
 
-    @property
+    @cached_property
     def pushed(self) -> PushedUrls:
+        """URLs pushed through Redis (built on first use, not at every look)."""
         return PushedUrls(self.walks.df.server, self.walks.df.keys, self.walks.df.retry)
 
     def _take_pushed(self) -> int:
