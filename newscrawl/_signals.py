@@ -1,18 +1,6 @@
-"""SIGTERM and SIGINT before Scrapy handles them and after the crawl has ended.
-
-Scrapy installs its shutdown handlers (first signal: a graceful stop; second: at once) when its
-reactor starts, and leaves them once it has stopped. Before that (imports, settings, the crawler
-and the embedded Redis being set up) and after it (the embedded Redis saving and stopping at
-exit), a signal would end the process with -15 or a ``KeyboardInterrupt`` traceback, and could
-leave the embedded server running. In those windows :func:`hold` puts a handler that only
-records the signal; the crawl command (newscrawl/commands/crawl.py) then does not start a crawl
-that was asked to stop before it began, hands a signal that came while Scrapy was starting to
-Scrapy's own handler once it is installed, and lets the end of the process (saving and stopping
-the embedded Redis) run to its end.
-
-``scrapy crawl`` gets here when it imports newscrawl's settings module (:func:`hold_if_crawl`),
-after Scrapy's own imports; ``newscrawl crawl`` (newscrawl/_entry.py) calls :func:`hold` before
-it imports anything else.
+"""SIGTERM and SIGINT in the windows Scrapy's own handlers do not cover: before its reactor starts
+and after it stops (start-up, the embedded Redis saving at exit). :func:`hold` records the signal
+and the crawl command acts on it. docs/operations.md.
 """
 
 from __future__ import annotations

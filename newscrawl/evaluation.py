@@ -1,12 +1,5 @@
-"""Precision/recall of a fingerprinter on labelled pairs, per Hamming threshold and per kind:
-what ``newscrawl eval PAIRS.jsonl`` reports on pairs a user labelled (e.g. reprints found in their
-own crawl, and articles that must stay apart), to choose ``NEWSCRAWL_MAX_DISTANCE``.
-
-A pair is one JSON line ``{"a": text, "b": text, "duplicate": true|false, "kind": str}`` (``kind``
-optional: the report has a row per kind).
-
-A pair is predicted "duplicate" at threshold k when both texts have a fingerprint and their Hamming
-distance is <= k. A text without fingerprint (empty/too short) makes its pair "not duplicate".
+"""Precision and recall of a fingerprinter on labelled pairs, per Hamming threshold and per kind:
+``newscrawl eval PAIRS.jsonl`` (docs/cli.md), to choose ``NEWSCRAWL_MAX_DISTANCE``.
 """
 
 from __future__ import annotations

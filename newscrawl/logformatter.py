@@ -1,10 +1,5 @@
-"""Scrapy's log formatter, with a dropped or failed item logged on one line (its URL and the
-reason).
-
-Scrapy logs a dropped item with the whole item (an article's full text) on the following lines;
-a near-duplicate dropped at INFO (newscrawl.pipelines.dedup) would fill the log with texts. An
-item that failed on a system fault (newscrawl.faults: a full disk, Redis out of memory) is logged
-at DEBUG: the crawl stops with one CRITICAL line naming the fault and what to do.
+"""Scrapy's log formatter with a dropped or failed item on one line (its URL and the reason), and
+an item failed by a system fault at DEBUG (the CRITICAL line names the fault).
 """
 
 from __future__ import annotations

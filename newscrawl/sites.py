@@ -1,31 +1,5 @@
-"""The sites file: which portals ``scrapy crawl portal`` crawls (TOML, read with :mod:`tomllib`).
-
-Shape::
-
-    [[sites]]
-    name = "portal-a"
-    start_urls = ["http://127.0.0.1:8001/"]
-    article_url = '/a/\\d+\\.html$'     # regex (re.search on the whole URL): article pages
-    follow_url = '/list/\\d+\\.html$'   # optional regex: list pages to follow for links
-
-Optional keys: ``allowed_domains`` (list of host names; default: the hosts of the start, sitemap
-and feed URLs), ``max_list_pages`` (int >= 1, default 100: list pages per start page and run),
-``stop_after_known`` (int >= 1, default 1: consecutive list pages with nothing new that end a
-walk), ``max_list_depth`` (int >= 0, default none: an extra bound on nesting, not needed since
-``max_list_pages`` bounds a walk), ``selectors`` (table title/text/published/author -> CSS or
-XPath), ``encoding`` (forced page encoding), ``rank`` (int >= 1, default: the site's position in
-the file: the order of its article links among other sites' links of the same date, lower first).
-
-Sources besides start pages: ``sitemap_urls`` (list of sitemap URLs; the entry ``"robots"``, or
-the string ``"robots"`` alone, reads the ``Sitemap:`` lines of the robots.txt of the start URLs'
-hosts) and ``feed_urls`` (RSS/Atom URLs). A site needs ``start_urls``, ``sitemap_urls`` or
-``feed_urls``; ``article_url`` is required with ``start_urls`` and optional otherwise (without
-it every URL a sitemap or feed lists is an article). ``drop_params``/``keep_params`` (lists of
-query parameter names, ``*`` glob) adjust the tracking parameters removed from article URLs
-(:mod:`newscrawl.urls`).
-
-Every mistake raises :class:`SitesError` whose message names the file, the site and the key, so
-the crawl stops at start with a clear message.
+"""The sites file (TOML): which portals ``scrapy crawl portal`` crawls. Every mistake raises
+:class:`SitesError` naming the file, the site and the key. Keys: docs/sites.md.
 """
 
 from __future__ import annotations

@@ -1,53 +1,6 @@
-"""Per-site figures of a crawl: one naming scheme, this worker's stats and the run's totals.
-
-Every per-site counter goes through :func:`site_stat` / :class:`SiteStats`::
-
-    newscrawl/sites/<name>/pages/<kind>   pages fetched and parsed; kind: start, list, sitemap,
-                                          feed (the sources) or article
-    newscrawl/sites/<name>/links/seen     article links on its source pages (distinct per page)
-    newscrawl/sites/<name>/links/new      article requests queued (neither done nor queued yet);
-                                          for the worker that claims a run, also the articles
-                                          an earlier run queued and left (the run finishes them)
-    newscrawl/sites/<name>/links/capped   article links of its sitemaps and feeds, not done
-                                          yet, that a cap (NEWSCRAWL_SITEMAP_MAX_ENTRIES,
-                                          ..._RUN_ENTRIES) left for the next run
-    newscrawl/sites/<name>/stored         articles stored
-    newscrawl/sites/<name>/near_duplicate articles dropped (not stored) as near-duplicates of
-                                          a stored copy published no later
-    newscrawl/sites/<name>/late_original  articles dropped (not stored) as near-duplicates of a
-                                          stored copy published after them: originals met after
-                                          their copy
-    newscrawl/sites/<name>/failed         pages that failed, each once, by page kind:
-    newscrawl/sites/<name>/failed/<kind>  start, list, sitemap, feed, article; and by cause:
-    newscrawl/sites/<name>/failed_by/<cause>  download (an HTTP error, a timeout...),
-                                          extraction (a page without an article body, an
-                                          unreadable sitemap or feed), pipeline (an item that
-                                          failed in a pipeline), storage (the store refused it)
-
-Scrapy's stats are per worker. Once the scheduler knows the run (:meth:`SiteStats.start_run`),
-every increment also goes to the run's Redis hash ``{prefix}:{spider}:runstats:{run}`` (field
-``<name>/<path>``, kept a day after its last update), so the end-of-run summary and the exit
-decision (:func:`run_outcome`) are the run's, whichever worker ends last. The increments are
-added up in the worker and sent in one round trip at most every :data:`FLUSH_SECONDS` and when
-the worker reads the run's figures at its end, not one round trip per article page or item (a
-fetched start/list/sitemap/feed page is sent at once: the exit decision depends on it; so is a
-stored article, so the run's count agrees with the store after a worker is killed).
-
-The run's hash also holds fields that are not a site's figure; their names have a ``:``, which no
-site name has (:func:`split_run_hash` tells them apart):
-
-    run:took_over        the id of the run this one took over (none of its workers was alive)
-    run:ended            Unix time the last worker of the run to end ended (each worker's end
-                         overwrites it), with its exit code and close reason:
-    run:exit_code        0, or the exit code it asked for (newscrawl.exitcodes)
-    run:reason           Scrapy's close reason: finished, shutdown (Ctrl-C), redis_unavailable...
-    run:sites            the run's site names, JSON list
-    run:workers_ended    how many of its workers have ended
-    worker:<id>          pages the worker ``<id>`` fetched (any kind, every site), sent with its
-                         figures: what ``newscrawl status`` shows in the worker's row
-    rate:<site>:<t>      pages of ``site`` fetched (any kind) in the 10 s from ``t * 10`` (Unix
-                         time); a worker deletes its buckets once they are two minutes old, so
-                         ``newscrawl status`` reads a rate over the last minute
+"""Per-site figures of a crawl: one naming scheme (``newscrawl/sites/<name>/...``), this worker's
+stats, and the run's totals in Redis (``{prefix}:{spider}:runstats:{run}``) sent in batches.
+The stats: docs/operations.md; the hash's fields: docs/redis-keys.md.
 """
 
 from __future__ import annotations

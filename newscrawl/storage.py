@@ -1,18 +1,6 @@
-"""Article storage: daily JSON Lines files (``<dir>/YYYY-MM-DD.jsonl``, UTC days).
-
-Each article is written with ONE ``write()`` on a file opened with ``O_APPEND``, under an
-exclusive ``flock`` of the file, so a process that crashes loses nothing already handed to the
-store, and several workers on one machine append to the same daily file without interleaving
-lines. The store is never torn:
-
-* Before appending, a file that does not end in a newline (a write cut short by a crash or a full
-  disk) has its incomplete last line moved to ``<file>.torn`` beside it (a WARNING says so), so
-  the next record starts on a line of its own.
-* A write that fails (no space, read-only filesystem, no permission) is undone (the file is cut
-  back to its size before it) and raised as :class:`StoreWriteError`.
-* Readers trust only complete lines that parse as a JSON object; they take a shared ``flock``
-  to learn the file's size, so a record being written is not mistaken for a torn one, and warn
-  about a bad line with its file and line number.
+"""Article storage: daily JSON Lines files (``<dir>/YYYY-MM-DD.jsonl``, UTC days), one ``write()``
+under ``O_APPEND`` and ``flock`` per article, a torn last line moved aside, a failed write undone
+and raised as :class:`StoreWriteError`. docs/operations.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
-r"""One URL per article: the canonical form of article URLs, and a page's ``<link rel=canonical>``;
-the sites file's URL patterns, matched in linear time (:class:`UrlPattern`).
-
-The canonical form is w3lib's :func:`~w3lib.url.canonicalize_url` (fragment dropped, query
-arguments sorted, percent-encoding normalized, scheme and host lower-case, IDNA host) followed by
-:func:`~w3lib.url.url_query_cleaner` removing tracking parameters: :data:`DEFAULT_DROP_PARAMS`
-plus a site's ``drop_params``, minus its ``keep_params``. Parameter names are compared
-case-insensitively; ``*`` in a name matches any run of characters (``utm_*``).
-
-:class:`UrlPattern` matches ``article_url``/``follow_url`` with RE2 (``google-re2``): time linear
-in the URL's length whatever the pattern, where Python's ``re`` backtracks exponentially on a
-pattern such as ``/news/(\w+/?)+\.html$`` and a link that almost matches (the crawl would hang
-on one link). A pattern keeps Python's meaning: it must compile with :mod:`re`, and ``\w``,
-``\W``, ``\d``, ``\D`` match Unicode as there (RE2's own are ASCII), ``\Z`` is RE2's ``\z``.
-What RE2 lacks (backreferences, lookahead and lookbehind, atomic groups, possessive
-quantifiers, the ``a``/``x``/``L`` flags) is rejected with :class:`UrlPatternError`. ``\b`` and
-``\B`` are ASCII word boundaries in RE2, and ``$`` does not match before a final newline (a
-link's URL has none).
-
-Imports neither scrapy nor redis.
+r"""One URL per article: the canonical form of article URLs (w3lib) with tracking parameters
+removed, and the sites file's URL patterns matched in linear time with RE2 (:class:`UrlPattern`).
+Imports neither scrapy nor redis. docs/sites.md.
 """
 
 from __future__ import annotations

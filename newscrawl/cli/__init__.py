@@ -1,31 +1,6 @@
-"""The ``newscrawl`` command: fingerprints, the near-duplicate index and its records.
-
-    newscrawl demo [--data-dir DIR] [--port N]
-    newscrawl status [--spider NAME] [--json] [--watch] [--interval S]
-    newscrawl report [--days N] [-o FILE] [--store-dir DIR] [--pairs N]
-    newscrawl push URL [URL ...] [--site NAME] [--spider NAME]
-    newscrawl fingerprint [FILE ...] [--jsonl FILE] [--json] [--encoding ENC]
-    newscrawl check FILE [--json] [--encoding ENC]
-    newscrawl dedup [--jsonl FILE ...] [--dry-run]
-    newscrawl duplicates [--json] [--limit N]
-    newscrawl clusters [--json] [--limit N]
-    newscrawl stats [--json]
-    newscrawl prune --days N
-    newscrawl reset [--spider NAME] [--index] [--yes] [--force]
-    newscrawl eval PAIRS.jsonl
-    newscrawl redis-cli [ARGS ...]
-
-Redis: ``--redis-url`` (default ``$REDIS_URL``), else the embedded Redis kept in ``--data-dir``
-(default ``$NEWSCRAWL_DATA_DIR``, else ``.newscrawl/``); keys under ``--prefix`` (default
-``$NEWSCRAWL_REDIS_PREFIX`` or ``newscrawl``). A command lists only the options it takes
-(``fingerprint`` and ``eval`` use no Redis, ``redis-cli`` no prefix; the demo keeps its own
-``--data-dir``). Exit codes: 0 ok, 1 error, 2 usage, 130
-interrupted.
-
-This module holds the parser and :func:`main`; :mod:`newscrawl.cli._common` what the commands
-share; one module per command or small group (``fingerprint`` and ``check`` in
-:mod:`~newscrawl.cli.fingerprint`; ``duplicates``, ``stats`` and ``prune`` in
-:mod:`~newscrawl.cli.index`). A command is added through :data:`COMMANDS` (see docs/cli.md).
+"""The ``newscrawl`` command: the parser and :func:`main`; :mod:`newscrawl.cli._common` holds what
+the commands share, one module per command or small group. Commands, options and exit codes:
+docs/cli.md (adding a command: its last section).
 """
 
 from __future__ import annotations

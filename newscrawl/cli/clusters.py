@@ -1,13 +1,5 @@
-"""``newscrawl clusters``: each original with the reprints dropped against it, newest first.
-
-Read from the duplicate records (``{prefix}:duplicates`` and ``{prefix}:duplicates:log``, see
-:mod:`newscrawl.index.duplicates`): the records are grouped by ``original_url``, followed up the
-records (a copy recorded as the near-duplicate of an original published before it, and the
-reprints dropped against that copy, are one cluster of that original); a cluster is as
-new as its newest duplicate (``seen_at``), and its duplicates are listed newest first. The
-original's title comes from the records when they carry ``original_title``, else from the stored
-articles (the daily files under ``--store-dir``, default ``<data dir>/articles``), else it is
-unknown (null).
+"""``newscrawl clusters``: each original with the reprints dropped against it, newest first, read
+from the duplicate records (:mod:`newscrawl.index.duplicates`). docs/cli.md.
 """
 
 from __future__ import annotations

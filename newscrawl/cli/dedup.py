@@ -1,32 +1,6 @@
-"""``newscrawl dedup``: the crawl's near-duplicate decision over a stream of JSON Lines documents.
-
-    newscrawl dedup [--jsonl FILE ...] [--dry-run] [--max-distance N] [--batch N]
-
-Each object needs ``text`` and ``id`` (or ``url``, which then serves as the id: the daily article
-files ``<data dir>/articles/YYYY-MM-DD.jsonl`` have ``url``, ``title`` and ``text``); ``url`` and
-``title`` are optional. Each is fingerprinted and sketched (``newscrawl.simhash.Decision``, as the
-crawl's pipeline) and checked and added, in input order, on the selected Redis; one JSON line per
-object is printed, in input order::
-
-    {"id": ..., "simhash": "<16 hex>" | null, "duplicate_of": <url or id> | null,
-     "distance": int | null}
-
-plus ``"reason"`` when there is no fingerprint (``too_short``, ``empty``) or when the document is
-already in the index under its own key (``already_indexed``: a second run over the same files).
-A line whose ``id``, ``url``, ``title`` or ``text`` holds text that cannot be encoded (a lone
-surrogate, which a ``"\\udfff"`` escape gives) is a bad line: named on stderr and counted like the
-others (exit 1), and its output line says ``"reason": "unencodable"`` (its ``id`` printed with
-JSON escapes); it never reaches Redis, and every other line's output is as without it.
-The index keys a document by its ``url`` when given, else by its ``id``. Near-duplicates go to the
-duplicate log as in the crawl. ``--dry-run`` checks against the index as it is, adding and
-recording nothing; its output is a real run's (``already_indexed`` included). Documents are sent
-in pipelined batches: the server runs their scripts in order, so the decision for document k sees
-documents < k, exactly as one call each.
-
-A Redis error stops the command at the first document Redis could not check and add: the
-decisions before it are printed, the later documents of its batch that Redis ran anyway are
-removed again (``SimhashIndex.check_each`` tells which ran), so the index holds exactly the
-documents before it and a rerun over the same input ends as one uninterrupted run would.
+"""``newscrawl dedup``: the crawl's near-duplicate decision over a stream of JSON Lines documents,
+one output line per input line, in order, on the selected Redis. Input, output and what a Redis
+error leaves: docs/cli.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""``newscrawl report``: one self-contained HTML file of the last days of crawling, for an editor.
-
-What it shows, from the article store and the crawl's Redis (read only):
-
-* per site and day, articles stored (the store's day files), dropped as near-duplicates (the
-  duplicate log, by the day they were dropped) and failed (the runs' per-site figures, which
-  Redis keeps a day after each run: older days show no failure count) as a small SVG chart;
-* the dropped near-duplicates, newest first, each beside the stored text it was matched to. The
-  store holds only what was stored: a dropped copy's own text is kept nowhere, so its recorded
-  fields (title, URL, distance, dates) stand beside the stored text. When both sides are in the
-  store (a copy stored first, later recorded as the near-duplicate of an original published
-  before it) the two texts are shown side by side with their differences marked;
-* late originals: records whose ``published_first`` says the dropped copy was published first;
-* the sites whose last run fetched no page.
-
-The file needs no network and no server: inline CSS and SVG, no script, and a
-Content-Security-Policy that lets the browser load nothing else. Everything from the web
-(titles, texts, URLs, site names) is escaped.
+"""``newscrawl report``: one self-contained HTML file (no script, no network) of the last days of
+crawling, for an editor: per-site figures, dropped near-duplicates beside their stored text, late
+originals, sites that fetched nothing. docs/cli.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,5 @@
-"""``newscrawl status``: the crawl as a whole, read from its Redis (any machine that reaches it).
-
-Three questions at a glance:
-
-* how far: per site, the list pages walked and the article pages queued, in flight, fetched,
-  stored, dropped as near-duplicates and failed (the run's figures, all workers together);
-* how long: pages fetched over the last minute (the run's 10 s rate buckets) and the time left
-  for the queue at that rate, unknown while discovery still finds links (start, list, sitemap or
-  feed pages queued or in flight, article links held by a walk);
-* how did the last run go (no crawl running): its start, end, exit code, close reason, per-site
-  summary, and the run it took over (from its stats hash, kept a day).
-
-Also the current run's workers (alive or not, last heartbeat, pages fetched: the count the site
-figures keep), the politeness in force at its hosts (requests at once and delay for the whole
-cluster, AutoThrottle's shared delay, requests there now), the index size. ``--watch`` redraws it
-every ``--interval`` seconds until Ctrl-C on a terminal, and prints one line a refresh otherwise.
+"""``newscrawl status``: the crawl as a whole from its Redis: how far (per site), how long (rate
+and time left), how the last run went, its workers and politeness. docs/cli.md.
 """
 
 from __future__ import annotations

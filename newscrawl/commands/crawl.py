@@ -1,15 +1,6 @@
-"""``scrapy crawl`` that also fails (non-zero exit) when the crawl itself failed.
-
-Scrapy's own ``crawl`` exits 1 only when the crawler could not start; a spider closed because
-Redis went away for good would exit 0. This command keeps the crawler and exits with the code
-the crawl asked for (:class:`newscrawl.exitcodes.ExitCode`), and logs the cause of a failed crawl
-once more as its last line (``The crawl failed: <cause> (exit code N)``), after Scrapy's own
-closing lines: the one line that matters is not left among the warnings above them.
-
-A spider class may define ``check_config(settings, spider_args)``, raising ``ValueError`` with a
-message for the user (a bad sites file): the command calls it before the crawl starts and
-exits 1 with that one message. Raised from the spider's ``from_crawler`` instead, the same error
-surfaces a second time as asyncio's "Task exception was never retrieved" and its traceback.
+"""``scrapy crawl`` with newscrawl's exit codes (:class:`newscrawl.exitcodes.ExitCode`) and the
+cause of a failed crawl as its last line; a spider's ``check_config`` runs before the crawl.
+docs/operations.md ("Exit codes").
 """
 
 from __future__ import annotations

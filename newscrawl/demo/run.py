@@ -1,14 +1,5 @@
-"""Serve the sample portal, run ``scrapy crawl portal`` on it, report what it stored and dropped.
-
-The real ``scrapy crawl portal`` runs in a subprocess (the project settings through
-``SCRAPY_SETTINGS_MODULE``, so from any directory), with a sites file that allows only
-127.0.0.1 and the embedded Redis of the demo's data directory.
-
-The data directory (``--data-dir``, else a new temporary one) remembers the port
-(``demo.json``): article URLs contain ``127.0.0.1:PORT`` and the crawl's done records are keyed
-by URL, so a second run must serve on the same port to show the incremental crawl. Nothing
-but loopback is used, and no process is left behind: the crawl is stopped on Ctrl-C or error,
-and the embedded Redis server is stopped at the end whatever happened.
+"""Serve the sample portal, run the real ``scrapy crawl portal`` on it in a subprocess, report what
+it stored and dropped; the data directory remembers the port so a second run is incremental.
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
-"""Daily prune of expired fingerprints from the near-duplicate index, run by the crawl.
-
-With retention (``NEWSCRAWL_FINGERPRINT_RETENTION_DAYS``, default 365), ``check_and_add`` treats
-expired fingerprints as absent but deletes only those it finds within max distance; the rest are
-removed by :meth:`newscrawl.index.SimhashIndex.prune`. This extension runs that prune at most once
-a day per index: on ``spider_opened`` the worker claims the day with
-``SET {prefix}:simhash:pruned:{day} <time> NX EX 172800`` (one worker of a cluster wins; a later
-run the same day does nothing) and prunes in a thread, so the crawl goes on meanwhile (a prune
-of 1M fingerprints takes ~3-4 s). It never fails the crawl: an error is logged and counted
-(``newscrawl/index/prune_error``) and the claim released, so the next run tries again.
-
-Off (``NotConfigured``) when the near-duplicate pipeline is off or retention is off.
+"""The daily prune of expired fingerprints, run by one worker of the cluster a day in a thread;
+an error is logged and counted, never fails the crawl. docs/design/index.md ("Daily prune").
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Turn redirect loops into a failure the request's errback sees.
-
-Without this, ``/a -> /b -> /a`` ends silently: the second request for ``/a`` is dropped by the
-dupefilter (or, without one, after ``REDIRECT_MAX_TIMES`` hops). Here a 3xx whose target was
-already visited in the same redirect chain raises :class:`RedirectLoop` (an ``IgnoreRequest``),
-so the spider's errback logs and counts it (``newscrawl/download/failed/redirect_loop``).
+"""A redirect loop (``/a -> /b -> /a``) raised as :class:`RedirectLoop`, so the spider's
+errback counts it (``newscrawl/download/failed/redirect_loop``) instead of the dupefilter ending it
+silently.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
-"""robots.txt that also holds for the first, concurrent requests to a host.
-
-Scrapy 2.19's ``RobotsTxtMiddleware`` keeps one Deferred per netloc while robots.txt downloads and
-lets every waiting request await that same Deferred. Awaiting a Deferred adds a callback that
-returns None, so the first waiter receives the parser and every later waiter receives None, which
-the middleware treats as "no robots.txt: allowed": 8 of 10 simultaneous first requests to a
-disallowed path were fetched. Here each waiter gets its own Deferred, fired with the parser once
-robots.txt is parsed (or None if it could not be fetched), so no request passes before robots.txt
-is known.
-
-robots.txt is downloaded once per host and run for all workers of the crawl: the worker that
-first needs it marks it as being fetched in the run's robots hash in Redis
-(``{prefix}:{spider}:robots:{run}``) and stores the response there; the other workers wait for it
-(up to DOWNLOAD_TIMEOUT, then fetch it themselves) and parse the stored copy. The spider's own
-request for it (a site with ``sitemap_urls = ["robots"]`` reads its ``Sitemap:`` lines, meta
-``newscrawl_robots``) is answered with that response, not fetched a second time.
-
-Two more differences: a refused request raises :class:`RobotsForbidden` (an ``IgnoreRequest``,
-so the spider's errback can tell it apart by type), and a robots.txt that cannot be downloaded
-(host unreachable, timeout) is one WARNING line without a traceback instead of an ERROR: the
-host's pages are then fetched as if it had no robots.txt, and each page that fails is logged by
-the spider anyway.
+"""robots.txt that holds for the first, concurrent requests to a host too (each waiter gets its own
+Deferred), fetched once per host and run for every worker through Redis.
+docs/design/scheduling.md ("robots.txt for the first requests").
 """
 
 from __future__ import annotations

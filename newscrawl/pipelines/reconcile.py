@@ -1,21 +1,6 @@
-"""The near-duplicate index made to agree with the article store when a crawl opens.
-
-The store is the record of what was stored; the index (in Redis) can lose what the store keeps:
-
-* **Everything** (the embedded Redis's files deleted, a new Redis): an index that holds no
-  fingerprints while the store holds day files is rebuilt from the store (each file within the
-  fingerprint retention, INFO line per file). Otherwise every stored article whose done record
-  went with the index would be fetched and stored again.
-* **Its last writes** (Redis crashed within its fsync interval: ``appendfsync everysec`` may lose
-  up to about two seconds): of the newest 1,000 records of today's and yesterday's files, those
-  whose fingerprint the index does not hold under their URL are added again (one WARNING with
-  how many), so a reprint of such an article is still dropped.
-
-Each record is added as indexed at noon (UTC) of its file's day, so
-:meth:`newscrawl.storage.ArticleStore.already_stored` finds it when the article comes round
-again. A rebuild fingerprints every text again (the index may be rebuilt for a new decision
-version); the check of the newest records uses the record's ``simhash`` field (what the crawl
-indexed) and fingerprints only those the index does not hold.
+"""The near-duplicate index made to agree with the article store when a crawl opens: rebuilt from
+the store when Redis lost everything, the newest records added again when it lost its last writes.
+docs/operations.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
-"""Storage pipeline: unique articles as daily JSON Lines files (see :mod:`newscrawl.storage`).
-
-Any item works (a dict, a :class:`scrapy.Item`, a dataclass...: through ``itemadapter``): its
-record is the URL field (``NEWSCRAWL_URL_FIELD``) first, then every field of the item (an
-``Item`` class: every declared field, None when unset). An item without a URL is dropped and
-counted (``newscrawl/store/no_url``).
-
-An article whose record is already in today's or yesterday's file is not written again
-(:class:`AlreadyStored`, counted as ``newscrawl/store/already_stored``): the crawl stays exact
-when Redis loses its last writes (a crash of the embedded server, see docs/operations.md),
-since a lost done record or index entry makes the article come round again. A write that fails
-raises :class:`newscrawl.storage.StoreWriteError` (the file is left as it was).
+"""Storage pipeline: unique articles as daily JSON Lines files (:mod:`newscrawl.storage`); an
+article already in today's or yesterday's file is not written again. docs/operations.md.
 """
 
 from __future__ import annotations

