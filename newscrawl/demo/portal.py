@@ -96,7 +96,3 @@ class PortalServer:
     def article_hits(self) -> int:
         with self._lock:
             return sum(n for path, n in self.hits.items() if path.startswith(ARTICLES))
-
-    def hits_of(self, path: str) -> int:
-        with self._lock:
-            return self.hits[path]
