@@ -1,5 +1,6 @@
-"""How newscrawl writes a fingerprint (16 hex digits) and a day (days since 1970, UTC), and how it
-compares two publication times (an item's ``published``: ISO 8601 date or datetime)."""
+"""How newscrawl writes a fingerprint (16 hex digits) and a day (days since 1970, UTC), how it
+compares two publication times (an item's ``published``: ISO 8601 date or datetime), and how it
+reads a Redis reply as text."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import time
 from datetime import date, datetime
 
 SECONDS_PER_DAY = 86400
+
+
+def as_text(value: object) -> str:
+    """A Redis reply (bytes, or str with ``decode_responses``) or any value as text; bytes that are
+    not UTF-8 are replaced, never raised."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def fingerprint_hex(value: int) -> str:

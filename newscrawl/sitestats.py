@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.formats import SECONDS_PER_DAY
+from newscrawl.formats import SECONDS_PER_DAY, as_text
 from newscrawl.meta import RUN_KINDS, RequestKind
 
 if TYPE_CHECKING:
@@ -218,9 +218,9 @@ def split_run_hash(raw: Mapping[Any, Any]) -> tuple[dict[str, dict[str, int]], d
     figures: dict[str, dict[str, int]] = {}
     other: dict[str, str] = {}
     for name, value in raw.items():
-        site, _, path = _text(name).partition("/")
+        site, _, path = as_text(name).partition("/")
         if ":" in site:  # no site name has one
-            other[_text(name)] = _text(value)
+            other[as_text(name)] = as_text(value)
             continue
         try:
             figures.setdefault(site, {})[path] = int(value)
@@ -228,9 +228,6 @@ def split_run_hash(raw: Mapping[Any, Any]) -> tuple[dict[str, dict[str, int]], d
             continue
     return figures, other
 
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 
 from newscrawl.cli._common import CliError, open_redis, positive_int
 from newscrawl.exitcodes import ExitCode
-from newscrawl.formats import SECONDS_PER_DAY
+from newscrawl.formats import SECONDS_PER_DAY, as_text
 
 #: near-duplicates shown with their texts (the newest); the others are counted
 DEFAULT_PAIRS = 50
@@ -31,9 +31,6 @@ MAX_LATE = 200
 _STATE = ("stored", "dropped", "failed")
 _COLOURS = {"stored": "#2e7d32", "dropped": "#ef8f00", "failed": "#c62828"}
 
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _day(ts: float) -> str:
@@ -73,7 +70,7 @@ def read_runs(client: Any, prefix: str, spider: str) -> list[dict[str, Any]]:
     head = pattern[:-1]
     runs: list[dict[str, Any]] = []
     for key in client.scan_iter(match=pattern, count=1000):
-        run_id = _text(key)[len(head):]
+        run_id = as_text(key)[len(head):]
         figures, other = split_run_hash(client.hgetall(key))
         runs.append({"id": run_id, "day": _run_day(run_id), "figures": figures,
                      "info": {n: v for n, v in other.items() if n.startswith("run:")}})
@@ -111,7 +108,7 @@ def build_report(client: Any, prefix: str, spider: str, store_dir: Path, *, days
             unreadable_store += 1
 
     log = DuplicateLog(client, prefix=prefix)
-    urls = [_text(u) for u in client.zrangebyscore(log.log_key, since, "+inf")]
+    urls = [as_text(u) for u in client.zrangebyscore(log.log_key, since, "+inf")]
     records: list[dict[str, Any]] = []
     unreadable_records = 0
     raws = client.hmget(log.hash_key, urls) if urls else []

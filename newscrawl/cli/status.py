@@ -13,6 +13,7 @@ from typing import Any
 
 from newscrawl.cli._common import open_redis, positive_int, print_json
 from newscrawl.exitcodes import ExitCode
+from newscrawl.formats import as_text
 from newscrawl.meta import RUN_KINDS, SITE, RequestKind
 from newscrawl.scheduling.run import gone_from_this_host
 from newscrawl.sitestats import RATE_BUCKET_SECONDS, run_outcome, split_run_hash
@@ -22,9 +23,6 @@ MAX_QUEUE_SCAN = 200_000
 #: seconds the rate is measured over
 RATE_WINDOW = 60
 
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _run_started(run_id: str) -> float | None:
@@ -155,7 +153,7 @@ def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict
     k = keys.Keys(prefix, spider)
     pattern = k(keys.CRAWL_RUNSTATS, run="*")
     head = pattern[:-1]
-    ids = sorted(_text(key)[len(head):] for key in client.scan_iter(match=pattern, count=1000))
+    ids = sorted(as_text(key)[len(head):] for key in client.scan_iter(match=pattern, count=1000))
     ids = [run_id for run_id in ids if run_id != current]
     if not ids:
         return None
@@ -205,14 +203,14 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
     now = time.time() if now is None else now
     k = keys.Keys(prefix, spider)
     run_id = client.get(k(keys.CRAWL_RUN))
-    run = _text(run_id) if run_id is not None else None
+    run = as_text(run_id) if run_id is not None else None
     figures: dict[str, dict[str, int]] = {}
     other: dict[str, str] = {}
     if run is not None:
         figures, other = split_run_hash(client.hgetall(k(keys.CRAWL_RUNSTATS, run=run)))
     workers = []
     for worker, info in sorted(client.hgetall(k(keys.CRAWL_WORKERS)).items()):
-        name = _text(worker)
+        name = as_text(worker)
         try:
             data = dict(json.loads(info))
         except ValueError:
