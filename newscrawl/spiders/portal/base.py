@@ -29,7 +29,7 @@ from newscrawl.meta import (
     WALK_START,
     RequestKind,
 )
-from newscrawl.scheduling import ListWalks
+from newscrawl.scheduling.lists import ListWalks
 from newscrawl.scheduling.run import current_run
 from newscrawl.scheduling.waiting import (
     ArticleWait,

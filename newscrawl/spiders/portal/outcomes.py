@@ -58,7 +58,6 @@ _FAILURE_REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
 )
 
 
-
 def failure_reason(failure: Failure) -> str:
     """A short, stats-friendly name for why a request failed."""
     exc = failure.value

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class SpiderConfig:
     sites_path: Path
@@ -44,6 +45,12 @@ class SpiderConfig:
 
 
 class PortalSpider(ListPages, SourcePages, ArticlePages, Queueing, Outcomes):
+    """Crawls the portals of a sites file incrementally. Start pages, sitemaps and feeds are
+    read every run; list pages while their walk keeps showing article links not done yet
+    (:mod:`.walks`); article pages once ever (:mod:`.articles`), held until the run's discovery
+    is done, then queued oldest first (:mod:`.queueing`). Every other outcome is counted under
+    ``newscrawl/...`` and per site, and summed up at the end (:mod:`.outcomes`)."""
+
     name = "portal"
     #: The spider arguments (``-a NAME=VALUE``) it takes; names starting with "_" belong to a
     #: job scheduler (scrapyd's ``_job``) and are let through.

@@ -109,7 +109,7 @@ class ListPages(PortalBase):
 
         A URL that matches both ``follow_url`` and ``article_url`` is a list page (warned about
         once per site); links to the site's start URLs are skipped (read every run anyway). A list
-        link keeps its anchor text and ``rel`` (:mod:`newscrawl.scheduling.pagebar`)."""
+        link keeps its anchor text and ``rel`` (:mod:`.pagebar`)."""
         seen: set[str] = set()
         article_urls: list[str] = []
         list_links: list[ListLink] = []
@@ -184,7 +184,7 @@ class ListPages(PortalBase):
         page starts a walk at 0. The walk stops below a page once ``known`` reaches
         ``stop_after_known``; it never admits more than ``max_list_pages`` list pages per start
         page and run (Redis, shared by the workers; see newscrawl/scheduling/lists.py). Of a
-        numbered pagination bar only the next page is followed (newscrawl/scheduling/pagebar.py):
+        numbered pagination bar only the next page is followed (:mod:`.pagebar`):
         the one after it is asked for once that page showed something new."""
         start_url = str(response.meta.get(WALK_START) or response.url)
         if kind == RequestKind.START:
