@@ -5,7 +5,6 @@ within bounds on their size and on the entries taken. Design: docs/design/source
 from __future__ import annotations
 
 from newscrawl.sources.document import (
-    SELECT_BATCH,
     Entry,
     Select,
     SourceDocument,
@@ -18,7 +17,6 @@ from newscrawl.sources.sitemaps import newest_children, parse_sitemap, robots_si
 
 __all__ = [
     "FEED_BATCH_ENTRIES",
-    "SELECT_BATCH",
     "Entry",
     "Select",
     "SourceDocument",

@@ -162,10 +162,6 @@ class Newest:
         self.flush()
         return [(e[3], e[4]) for e in sorted(self.heap, key=lambda e: -e[2])]
 
-    def urls(self) -> list[str]:
-        """The kept URLs in document order."""
-        return [url for url, _ in self.entries()]
-
     @property
     def left_out(self) -> int:
         return self.seen - len(self.heap)

@@ -91,10 +91,10 @@ def _date_of(elem: Any, tags: tuple[str, ...], parse: Callable[[str], datetime]
 
 def _large_clean_feed(data: bytes, content_type: str, url: str, newest: Newest,
                       should_stop: Callable[[], bool] | None) -> bool:
-    """Read a large, well-formed UTF-8 RSS 2.0 or Atom 1.0 feed with lxml (tens of times faster
-    than feedparser), adding each entry's link and date to ``newest``; False (nothing kept) when
-    the feed is small, not well-formed, in another encoding or format, or has a date lxml's
-    readers cannot parse: feedparser then reads it."""
+    """Read a large, well-formed UTF-8 RSS 2.0 or Atom 1.0 feed with lxml (faster than
+    feedparser: docs/design/sources.md), adding each entry's link and date to ``newest``; False
+    (nothing kept) when the feed is small, not well-formed, in another encoding or format, or has
+    a date lxml's readers cannot parse: feedparser then reads it."""
     from lxml import etree
 
     declared = _XML_ENCODING.match(data[:200])

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SOURCE_KINDS = (RequestKind.SITEMAP, RequestKind.FEED)
+#: the request kinds of sitemaps and feeds
+_DOCUMENT_KINDS = (RequestKind.SITEMAP, RequestKind.FEED)
 PLURAL: dict[str, str] = {RequestKind.SITEMAP: "sitemaps", RequestKind.FEED: "feeds"}
 
 #: Download failure reasons by exception class, first match wins (Scrapy 2.19 wraps Twisted's
@@ -78,7 +79,7 @@ class Outcomes(PortalBase):
         kind = request.meta.get(KIND, "?") if request is not None else "?"
         site = request.meta.get(SITE) if request is not None else None
         reason = failure_reason(failure)
-        if kind in SOURCE_KINDS and request is not None:
+        if kind in _DOCUMENT_KINDS and request is not None:
             self._source_failed(site, kind, reason, downloaded=False)
         if reason == "robots_forbidden":
             self._inc("newscrawl/download/robots_forbidden")
