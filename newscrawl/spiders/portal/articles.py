@@ -15,7 +15,7 @@ from newscrawl.meta import PAGE_FAILED, RequestKind
 from newscrawl.spiders.portal.base import PortalBase
 from newscrawl.urls import canonical_link
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
 
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml", b"text/plain", b"application/xml",
                b"text/xml")

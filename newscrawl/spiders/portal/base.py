@@ -47,7 +47,7 @@ from newscrawl.sources import SourcesConfig
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
 
 LIST_PRIORITY = 10
 ARTICLE_PRIORITY = 0

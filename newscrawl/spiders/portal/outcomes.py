@@ -35,7 +35,7 @@ from newscrawl.spiders.portal.base import PortalBase, article_pattern
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
 
 #: the request kinds of sitemaps and feeds
 _DOCUMENT_KINDS = (RequestKind.SITEMAP, RequestKind.FEED)

@@ -19,7 +19,7 @@ from newscrawl.redis import RedisUnavailable
 from newscrawl.scheduling.waiting import BATCH, day_only
 from newscrawl.spiders.portal.base import PortalBase
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
 
 #: seconds between two looks at whether the run's waiting article links can be queued
 RELEASE_SECONDS = 0.5

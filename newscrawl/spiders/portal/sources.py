@@ -31,7 +31,7 @@ from newscrawl.sources import (
 from newscrawl.spiders.portal.base import LIST_PRIORITY
 from newscrawl.spiders.portal.outcomes import PLURAL, Outcomes
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
 
 #: Article requests queued from a sitemap or feed between two returns to the reactor.
 SOURCE_REQUESTS_PER_TURN = 20

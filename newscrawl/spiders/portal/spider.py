@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
 
 
 @dataclass(frozen=True)

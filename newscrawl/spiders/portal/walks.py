@@ -35,7 +35,7 @@ from newscrawl.spiders.portal.pagebar import ListLink, plan
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
 
 #: elements that hold one entry of a listing (the link and what is printed beside it)
 _ROW_TAGS = frozenset({"li", "tr", "dd", "dt"})
