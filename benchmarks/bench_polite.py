@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import _common  # noqa: F401  (tests/ and this tree on sys.path)
 import redis
+from _common import table
 from redisserver import RedisServer
 from scrapy import Request, Spider
 from scrapy.utils.httpobj import urlparse_cached
@@ -110,10 +110,8 @@ def main() -> None:
         rows.append(("grant, window full of busy hosts (nothing granted)",
                      *measure(client, queue, args.pops)))
     print(f"## Dequeue cost ({args.pops:,} calls, window {args.window}, Redis {version})\n")
-    print("| dequeue | µs / call | server CPU µs / call |")
-    print("|---|---:|---:|")
-    for name, wall, cpu in rows:
-        print(f"| {name} | {wall:.0f} | {cpu:.0f} |")
+    table(("dequeue", "µs / call", "server CPU µs / call"),
+          [(name, f"{wall:.0f}", f"{cpu:.0f}") for name, wall, cpu in rows])
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import gzip
 import time
 from collections.abc import Callable
 
-import _common  # noqa: F401  (tests/ and this tree on sys.path)
+from _common import table
 from sourcedocs import rss, urlset
 
 from newscrawl.sources import parse_feed, parse_sitemap
@@ -52,11 +52,9 @@ def main() -> None:
         (f"RSS, 10,000 items ({len(large) / 1e6:.1f} MB)", 1,
          best(lambda: parse_feed(large, f"{BASE}/rss"), args.repeat), "s"),
     ]
-    print("| what | time |\n| --- | ---: |")
-    for name, count, seconds, unit in rows:
-        value = {"us/URL": seconds / count * 1e6, "ms": seconds * 1e3, "s": seconds}[unit]
-        print(f"| {name} | {value:.1f} {unit} |" if unit != "s" else
-              f"| {name} | {value:.2f} {unit} |")
+    scale = {"us/URL": 1e6, "ms": 1e3, "s": 1.0}
+    table(("what", "time"), [(name, f"{seconds / count * scale[unit]:.{2 if unit == 's' else 1}f} "
+                                    f"{unit}") for name, count, seconds, unit in rows])
 
 
 if __name__ == "__main__":
