@@ -1,4 +1,4 @@
-"""Reference fingerprinters the benchmarks compare with (the seeds' recipe, PyPI simhash).
+"""The seeds' recipe (jieba extract_tags top-20, md5): the reference of bench_fingerprint.py.
 
 docs/design/fingerprint.md.
 """
@@ -31,14 +31,3 @@ class SeedsRecipe:
             for w, wt in tags
         )
 
-
-class PypiSimhash:
-    version = "PyPI simhash (defaults: char 4-shingles)"
-
-    def __init__(self) -> None:
-        from simhash import Simhash
-
-        self._cls = Simhash
-
-    def fingerprint(self, text: str) -> int | None:
-        return int(self._cls(text).value) if text.strip() else None
