@@ -1,20 +1,15 @@
-"""Reference fingerprinters for benchmarks (not used by the crawler).
+"""The seeds' recipe (jieba extract_tags top-20, md5): the reference of bench_fingerprint.py.
 
-* ``SeedsRecipe``: the recipe of the project's seeds: jieba ``extract_tags`` top-20 keywords with
-  their TF-IDF weights, MD5 per keyword (low 64 bits), weighted vote.
-* ``PypiSimhash``: the PyPI ``simhash`` package with its defaults (character 4-shingles of the
-  lower-cased text without non-word characters); only if that package is installed.
+docs/design/fingerprint.md.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import _common  # noqa: F401  (tests/ and this tree on sys.path)
 
-from newscrawl.simhash.core import simhash_from_features  # noqa: E402
+from newscrawl.simhash.core import simhash_from_features
 
 
 class SeedsRecipe:
@@ -36,14 +31,3 @@ class SeedsRecipe:
             for w, wt in tags
         )
 
-
-class PypiSimhash:
-    version = "PyPI simhash (defaults: char 4-shingles)"
-
-    def __init__(self) -> None:
-        from simhash import Simhash
-
-        self._cls = Simhash
-
-    def fingerprint(self, text: str) -> int | None:
-        return int(self._cls(text).value) if text.strip() else None

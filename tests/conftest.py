@@ -42,13 +42,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: What starts a real crawl process (tests/crawlrun.py) or a demo: a test that uses one of them,
-#: itself or through a helper of its module, is marked ``slow``.
+#: itself or through a helper of its module, is marked ``slow``; so is one that runs the ``crawl``
+#: or ``demo`` command with ``subprocess`` (``scrapy crawl portal``, ``newscrawl demo``).
 _CRAWL_STARTERS = frozenset({"run_crawl", "start_crawl", "crawl_command", "Worker", "run_demo"})
+_CRAWL_COMMANDS = frozenset({"crawl", "demo"})
 
 
 def _starts_crawls(code: Any, module: Any, depth: int = 0) -> bool:
     names = set(code.co_names)
-    if names & _CRAWL_STARTERS:
+    if names & _CRAWL_STARTERS or ("subprocess" in names and _CRAWL_COMMANDS & {
+            const for const in code.co_consts if isinstance(const, str)}):
         return True
     if depth >= 2:
         return False

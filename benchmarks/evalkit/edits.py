@@ -1,20 +1,6 @@
 """Reprint edits: one deterministic function per edit kind, ``edit(text, rng, ctx) -> text``.
 
-Every function takes a ``random.Random`` (seeded by the caller) and an ``EditContext`` holding other
-articles of the corpus (for inserted sentences and replacement headlines). The magnitudes are fixed
-here, before any tuning, and documented in docs/design/fingerprint.md:
-
-* ``source_line``: a "来源：<site> 作者：<name> 责任编辑：<name>" line added at the top or the end.
-* ``footer``: a portal footer (copyright/disclaimer/app promotion, 31-49 characters) appended.
-* ``drop_sentence``: one sentence (not the first) removed.
-* ``insert_sentence``: one sentence from another article inserted at a random sentence boundary.
-* ``headline``: the headline reworded: one of its parts dropped, or its parts reordered, or one end
-  clipped; plus a tag such as "【快讯】" or "（图）". The headline is the first line when the text
-  has one, else the first 24 characters (THUCNews headlines run into the body).
-* ``width``: ASCII letters/digits/punctuation made full-width and CJK punctuation made half-width.
-* ``typos``: 2-4 CJK characters replaced by other common CJK characters.
-* ``truncate``: the last 5-20 % of the text cut off (at a sentence end when there is one).
-* ``combo``: two different edits of the above, applied one after the other.
+The kinds and their magnitudes: docs/design/fingerprint.md#quality-evaluation.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Labelled pairs for the near-duplicate benchmark made from corpora (the pair format, reading and
-writing are :mod:`newscrawl.evaluation`'s).
+"""Labelled near-duplicate pairs made from the dev corpora (format: :mod:`newscrawl.evaluation`).
 
-A pair is ``{"a": text, "b": text, "duplicate": bool, "kind": str}``. Positive kinds are the edit
-kinds of :mod:`evalkit.edits` (plus ``exact`` for real duplicate bodies found in a
-corpus); negative kinds are ``same_category`` (two different articles of one category) and, from
-the Sohu text-matching data, ``sohu_same_event`` / ``sohu_same_topic`` / ``sohu_unrelated``.
-
-Negatives that are in fact near-identical texts (character 3-gram Jaccard >= ``NEAR_IDENTICAL``
-after dropping punctuation and spaces, e.g. the same headline with one punctuation mark changed) are
-not labelled "not duplicate": they are left out and counted (``PairSet.excluded``).
+Positive kinds are the edits of :mod:`evalkit.edits`; near-identical negatives are left out and
+counted. docs/design/fingerprint.md#quality-evaluation.
 """
 
 from __future__ import annotations

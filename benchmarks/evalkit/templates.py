@@ -1,15 +1,7 @@
 """Daily template reports: distinct articles that share their wording and differ in numbers.
 
-Portals publish the same kinds of short reports every day: the weather, the central parity of the
-yuan, the market close, lottery draws, fuel and gold prices, air quality, traffic restrictions,
-sports results. One outlet words its report the same way every day; only the numbers and a few
-words (上调/下调, 走强/走弱, 收涨/收跌, 晴/多云) change. Each day's report is a distinct article: a
-near-duplicate check that drops one loses news.
-
-:func:`daily_reports` writes such a series for several kinds, cities and outlets over a number of
-days, deterministically from a seed. Each series has its own wording (two or three phrasings per
-kind, picked per series) with some optional clauses varied per day, and its numbers follow a
-random walk from day to day (today's rate is yesterday's plus a change, as in the real reports).
+Weather, exchange rate, market close, lottery, prices, air quality, traffic, sports: one series per
+outlet and wording, numbers on a random walk. docs/benchmarks.md#make_streampy-bench_streampy.
 """
 
 from __future__ import annotations
