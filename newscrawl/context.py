@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from newscrawl import defaults
+from newscrawl.errors import ExitCode
 from newscrawl.index.simhash_index import MAX_SUPPORTED_DISTANCE
 from newscrawl.redis import RedisConfig, RetryPolicy, close_embedded
 from newscrawl.redis.keys import Keys
@@ -256,6 +257,11 @@ class CrawlContext:
         self.site_stats.on_fault = self.report_fault
         #: set by the scheduler: stops the crawl on a system fault (:mod:`newscrawl.faults`)
         self.stop_on_fault: Callable[[BaseException], bool] | None = None
+        #: the id of the run this worker started or joined (set by the scheduler)
+        self.run_id: str | None = None
+        #: the exit code the crawl asked for and its cause (:mod:`newscrawl.exitcodes`)
+        self.exit_code = ExitCode.OK
+        self.exit_why: str | None = None
 
     def report_fault(self, exc: BaseException) -> bool:
         """Stop the crawl if ``exc`` is a system fault (the scheduler's :meth:`stop_on_fault`);
