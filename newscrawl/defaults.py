@@ -1,10 +1,6 @@
-"""Every setting of newscrawl and its default, declared once (docs/settings.md).
-
-:data:`REGISTRY` declares each setting: name, default, type, bounds and a one-line doc. The add-on
-sets the defaults (:data:`SETTINGS`), :mod:`newscrawl.context` checks names, types and ranges
-against it, and a test checks that docs/settings.md lists exactly these settings. The ``newscrawl``
-command, the index and the embedded Redis read the constants below. No imports: anything may
-read it.
+"""Every setting of newscrawl declared once (:data:`REGISTRY`: name, default, type, bounds, doc)
+and every default value (docs/settings.md). The add-on sets its defaults, :mod:`newscrawl.context`
+checks names, types and ranges against it. No imports: anything may read it.
 """
 
 from __future__ import annotations
