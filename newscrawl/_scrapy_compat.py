@@ -25,6 +25,8 @@ from packaging.version import InvalidVersion, Version
 from scrapy.core.downloader import Downloader as ScrapyDownloader
 from scrapy.core.downloader import Slot
 
+from newscrawl.errors import NewscrawlError
+
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
@@ -47,7 +49,7 @@ SLOT_INTERNALS = ("transferring", "free_transfer_slots")
 _warned: set[str] = set()
 
 
-class ScrapyIncompatible(RuntimeError):
+class ScrapyIncompatible(NewscrawlError, RuntimeError):
     """The installed Scrapy lacks an internal newscrawl needs."""
 
 

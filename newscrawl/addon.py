@@ -1,19 +1,10 @@
-"""newscrawl as a Scrapy add-on: ``ADDONS = {"newscrawl.addon.Newscrawl": 0}``.
+"""newscrawl as a Scrapy add-on: ``ADDONS = {"newscrawl.addon.Newscrawl": 0}`` (docs/addon.md).
 
-One line in a Scrapy project's settings turns on newscrawl's reliable Redis scheduling (leased
-queue, done/pending records, run marker, idle exit), its robots.txt and redirect-loop downloader
-middlewares, a downloader that holds each site to its concurrency, an AutoThrottle shared by the
-cluster, the near-duplicate and storage pipelines, the daily index prune, the one-line log of a
-dropped item, and the defaults of every ``NEWSCRAWL_*`` setting they read (docs/addon.md).
-
-Everything is set at the ``"addon"`` settings priority, below the project's own settings, the
-spider's ``custom_settings`` and ``-s`` on the command line: a setting given there wins. A
-component is added to its priority dictionary (``ITEM_PIPELINES``, ...) only when the dictionary
-does not name it already, so ``{"newscrawl.pipelines.store.StorePipeline": None}`` switches it off.
-
-Scrapy loads commands before add-ons: ``scrapy crawl`` exits with newscrawl's codes (3: Redis
-stayed away, 4: no source page fetched) only with ``COMMANDS_MODULE =
-"newscrawl.commands"`` in the project's settings.
+It sets newscrawl's scheduler, middlewares, pipelines and extensions and the defaults of the
+settings registry (:mod:`newscrawl.defaults`), at the ``"addon"`` priority: a project's settings
+win. ``scrapy crawl`` exits with newscrawl's codes (3: Redis stayed away or refused to write, 4: no
+source page fetched, 5: the article store could not be written) only with ``COMMANDS_MODULE =
+"newscrawl.commands"`` in the project's settings: Scrapy loads commands before add-ons.
 """
 
 from __future__ import annotations
@@ -42,7 +33,7 @@ SETTINGS: dict[str, Any] = {
     "DOWNLOADER": "newscrawl._scrapy_compat.Downloader",
     # a dropped item on one line (URL and reason), not followed by the whole article
     "LOG_FORMATTER": "newscrawl.logformatter.LogFormatter",
-    # every NEWSCRAWL_* default (and SCHEDULER_PERSIST), commented there
+    # the defaults of the settings registry that the add-on sets
     **defaults.SETTINGS,
 }
 

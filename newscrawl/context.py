@@ -1,11 +1,7 @@
-"""``CrawlContext.of(crawler)``: what the newscrawl components of one crawler share, built once
-and cached on the crawler: the configuration (settings read once into small dataclasses,
-defaults from :mod:`newscrawl.defaults`), the Redis client, the :class:`RetryPolicy` every Redis
-call of the crawl goes through (one outage per crawl), key names and per-site figures.
-
-Shutdown order: pipelines and extensions close on ``spider_closed`` (the index prune is waited
-for there); the embedded Redis is stopped (data saved, unless another process still uses it) on
-``engine_stopped``, after them.
+"""``CrawlContext.of(crawler)``: what the newscrawl components of one crawler share, built once:
+the settings read and checked against :mod:`newscrawl.defaults`' registry, the Redis client and
+its retry policy, key names, per-site figures, the run id and the exit code the crawl asks for
+(docs/design/architecture.md, docs/settings.md).
 """
 
 from __future__ import annotations
@@ -16,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newscrawl import defaults
-from newscrawl.index.simhash_index import MAX_SUPPORTED_DISTANCE
+from newscrawl.defaults import BY_NAME, ENVIRONMENT_ONLY, REGISTRY
+from newscrawl.errors import ConfigError, ExitCode
 from newscrawl.redis import RedisConfig, RetryPolicy, close_embedded
 from newscrawl.redis.keys import Keys
 from newscrawl.sitestats import SiteStats
@@ -32,6 +29,49 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _ATTR = "_newscrawl_context"
+
+
+def read_setting(settings: BaseSettings, name: str) -> Any:
+    """Setting ``name`` (declared in :data:`newscrawl.defaults.REGISTRY`) as its type, within its
+    bounds; its default when unset (None for an optional one set to nothing or ``None``).
+    :class:`ConfigError` naming the setting for a value of another type or out of its bounds."""
+    setting = BY_NAME[name]
+    raw = settings.get(name)
+    text_like = setting.optional or setting.type is str
+    if raw is None or (text_like and str(raw).strip() == "") or (
+            setting.optional and setting.type is not str and str(raw).strip().lower() == "none"):
+        return None if setting.optional else setting.default
+    if setting.type is str:
+        return str(raw)
+    getter, kind = _READERS[setting.type]
+    try:
+        value = getattr(settings, getter)(name)
+    except (TypeError, ValueError):
+        raise ConfigError(f"setting {name} = {raw!r} is not {kind}") from None
+    if setting.type is bool:
+        return value
+    low, high = setting.minimum, setting.maximum
+    if (low is None or value >= low) and (high is None or value <= high):
+        return value
+    if setting.clamp:
+        return setting.type(low if low is not None and value < low else high)
+    note = setting.bound_note
+    if note and high is not None:
+        raise ConfigError(f"setting {name} = {value} is out of range: {note}")
+    if note:
+        raise ConfigError(f"setting {name} = {value} must not be negative ({note})"
+                          if low == 0 else f"setting {name} = {value} must be at least {low}")
+    if value < 0:
+        raise ConfigError(f"{name} must not be negative (got {value})")
+    raise ConfigError(f"{name} must be at least {low}")
+
+
+#: how each type is read from Scrapy's settings, and its name in an error
+_READERS: dict[type, tuple[str, str]] = {
+    bool: ("getbool", "a boolean (True/False, 1/0)"),
+    int: ("getint", "an integer"),
+    float: ("getfloat", "a number"),
+}
 
 
 @dataclass(frozen=True)
@@ -50,27 +90,21 @@ class SchedulingConfig:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SchedulingConfig:
-        def num(name: str, default: float, minimum: float = 0) -> float:
-            value = settings.getfloat(name, default)
-            if value < 0:
-                raise ValueError(f"{name} must not be negative (got {value})")
-            if value < minimum:
-                raise ValueError(f"{name} must be at least {minimum}")
-            return value
+        def read(name: str) -> Any:
+            return read_setting(settings, name)
 
         return cls(
-            persist=settings.getbool("SCHEDULER_PERSIST", defaults.SCHEDULER_PERSIST),
-            lease_seconds=num("NEWSCRAWL_LEASE_SECONDS", defaults.LEASE_SECONDS, 1),
-            max_attempts=int(num("NEWSCRAWL_MAX_ATTEMPTS", defaults.MAX_ATTEMPTS, 1)),
-            redis_retry_seconds=num("NEWSCRAWL_REDIS_RETRY_SECONDS", defaults.REDIS_RETRY_SECONDS),
-            url_retention_days=int(num("NEWSCRAWL_URL_RETENTION_DAYS",
-                                       defaults.URL_RETENTION_DAYS)),
-            run_ttl=int(num("NEWSCRAWL_RUN_TTL", defaults.RUN_TTL, 1)),
-            heartbeat_seconds=num("NEWSCRAWL_HEARTBEAT_SECONDS", defaults.HEARTBEAT_SECONDS, 1),
-            idle_exit_seconds=num("NEWSCRAWL_IDLE_EXIT_SECONDS", defaults.IDLE_EXIT_SECONDS),
-            deadletter_max=int(num("NEWSCRAWL_DEADLETTER_MAX", defaults.DEADLETTER_MAX)),
-            polite_window=int(num("NEWSCRAWL_POLITE_WINDOW", defaults.POLITE_WINDOW)),
-            article_wait=num("NEWSCRAWL_ARTICLE_WAIT", defaults.ARTICLE_WAIT_SECONDS),
+            persist=read("SCHEDULER_PERSIST"),
+            lease_seconds=read("NEWSCRAWL_LEASE_SECONDS"),
+            max_attempts=read("NEWSCRAWL_MAX_ATTEMPTS"),
+            redis_retry_seconds=read("NEWSCRAWL_REDIS_RETRY_SECONDS"),
+            url_retention_days=read("NEWSCRAWL_URL_RETENTION_DAYS"),
+            run_ttl=read("NEWSCRAWL_RUN_TTL"),
+            heartbeat_seconds=read("NEWSCRAWL_HEARTBEAT_SECONDS"),
+            idle_exit_seconds=read("NEWSCRAWL_IDLE_EXIT_SECONDS"),
+            deadletter_max=read("NEWSCRAWL_DEADLETTER_MAX"),
+            polite_window=read("NEWSCRAWL_POLITE_WINDOW"),
+            article_wait=read("NEWSCRAWL_ARTICLE_WAIT"),
         )
 
     @property
@@ -97,28 +131,19 @@ class DedupConfig:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DedupConfig:
-        retention = settings.get("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS")  # the add-on sets it
-        max_distance = settings.getint("NEWSCRAWL_MAX_DISTANCE", defaults.MAX_DISTANCE)
-        if not 0 <= max_distance <= MAX_SUPPORTED_DISTANCE:
-            raise ValueError(f"setting NEWSCRAWL_MAX_DISTANCE = {max_distance} is out of range:"
-                             f" the index finds distances 0 to {MAX_SUPPORTED_DISTANCE}")
-        workers = settings.getint("NEWSCRAWL_FINGERPRINT_WORKERS", defaults.FINGERPRINT_WORKERS)
-        if workers < 0:
-            raise ValueError(f"setting NEWSCRAWL_FINGERPRINT_WORKERS = {workers} must not be"
-                             " negative (0: fingerprints in the crawl process)")
+        def read(name: str) -> Any:
+            return read_setting(settings, name)
+
         return cls(
-            enabled=settings.getbool("NEWSCRAWL_DEDUP_ENABLED", defaults.DEDUP_ENABLED),
-            max_distance=max_distance,
-            idf_file=settings.get("NEWSCRAWL_IDF_FILE") or None,
+            enabled=read("NEWSCRAWL_DEDUP_ENABLED"),
+            max_distance=read("NEWSCRAWL_MAX_DISTANCE"),
+            idf_file=read("NEWSCRAWL_IDF_FILE"),
             # 0 / None / "" / "None" (from -s): no retention (fingerprints compared forever)
-            retention_days=(
-                None if str(retention).strip().lower() in ("", "none") else int(retention) or None
-            ),
-            workers=workers,
-            url_field=settings.get("NEWSCRAWL_URL_FIELD") or defaults.URL_FIELD,
-            text_field=settings.get("NEWSCRAWL_TEXT_FIELD") or defaults.TEXT_FIELD,
-            order_wait=max(0.0, settings.getfloat("NEWSCRAWL_CHECK_ORDER_WAIT",
-                                                  defaults.CHECK_ORDER_WAIT_SECONDS)),
+            retention_days=read("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS") or None,
+            workers=read("NEWSCRAWL_FINGERPRINT_WORKERS"),
+            url_field=read("NEWSCRAWL_URL_FIELD"),
+            text_field=read("NEWSCRAWL_TEXT_FIELD"),
+            order_wait=read("NEWSCRAWL_CHECK_ORDER_WAIT"),
         )
 
 
@@ -132,11 +157,11 @@ class StoreConfig:
     @classmethod
     def from_settings(cls, settings: BaseSettings, data_dir: Path) -> StoreConfig:
         return cls(
-            enabled=settings.getbool("NEWSCRAWL_STORE", defaults.STORE_ENABLED),
-            directory=Path(settings.get("NEWSCRAWL_STORE_DIR") or data_dir / "articles")
+            enabled=read_setting(settings, "NEWSCRAWL_STORE"),
+            directory=Path(read_setting(settings, "NEWSCRAWL_STORE_DIR") or data_dir / "articles")
             .expanduser(),
-            fsync=settings.getbool("NEWSCRAWL_STORE_FSYNC", defaults.STORE_FSYNC),
-            url_field=settings.get("NEWSCRAWL_URL_FIELD") or defaults.URL_FIELD,
+            fsync=read_setting(settings, "NEWSCRAWL_STORE_FSYNC"),
+            url_field=read_setting(settings, "NEWSCRAWL_URL_FIELD"),
         )
 
 
@@ -158,32 +183,8 @@ class CrawlConfig:
         )
 
 
-#: newscrawl's settings that the add-on does not set, with their defaults (read by the spider).
-_OTHER_SETTINGS = {
-    "NEWSCRAWL_DEADLETTER_MAX": defaults.DEADLETTER_MAX,
-    "NEWSCRAWL_SITEMAP_MAX_BYTES": defaults.SITEMAP_MAX_BYTES,
-    "NEWSCRAWL_SITEMAP_MAX_DEPTH": defaults.SITEMAP_MAX_DEPTH,
-    "NEWSCRAWL_SITEMAP_MAX_CHILDREN": defaults.SITEMAP_MAX_CHILDREN,
-    "NEWSCRAWL_SITEMAP_MAX_ENTRIES": defaults.SITEMAP_MAX_ENTRIES,
-    "NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES": defaults.SITEMAP_MAX_RUN_ENTRIES,
-}
-
-
-#: Every ``NEWSCRAWL_*`` setting a crawl reads (the add-on's, the spider's, where data goes).
-KNOWN_SETTINGS = frozenset({
-    *(n for n in defaults.SETTINGS if n.startswith("NEWSCRAWL_")), *_OTHER_SETTINGS,
-    "NEWSCRAWL_SITES", "NEWSCRAWL_DATA_DIR", "NEWSCRAWL_REDIS_PREFIX", "NEWSCRAWL_STORE",
-    "NEWSCRAWL_STORE_DIR", "NEWSCRAWL_STORE_FSYNC", "NEWSCRAWL_IDF_FILE", "NEWSCRAWL_URL_FIELD",
-    "NEWSCRAWL_TEXT_FIELD", "NEWSCRAWL_EMBEDDED_APPENDFSYNC", "NEWSCRAWL_CACHE_DIR",
-})
-
-#: The integer settings (read with ``getint``); the other numeric ones may be fractions.
-_INTEGERS = frozenset({"NEWSCRAWL_MAX_DISTANCE", "NEWSCRAWL_FINGERPRINT_WORKERS",
-                       "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS", "NEWSCRAWL_MAX_ATTEMPTS",
-                       "NEWSCRAWL_RUN_TTL", "NEWSCRAWL_URL_RETENTION_DAYS",
-                       "NEWSCRAWL_DEADLETTER_MAX", *(
-                           n for n in _OTHER_SETTINGS if n.startswith("NEWSCRAWL_SITEMAP_"))})
-
+#: Every ``NEWSCRAWL_*`` setting (:data:`newscrawl.defaults.REGISTRY`).
+KNOWN_SETTINGS = frozenset(name for name in BY_NAME if name.startswith("NEWSCRAWL_"))
 
 #: how close a name must be to one of Scrapy's settings to be taken for a misspelling of it
 #: (CONCURENT_REQUESTS, LOG_LEVL, ROBOTSTXT_OBBEY; not DUPEFILTER_KEY or SCHEDULER_QUEUE_KEY)
@@ -209,42 +210,32 @@ def misspelt_scrapy_settings(settings: BaseSettings) -> list[tuple[str, str]]:
 
 
 def check_settings(settings: BaseSettings) -> None:
-    """ValueError naming the first ``NEWSCRAWL_*`` setting (or ``SCHEDULER_PERSIST``) whose value
-    is not of its kind (a number, an integer, a boolean) or out of its range, so that a crawl
-    given ``-s NEWSCRAWL_REDIS_RETRY_SECONDS=abc`` stops at start with one line naming it; and
-    a ``NEWSCRAWL_*`` name that is none of newscrawl's settings (a typo would silently leave
-    the setting at its default), with the closest known name. A name close to one of Scrapy's
-    own settings (``CONCURENT_REQUESTS``) is a WARNING, not an error: other extensions' settings
-    can lie as close (``USER_AGENTS`` of random user-agent middlewares)."""
+    """:class:`ConfigError` naming the first setting of :data:`newscrawl.defaults.REGISTRY`
+    whose value is not of its type or out of its bounds, so that a crawl given ``-s
+    NEWSCRAWL_REDIS_RETRY_SECONDS=abc`` stops at start with one line naming it; a
+    ``NEWSCRAWL_*`` name that is none of newscrawl's settings (a typo would silently leave the
+    setting at its default), with the closest known name; and an environment variable given as
+    a setting. A name close to one of Scrapy's own settings (``CONCURENT_REQUESTS``) is a
+    WARNING, not an error: other extensions' settings can lie as close (``USER_AGENTS`` of
+    random user-agent middlewares)."""
     for name in settings:
-        if isinstance(name, str) and name.startswith("NEWSCRAWL_") and name not in KNOWN_SETTINGS:
+        if not isinstance(name, str) or not name.startswith("NEWSCRAWL_"):
+            continue
+        if name in ENVIRONMENT_ONLY:
+            raise ConfigError(f"{name} is read from the environment only, not from the settings:"
+                              f" set the environment variable {name} for the crawl instead")
+        if name not in KNOWN_SETTINGS:
             close = difflib.get_close_matches(name, sorted(KNOWN_SETTINGS), n=1)
-            raise ValueError(f"unknown setting {name}" + (
+            raise ConfigError(f"unknown setting {name}" + (
                 f" (did you mean {close[0]}?)" if close else "") + ": docs/settings.md lists"
                 " newscrawl's settings")
     for name, scrapy_name in misspelt_scrapy_settings(settings):
         logger.warning(
             "setting %s is none of Scrapy's (did you mean %s?): unless an extension reads it, "
             "it has no effect", name, scrapy_name)
-    for name, default in {**defaults.SETTINGS, **_OTHER_SETTINGS}.items():
-        value = settings.get(name)
-        if value is None or (name == "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS"
-                             and str(value).strip().lower() in ("", "none")):
-            continue
-        read: Callable[[str], object]
-        if isinstance(default, bool):
-            read, kind = settings.getbool, "a boolean (True/False, 1/0)"
-        elif name in _INTEGERS:
-            read, kind = settings.getint, "an integer"
-        elif isinstance(default, int | float):
-            read, kind = settings.getfloat, "a number"
-        else:
-            continue
-        try:
-            read(name)
-        except (TypeError, ValueError):
-            raise ValueError(f"setting {name} = {value!r} is not {kind}") from None
-    CrawlConfig.from_settings(settings)  # ranges: its errors name the setting
+    for setting in REGISTRY:
+        read_setting(settings, setting.name)
+    CrawlConfig.from_settings(settings)  # what only the configuration checks (appendfsync)
 
 
 class CrawlContext:
@@ -256,6 +247,11 @@ class CrawlContext:
         self.site_stats.on_fault = self.report_fault
         #: set by the scheduler: stops the crawl on a system fault (:mod:`newscrawl.faults`)
         self.stop_on_fault: Callable[[BaseException], bool] | None = None
+        #: the id of the run this worker started or joined (set by the scheduler)
+        self.run_id: str | None = None
+        #: the exit code the crawl asked for and its cause (:mod:`newscrawl.exitcodes`)
+        self.exit_code = ExitCode.OK
+        self.exit_why: str | None = None
 
     def report_fault(self, exc: BaseException) -> bool:
         """Stop the crawl if ``exc`` is a system fault (the scheduler's :meth:`stop_on_fault`);
@@ -264,7 +260,8 @@ class CrawlContext:
 
     @classmethod
     def of(cls, crawler: Crawler) -> CrawlContext:
-        """The crawler's context (created on first use)."""
+        """The crawler's context (created on first use): the one attribute newscrawl sets on a
+        crawler; everything else a crawl shares lives in it."""
         context: CrawlContext | None = getattr(crawler, _ATTR, None)
         if context is None:
             context = cls(crawler)
@@ -291,7 +288,9 @@ class CrawlContext:
 
     @cached_property
     def redis(self) -> redis.Redis:
-        """The crawl's Redis client (opened on first use)."""
+        """The crawl's Redis client (opened on first use). The embedded Redis is stopped (data
+        saved, unless another process still uses it) on ``engine_stopped``: after the pipelines
+        and extensions, which close on ``spider_closed``."""
         client = self.config.redis.connect()
         if not self.config.redis.url:
             from scrapy import signals

@@ -1,13 +1,11 @@
-"""Every default value of newscrawl, in one place.
-
-The add-on sets :data:`SETTINGS` (newscrawl/addon.py), the crawl's configuration
-(:mod:`newscrawl.context`) falls back to the same values when a setting is absent, and the
-``newscrawl`` command, the near-duplicate index and the embedded Redis read the constants below.
-Every ``NEWSCRAWL_*`` setting is documented in docs/settings.md. No imports: anything may read it.
+"""Every setting of newscrawl declared once (:data:`REGISTRY`: name, default, type, bounds, doc)
+and every default value (docs/settings.md). The add-on sets its defaults, :mod:`newscrawl.context`
+checks names, types and ranges against it. No imports: anything may read it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 # --- Redis: where, and the names of the keys ---------------------------------------------------
@@ -15,9 +13,9 @@ DATA_DIR = ".newscrawl"  # NEWSCRAWL_DATA_DIR: the embedded Redis and the stored
 REDIS_PREFIX = "newscrawl"  # NEWSCRAWL_REDIS_PREFIX: the first part of every key
 #: NEWSCRAWL_EMBEDDED_APPENDFSYNC: when the embedded Redis fsyncs its append-only file
 EMBEDDED_APPENDFSYNC = "everysec"
-#: Listpack limits that keep the index's buckets compact: a bucket averages n/65536 entries (763
-#: at 50M fingerprints) and block-0 values hold the fingerprint's record. The embedded Redis
-#: starts with them; the index raises (never lowers) a server's limits to them.
+#: Listpack limits that keep the index's buckets compact (a bucket averages n/65536 entries;
+#: block-0 values hold the fingerprint's record). The embedded Redis starts with them; the index
+#: raises (never lowers) a server's limits to them.
 COMPACT_HASH_CONFIG: dict[str, int] = {
     "hash-max-ziplist-entries": 1024,
     "hash-max-ziplist-value": 256,
@@ -46,6 +44,8 @@ SITEMAP_MAX_RUN_ENTRIES = 20000  # ... from all sitemaps and feeds of one site i
 
 # --- near-duplicate check and storage ----------------------------------------------------------
 MAX_DISTANCE = 3  # Hamming distance of a near-duplicate (the crawl, the index, the command)
+#: the largest NEWSCRAWL_MAX_DISTANCE the index can search (a test checks it is the index's)
+MAX_SUPPORTED_DISTANCE = 7
 FINGERPRINT_RETENTION_DAYS = 365  # 0 or None: compared forever
 FINGERPRINT_WORKERS = 1  # fingerprint in N worker processes (0: in-process)
 URL_FIELD = "url"  # the item field with the article's URL
@@ -58,26 +58,120 @@ STORE_ENABLED = True  # NEWSCRAWL_STORE
 STORE_FSYNC = False  # NEWSCRAWL_STORE_FSYNC
 SCHEDULER_PERSIST = True  # scrapy-redis's setting: the crawl state outlives a run
 
-#: The settings the add-on sets (at its priority: a project's own settings win).
-SETTINGS: dict[str, Any] = {
-    "SCHEDULER_PERSIST": SCHEDULER_PERSIST,
-    "NEWSCRAWL_LEASE_SECONDS": LEASE_SECONDS,
-    "NEWSCRAWL_MAX_ATTEMPTS": MAX_ATTEMPTS,
-    "NEWSCRAWL_REDIS_RETRY_SECONDS": REDIS_RETRY_SECONDS,
-    "NEWSCRAWL_URL_RETENTION_DAYS": URL_RETENTION_DAYS,
-    "NEWSCRAWL_RUN_TTL": RUN_TTL,
-    "NEWSCRAWL_HEARTBEAT_SECONDS": HEARTBEAT_SECONDS,
-    "NEWSCRAWL_IDLE_EXIT_SECONDS": IDLE_EXIT_SECONDS,
-    "NEWSCRAWL_ARTICLE_WAIT": ARTICLE_WAIT_SECONDS,
-    "NEWSCRAWL_POLITE_WINDOW": POLITE_WINDOW,
-    "NEWSCRAWL_URL_FIELD": URL_FIELD,
-    "NEWSCRAWL_TEXT_FIELD": TEXT_FIELD,
-    "NEWSCRAWL_DEDUP_ENABLED": DEDUP_ENABLED,
-    "NEWSCRAWL_CHECK_ORDER_WAIT": CHECK_ORDER_WAIT_SECONDS,
-    "NEWSCRAWL_MAX_DISTANCE": MAX_DISTANCE,
-    "NEWSCRAWL_IDF_FILE": None,
-    "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": FINGERPRINT_RETENTION_DAYS,
-    "NEWSCRAWL_FINGERPRINT_WORKERS": FINGERPRINT_WORKERS,
-    "NEWSCRAWL_STORE": STORE_ENABLED,
-    "NEWSCRAWL_STORE_DIR": None,  # default: <NEWSCRAWL_DATA_DIR>/articles
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its name, default, type (``bool``, ``int``, ``float`` or ``str``), bounds
+    and what it does in one line.
+
+    ``minimum``/``maximum``: a value outside stops the crawl at start, or counts as the bound
+    with ``clamp``. ``bound_note`` explains the bound in the error. ``optional``: ``None``, an
+    empty value or ``"None"`` means unset. ``addon``: the add-on sets the default (otherwise the
+    reader falls back to it: an environment variable, ``env``, may stand in for it)."""
+
+    name: str
+    default: Any
+    type: type
+    doc: str
+    minimum: float | None = None
+    maximum: float | None = None
+    clamp: bool = False
+    bound_note: str = ""
+    optional: bool = False
+    addon: bool = True
+    env: bool = False
+
+
+def _seconds(name: str, default: float, doc: str, minimum: float = 0) -> Setting:
+    return Setting(name, default, float, doc, minimum=minimum)
+
+
+def _count(name: str, default: int, doc: str, minimum: int = 0, **kw: Any) -> Setting:
+    return Setting(name, default, int, doc, minimum=minimum, **kw)
+
+
+def _cap(name: str, default: int, doc: str) -> Setting:
+    """A ``NEWSCRAWL_SITEMAP_*`` bound: a negative value counts as 0."""
+    return Setting(name, default, int, doc, minimum=0, clamp=True, addon=False)
+
+
+#: Every setting newscrawl reads, in the order of docs/settings.md.
+REGISTRY: tuple[Setting, ...] = (
+    # where
+    Setting("REDIS_URL", None, str, "the Redis server; unset: the embedded Redis",
+            optional=True, addon=False, env=True),
+    Setting("NEWSCRAWL_DATA_DIR", DATA_DIR, str,
+            "the embedded Redis's data and the stored articles", addon=False, env=True),
+    Setting("NEWSCRAWL_EMBEDDED_APPENDFSYNC", EMBEDDED_APPENDFSYNC, str,
+            "appendfsync of the embedded Redis: always, everysec or no", addon=False),
+    Setting("NEWSCRAWL_REDIS_PREFIX", REDIS_PREFIX, str, "prefix of every Redis key",
+            addon=False, env=True),
+    Setting("NEWSCRAWL_SITES", None, str, "the sites file (default: sites.toml)",
+            optional=True, addon=False),
+    # near-duplicates and storage
+    Setting("NEWSCRAWL_DEDUP_ENABLED", DEDUP_ENABLED, bool, "the near-duplicate pipeline on/off"),
+    _count("NEWSCRAWL_MAX_DISTANCE", MAX_DISTANCE, "Hamming distance of the candidate search",
+           maximum=MAX_SUPPORTED_DISTANCE,
+           bound_note=f"the index finds distances 0 to {MAX_SUPPORTED_DISTANCE}"),
+    Setting("NEWSCRAWL_IDF_FILE", None, str, "an IDF table instead of jieba's", optional=True),
+    Setting("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS", FINGERPRINT_RETENTION_DAYS, int,
+            "fingerprints older than this are no longer compared (0/None: forever)",
+            optional=True),
+    _count("NEWSCRAWL_FINGERPRINT_WORKERS", FINGERPRINT_WORKERS,
+           "processes that compute fingerprints (0: in the crawl process)",
+           bound_note="0: fingerprints in the crawl process"),
+    Setting("NEWSCRAWL_URL_FIELD", URL_FIELD, str, "the item field with the article's URL"),
+    Setting("NEWSCRAWL_TEXT_FIELD", TEXT_FIELD, str, "the item field with the article's text"),
+    Setting("NEWSCRAWL_STORE", STORE_ENABLED, bool, "store unique articles as daily JSON Lines"),
+    Setting("NEWSCRAWL_STORE_DIR", None, str,
+            "where the daily files go (default: <NEWSCRAWL_DATA_DIR>/articles)", optional=True),
+    Setting("NEWSCRAWL_STORE_FSYNC", STORE_FSYNC, bool, "fsync after every stored article",
+            addon=False),
+    # scheduling
+    _seconds("NEWSCRAWL_LEASE_SECONDS", LEASE_SECONDS, "lease of a popped request", 1),
+    _count("NEWSCRAWL_MAX_ATTEMPTS", MAX_ATTEMPTS, "failed attempts before a URL is given up",
+           1),
+    _seconds("NEWSCRAWL_REDIS_RETRY_SECONDS", REDIS_RETRY_SECONDS,
+             "how long Redis calls are retried before the crawl stops (exit code 3)"),
+    _count("NEWSCRAWL_URL_RETENTION_DAYS", URL_RETENTION_DAYS,
+           "done-URL records not seen for this many days are pruned (0: kept)"),
+    _count("NEWSCRAWL_RUN_TTL", RUN_TTL, "TTL of the run marker", 1),
+    _seconds("NEWSCRAWL_IDLE_EXIT_SECONDS", IDLE_EXIT_SECONDS,
+             "the longest an idle worker waits for busy ones before it exits"),
+    _seconds("NEWSCRAWL_ARTICLE_WAIT", ARTICLE_WAIT_SECONDS,
+             "the longest a run's article links wait for its discovery to end"),
+    Setting("NEWSCRAWL_CHECK_ORDER_WAIT", CHECK_ORDER_WAIT_SECONDS, float,
+            "the longest an article waits for other sites' articles queued before it",
+            minimum=0, clamp=True),
+    _seconds("NEWSCRAWL_HEARTBEAT_SECONDS", HEARTBEAT_SECONDS, "a worker's heartbeat TTL", 1),
+    _count("NEWSCRAWL_POLITE_WINDOW", POLITE_WINDOW,
+           "queue entries a dequeue looks at for a host that may be asked now"),
+    _count("NEWSCRAWL_DEADLETTER_MAX", DEADLETTER_MAX,
+           "unreadable queue entries kept in the dead-letter list", addon=False),
+    # sources
+    _cap("NEWSCRAWL_SITEMAP_MAX_DEPTH", SITEMAP_MAX_DEPTH,
+         "levels of sitemap indexes followed below a configured sitemap"),
+    _cap("NEWSCRAWL_SITEMAP_MAX_CHILDREN", SITEMAP_MAX_CHILDREN,
+         "child sitemaps read from one index per run"),
+    _cap("NEWSCRAWL_SITEMAP_MAX_ENTRIES", SITEMAP_MAX_ENTRIES,
+         "new article URLs taken from one sitemap or feed"),
+    _cap("NEWSCRAWL_SITEMAP_MAX_RUN_ENTRIES", SITEMAP_MAX_RUN_ENTRIES,
+         "new article URLs taken from all sitemaps and feeds of one site in one run"),
+    _cap("NEWSCRAWL_SITEMAP_MAX_BYTES", SITEMAP_MAX_BYTES,
+         "largest size of a gzip sitemap or feed once unpacked"),
+    # scrapy-redis's
+    Setting("SCHEDULER_PERSIST", SCHEDULER_PERSIST, bool,
+            "keep the queue and records when the spider closes"),
+    Setting("DUPEFILTER_DEBUG", False, bool, "log every filtered request", addon=False),
+)
+
+#: The registry by name.
+BY_NAME: dict[str, Setting] = {s.name: s for s in REGISTRY}
+
+#: Environment variables newscrawl reads that are not settings (``-s`` refuses them).
+ENVIRONMENT_ONLY: dict[str, str] = {
+    "NEWSCRAWL_CACHE_DIR": "where the parsed IDF table is cached (empty: no cache)",
 }
+
+#: The settings the add-on sets (at its priority: a project's own settings win).
+SETTINGS: dict[str, Any] = {s.name: s.default for s in REGISTRY if s.addon}

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from newscrawl.errors import ConfigError
 from newscrawl.simhash.core import hamming
 
 THRESHOLDS = tuple(range(9))
@@ -33,7 +34,7 @@ class Pair:
         return json.dumps(obj, ensure_ascii=False)
 
 
-class PairFormatError(ValueError):
+class PairFormatError(ConfigError):
     """A malformed pair, its message naming the file and line."""
 
 

@@ -1,36 +1,19 @@
 """Exit codes of ``scrapy crawl`` (newscrawl's command, ``COMMANDS_MODULE = "newscrawl.commands"``)
-and of the ``newscrawl`` command: docs/operations.md#exit-codes, docs/cli.md#exit-codes."""
+and of the ``newscrawl`` command, and the one a crawl asked for: docs/operations.md#exit-codes,
+docs/cli.md#exit-codes. The codes are defined with the errors that end in them
+(:mod:`newscrawl.errors`); a crawl's code is kept in its :class:`CrawlContext`."""
 
 from __future__ import annotations
 
-from enum import IntEnum
 from typing import TYPE_CHECKING
+
+from newscrawl.context import CrawlContext
+from newscrawl.errors import ExitCode
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-_ATTR = "_newscrawl_exit_code"
-
-
-class ExitCode(IntEnum):
-    OK = 0
-    #: ``scrapy crawl``: the crawler could not start; ``newscrawl``: an error
-    ERROR = 1
-    #: ``newscrawl``: a usage error
-    USAGE = 2
-    #: ``scrapy crawl``: Redis stayed unreachable past NEWSCRAWL_REDIS_RETRY_SECONDS, or refused
-    #: to write (out of memory, its persistence failing, a key of another type)
-    REDIS_UNAVAILABLE = 3
-    #: ``scrapy crawl``: the run finished without fetching one start, list, sitemap or feed page
-    #: of any site (network down, every start URL dead): a dead daily crawl is noticed
-    NO_SOURCES = 4
-    #: ``scrapy crawl``: the article store could not be written (disk full, not writable)
-    STORAGE_FAILED = 5
-    #: ``newscrawl``: interrupted (Ctrl-C)
-    INTERRUPTED = 130
-
-
-_WHY_ATTR = "_newscrawl_exit_why"
+__all__ = ["MEANING", "ExitCode", "exit_code", "exit_reason", "set_exit_code"]
 
 #: what each failing exit code of ``scrapy crawl`` means, when no more precise cause was given
 MEANING = {
@@ -44,21 +27,22 @@ MEANING = {
 def set_exit_code(crawler: Crawler, code: ExitCode, why: str | None = None) -> None:
     """Ask ``scrapy crawl`` (newscrawl's command) to exit with ``code``; the first one set wins.
     ``why``: the cause in one line, which the command logs again as the crawl's last line."""
-    if code and not getattr(crawler, _ATTR, 0):
-        setattr(crawler, _ATTR, code)
-        setattr(crawler, _WHY_ATTR, why)
+    context = CrawlContext.of(crawler)
+    if code and not context.exit_code:
+        context.exit_code = ExitCode(code)
+        context.exit_why = why
 
 
 def exit_reason(crawler: Crawler) -> str:
     """The cause of the crawl's exit code in one line (the one given to :func:`set_exit_code`,
     else what the code means); empty for exit code 0."""
-    code = exit_code(crawler)
+    context = CrawlContext.of(crawler)
+    code = context.exit_code
     if not code:
         return ""
-    why = getattr(crawler, _WHY_ATTR, None)
-    return str(why) if why else MEANING.get(ExitCode(code), f"exit code {code}")
+    return context.exit_why or MEANING.get(code, f"exit code {int(code)}")
 
 
 def exit_code(crawler: Crawler) -> int:
     """The exit code requested for ``crawler`` (0 if none). For scripts using CrawlerProcess."""
-    return int(getattr(crawler, _ATTR, 0) or 0)
+    return int(CrawlContext.of(crawler).exit_code)

@@ -1,10 +1,9 @@
-"""Scrapy settings for newscrawl.
+"""Scrapy settings of the newscrawl project (docs/settings.md).
 
-newscrawl's scheduler, middlewares, pipelines, extension and the defaults of every
-``NEWSCRAWL_*`` setting come from its Scrapy add-on (``newscrawl/addon.py``, docs/addon.md);
-this module holds what is particular to the newscrawl project. A setting given here wins over the
-add-on's default. Every ``NEWSCRAWL_*`` setting is documented in docs/settings.md. Settings that
-belong to scrapy-redis (``REDIS_URL``, ``SCHEDULER_PERSIST``) keep their names.
+The add-on (:mod:`newscrawl.addon`) brings newscrawl's components and the defaults of its settings
+(:mod:`newscrawl.defaults`); a setting given here wins over them. With ``COMMANDS_MODULE`` below,
+``scrapy crawl`` exits 3 (Redis stayed away or refused to write), 4 (no source page fetched) or 5
+(the article store could not be written) when the crawl failed.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ NEWSPIDER_MODULE = "newscrawl.spiders"
 # Reliable Redis scheduling, robots.txt and redirect-loop middlewares, near-duplicate and storage
 # pipelines, daily index prune, one-line dropped-item log, NEWSCRAWL_* defaults.
 ADDONS = {"newscrawl.addon.Newscrawl": 0}
-# `scrapy crawl` exits non-zero when Redis stayed away or no source page could be fetched
-# (newscrawl/commands/crawl.py). Scrapy loads commands before add-ons: set here.
+# newscrawl's exit codes for `scrapy crawl` (newscrawl/commands/crawl.py). Scrapy loads commands
+# before add-ons: set here.
 COMMANDS_MODULE = "newscrawl.commands"
 
 # --- politeness -------------------------------------------------------------------------------

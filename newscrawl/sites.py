@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from newscrawl.errors import ConfigError
 from newscrawl.urls import UrlPattern, UrlPatternError, UrlRules, invalid_param_name
 
 DEFAULT_MAX_LIST_PAGES = 100
@@ -32,7 +33,7 @@ ROBOTS = "robots"  # sitemap_urls entry: the Sitemap: lines of robots.txt
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-class SitesError(ValueError):
+class SitesError(ConfigError):
     """A sites file that cannot be used (missing, bad TOML, bad key or value)."""
 
 

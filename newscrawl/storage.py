@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from newscrawl.errors import ExitCode, SystemFaultError
 from newscrawl.formats import SECONDS_PER_DAY
 
 logger = logging.getLogger(__name__)
@@ -27,17 +28,33 @@ KNOWN_DAYS = 4
 TORN_SUFFIX = ".torn"
 
 
-class StoreWriteError(OSError):
+class StoreWriteError(SystemFaultError, OSError):
     """A record could not be written to the store (``errno``: ENOSPC, EROFS, EACCES...); what
     the write had added was removed again. ``path`` is the file written (``filename`` too)."""
 
+    kind = "storage"
+    exit_code = ExitCode.STORAGE_FAILED
+
     def __init__(self, path: str | os.PathLike[str], error: OSError) -> None:
         code = error.errno if error.errno is not None else errno.EIO
-        super().__init__(code, error.strerror or str(error), os.fspath(path))
+        OSError.__init__(self, code, error.strerror or str(error), os.fspath(path))
         self.path = Path(path)
+        self.cause = store_fault_cause(self)
+        self.advice = STORE_ADVICE
 
     def __str__(self) -> str:
         return f"cannot write to the article store: {self.strerror}: {self.path}"
+
+
+#: what the operator does when the article store cannot be written
+STORE_ADVICE = ("Free space or fix the permissions of NEWSCRAWL_STORE_DIR and run again; the"
+                " articles not stored are fetched again")
+
+
+def store_fault_cause(exc: OSError) -> str:
+    """What happened, in the CRITICAL line of a store that cannot be written."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"cannot write the article store{where}: {exc.strerror or exc}"
 
 
 @contextlib.contextmanager

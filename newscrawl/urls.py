@@ -14,6 +14,8 @@ from urllib.parse import parse_qsl, quote_plus, urljoin, urlsplit
 import re2
 from w3lib.url import canonicalize_url, url_query_cleaner
 
+from newscrawl.errors import ConfigError
+
 #: Parameters that only say where a reader came from, never which article it is. Conservative on
 #: purpose: a name that some portal uses for the article itself (``id``, ``p``, ``aid``, ``f``,
 #: ``tj``, ``source``, ``ref``...) is not here; add such names per site with ``drop_params``.
@@ -91,7 +93,7 @@ class UrlRules:
 DEFAULT_RULES = UrlRules()
 
 
-class UrlPatternError(ValueError):
+class UrlPatternError(ConfigError):
     """A URL pattern that is not a valid regex or uses what RE2 cannot match."""
 
 

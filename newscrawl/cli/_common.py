@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+from newscrawl.errors import NewscrawlError
 from newscrawl.formats import fingerprint_hex
 
 
@@ -57,7 +58,7 @@ class _Commands(argparse._SubParsersAction):
         return super().add_parser(name, **kwargs)
 
 
-class CliError(Exception):
+class CliError(NewscrawlError):
     """An error reported as ``newscrawl: error: <message>`` with exit code 1."""
 
 
@@ -191,7 +192,7 @@ def _finite_only(obj: Any) -> Any:
     return obj
 
 
-class NotJson(ValueError):
+class NotJson(NewscrawlError, ValueError):
     """A line that is not one JSON value newscrawl can use (message: why)."""
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from newscrawl.demo.portal import HOST, PortalServer, SamplePortal, sites_toml
+from newscrawl.errors import NewscrawlError
 from newscrawl.exitcodes import ExitCode
 
 STATE_FILE = "demo.json"
@@ -35,7 +36,7 @@ CRAWL_SETTINGS = (
 )
 
 
-class DemoError(Exception):
+class DemoError(NewscrawlError):
     """Why the demo cannot run (reported as ``newscrawl: error: ...``, exit 1)."""
 
 

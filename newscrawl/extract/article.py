@@ -20,6 +20,7 @@ from lxml import etree
 from trafilatura.metadata import extract_metadata
 from trafilatura.utils import load_html
 
+from newscrawl.errors import NewscrawlError
 from newscrawl.extract._jsonld import page_objects
 from newscrawl.extract.boilerplate import trim_edges
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
@@ -84,7 +85,7 @@ _ZONE_WORD = re.compile(
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe")
 
 
-class ExtractionError(Exception):
+class ExtractionError(NewscrawlError):
     """The extraction library failed on a page in an unexpected way (count it, keep crawling)."""
 
 

@@ -47,6 +47,7 @@ import redis
 
 from newscrawl.defaults import COMPACT_HASH_CONFIG, MAX_DISTANCE
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
+from newscrawl.errors import SystemFaultError
 from newscrawl.formats import day_number
 from newscrawl.redis.keys import SIMHASH_BUCKET, SIMHASH_META, simhash_bucket
 from newscrawl.simhash.sketch import BANDS, DEFAULT_THRESHOLDS, SKETCH_BYTES, Thresholds
@@ -84,18 +85,19 @@ REBUILD_HINT = (
 )
 
 
-class IncompatibleIndexError(RuntimeError):
+class IncompatibleIndexError(SystemFaultError, RuntimeError):
     """The index was built with a different decision (fingerprint and sketch) version."""
+
+    kind = "index"
 
     def __init__(self, stored: str, requested: str) -> None:
         self.stored = stored
         self.requested = requested
         super().__init__(
             f"the simhash index holds fingerprints of version {stored!r} but this writer computes "
-            f"version {requested!r}; fingerprints of different versions are not comparable. Use "
-            f"another NEWSCRAWL_REDIS_PREFIX or rebuild the index for version {requested!r}. "
-            + REBUILD_HINT
-        )
+            f"version {requested!r}; fingerprints of different versions are not comparable",
+            f"Use another NEWSCRAWL_REDIS_PREFIX or rebuild the index for version {requested!r}. "
+            + REBUILD_HINT)
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,6 @@
-"""A system fault stops the crawl wherever it is raised (docs/operations.md, "Faults").
-
-The scheduler and the pipelines stop the crawl on a system fault (:mod:`newscrawl.faults`: Redis
-refusing a command or unreachable, the article store not writable) they meet. A fault raised
-elsewhere -- in a spider callback or errback, a spider or downloader middleware, an extension or
-a signal handler -- would otherwise become Scrapy's "Spider error processing" or "Error caught on
-signal handler" and the crawl would go on, silently skipping what the failed code was to do.
-Here every such path ends in the one reaction, :meth:`CrawlContext.report_fault`: one CRITICAL
-line, the fault's exit code, the crawl stopped. The page whose callback failed is not
-acknowledged (the scheduler acknowledges nothing once stopped): it goes back to the queue when
-the crawl closes, so the next run fetches it again.
-
-- :class:`SystemFaultSpiderMiddleware` (``SPIDER_MIDDLEWARES``, next to the spider): an exception
-  of a callback, or of the iteration of its output; and, through Scrapy's ``spider_error``
-  signal, an errback's or another spider middleware's exception.
-- :class:`SystemFaultDownloaderMiddleware` (``DOWNLOADER_MIDDLEWARES``, next to the downloader):
-  a Redis fault raised by a downloader middleware (a download's own errors are the site's).
-- :func:`guarded`: a signal handler or extension callback that reports a system fault instead
-  of raising it into Scrapy's signal dispatch.
-
+"""A system fault raised in a callback, a middleware, an extension or a signal handler stops the
+crawl as in the scheduler and the pipelines (docs/operations.md#faults): one reaction,
+:meth:`CrawlContext.report_fault`, instead of Scrapy's "Spider error" and a crawl that goes on.
 A fault is recognised by its type (:func:`newscrawl.faults.system_fault`), never by its message.
 """
 

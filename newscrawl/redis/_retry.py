@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 import redis
 
+from newscrawl.errors import ExitCode, SystemFaultError
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -65,28 +67,32 @@ def refusal_text(exc: BaseException) -> str:
 
 
 
-class RedisUnavailable(RuntimeError):
+class RedisUnavailable(SystemFaultError, RuntimeError):
     """Redis stayed unreachable for longer than the retry limit."""
+
+    kind = "redis"
+    exit_code = ExitCode.REDIS_UNAVAILABLE
 
     def __init__(self, what: str, waited: float, last_error: BaseException | None) -> None:
         self.what = what
         self.waited = waited
         self.last_error = last_error
-        super().__init__(
-            f"Redis unavailable for {waited:.0f} s during {what}: {describe(last_error)}"
-        )
+        message = f"Redis unavailable for {waited:.0f} s during {what}: {describe(last_error)}"
+        super().__init__(message, "The queue and the in-flight requests stay in Redis and are"
+                         " resumed by the next run", message=message)
 
 
 class RedisRefused(RedisUnavailable):
     """Redis answered with an error no retry fixes: out of memory, its persistence failing,
-    a key of another type (``newscrawl.faults`` has the advice for each)."""
+    a key of another type; ``advice`` says what to do about each."""
 
     def __init__(self, what: str, reply: BaseException, advice: str) -> None:
         self.reply = reply
-        self.advice = advice
         super().__init__(what, 0.0, reply)
         # refused, not unreachable: no time was waited
         self.args = (f"Redis refused a command during {what}: {describe(reply)}",)
+        self.cause = f"Redis refused {what}: {refusal_text(reply)}"
+        self.advice = advice
 
 
 def describe(exc: BaseException | None) -> str:

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from newscrawl.context import CrawlContext
 from newscrawl.faults import RunRefused
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.queue import MAX_PRIORITY, PRIORITY_SPAN
@@ -43,7 +44,6 @@ REASON_REDIS_UNAVAILABLE = "redis_unavailable"
 #: (newscrawl.faults: a full disk, Redis refusing writes, an index of another version).
 REASON_SYSTEM_FAULT = "system_fault"
 
-_RUN_ATTR = "_newscrawl_run_id"
 
 #: claim.lua's results
 RUN_JOINED = 0
@@ -221,10 +221,9 @@ class RunMarker:
 
 def set_current_run(crawler: Crawler, run_id: str) -> None:
     """Record the id of the run this worker started or joined (set by the scheduler)."""
-    setattr(crawler, _RUN_ATTR, run_id)
+    CrawlContext.of(crawler).run_id = run_id
 
 
 def current_run(crawler: Crawler) -> str | None:
     """The id of the run this worker works for (None before the scheduler opened)."""
-    run_id = getattr(crawler, _RUN_ATTR, None)
-    return run_id if isinstance(run_id, str) and run_id else None
+    return CrawlContext.of(crawler).run_id or None

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
+from newscrawl.errors import NewscrawlError
+
 if TYPE_CHECKING:
     from scrapy import Spider
 
@@ -53,7 +55,7 @@ PRIVATE_META_PREFIX = "_newscrawl"
 WRAPPED_ATTR = "_newscrawl_wrapped"
 
 
-class SerializationError(ValueError):
+class SerializationError(NewscrawlError, ValueError):
     """A request cannot be written, or a queue entry cannot be read back."""
 
 

@@ -29,6 +29,7 @@ import zlib
 from array import array
 from pathlib import Path
 
+from newscrawl.errors import ConfigError
 from newscrawl.simhash.core import feature_hash
 
 logger = logging.getLogger(__name__)
@@ -149,8 +150,8 @@ def _hash_table(items: list[tuple[str, int]]) -> tuple[array[int], array[int]] |
     return keys, values
 
 
-class IdfFormatError(ValueError):
-    pass
+class IdfFormatError(ConfigError):
+    """An IDF table that cannot be read; the message names the file and line."""
 
 
 _NO_CACHE_DIR = object()

@@ -21,6 +21,7 @@ import multiprocessing
 import signal
 from typing import TYPE_CHECKING
 
+from newscrawl.errors import NewscrawlError
 from newscrawl.simhash.decision import get_decision
 from newscrawl.simhash.fingerprinter import FingerprintConfig
 
@@ -68,7 +69,7 @@ def _serve(conn: Connection, idf_file: str | None) -> None:
 MAX_IN_PIPE = 32
 
 
-class WorkerFailed(RuntimeError):
+class WorkerFailed(NewscrawlError, RuntimeError):
     """The fingerprint worker process died or could not take the request."""
 
 
