@@ -404,6 +404,7 @@ def _above_body(zone: str, body: str) -> str:
 
 
 _SQUEEZE_RUN = re.compile(r"[^\s|]+")
+_SQUEEZABLE = re.compile(r"[\s|]+")
 
 
 def _squeeze(text: str) -> tuple[str, list[int], list[int]]:
@@ -431,12 +432,19 @@ def _zones(page_text: str, title: str | None, body: str) -> tuple[str, str]:
     The body is located by its first and last lines with whitespace ignored (the library and the
     page text space things differently).
     """
-    lines = [ln for ln in (re.sub(r"[\s|]+", "", ln) for ln in body.split("\n")) if len(ln) >= 6]
+    lines = [ln for ln in (_SQUEEZABLE.sub("", ln) for ln in body.split("\n")) if len(ln) >= 6]
     if not lines:
         return "", ""
     squeezed, starts, raw_starts = _squeeze(page_text)
     first, last = lines[0][:16], lines[-1][-16:]
-    start = squeezed.find(first)
+    start = -1
+    headline = _SQUEEZABLE.sub("", title) if title else ""
+    if headline and len(lines[0]) > len(headline) and lines[0].startswith(headline):
+        # the headline runs into the body's first line: where the page prints the headline
+        # alone is not where the body starts
+        start = squeezed.find(lines[0][: len(headline) + 16])
+    if start < 0:
+        start = squeezed.find(first)
     if start < 0:
         return "", ""
     end = squeezed.find(last, start)
