@@ -484,7 +484,7 @@ def test_info_line_byline_when_the_headline_runs_into_the_body() -> None:
     """A page whose first paragraph starts with the headline (the text source ran them together):
     the byline of the info line between the printed headline and the body is the author, and the
     editor line that ends the body is not."""
-    title = "一季度经济数据发布"
+    title = "统计局发布一季度经济数据国内生产总值同比增长"
     html = (
         f"<html><head><title>{title}_示例网</title></head><body>"
         "<div class='nav'><a href='/'>首页</a> <a href='/n'>新闻</a></div>"
