@@ -252,6 +252,10 @@ def test_fragment_without_article_text_is_still_none() -> None:
         # the name stops at the next label or a non-name word
         ("tail", "<p>作者：吕峥 来源：新华网</p>", "吕峥"),
         ("tail", "<p>责任编辑：吕峥 来源：新华网</p>", None),
+        # a bare editor line is the last resort; a 责任编辑 sign-off never names the author
+        ("tail", "<p>来源：巴彦淖尔日报 编辑：苏亮</p>", "苏亮"),
+        ("tail", "<p>编辑：苏亮</p><p>（责任编辑：王明）</p>", "苏亮"),
+        ("tail", "<p>[责任编辑：alonliu]</p>", None),
         ("tail", "<p>（记者陈智 整合）</p>", "陈智"),
         # a name glued to 记者 is taken when it starts with a surname
         ("info", "本报记者王五", "王五"),
@@ -490,7 +494,7 @@ def test_info_line_byline_when_the_headline_runs_into_the_body() -> None:
         "<div class='nav'><a href='/'>首页</a> <a href='/n'>新闻</a></div>"
         f"<div class='article'><h1>{title}</h1>"
         "<div class='info'>2024-03-15 来源：本网 作者：王芳</div>"
-        f"<div class='content'><p>{title}国家统计局今天发布数据显示，一季度国内生产总值同比增长。</p>"
+        f"<div class='content'><p>{title}国家统计局今天发布数据显示，一季度经济平稳。</p>"
         f"<p>{P2}</p><p>{P3}</p><p>（责任编辑：王明）</p></div></div></body></html>"
     )
     art = extract_article(html, "http://x.example/n/1.html")

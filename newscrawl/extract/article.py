@@ -136,7 +136,7 @@ def _extract(
 
     page_text = visible_text(tree)
     before, after = zones(page_text, title, text)
-    assume_cst = cjk_share(text) >= _CST_SHARE
+    chinese = cjk_share(text) >= _CST_SHARE
 
     published: ParsedDate | None = None
     if "published" in sel:
@@ -167,6 +167,7 @@ def _extract(
     author: str | None = None
     if "author" in sel:
         author = select(tree, sel["author"], joiner=" ")
+
     def byline(patterns: int | None) -> str | None:
         return author_from_lines(before=before or below, head=text[:_BODY_EDGE],
                                  tail=text[-_BODY_EDGE:], after=after, patterns=patterns)
@@ -195,7 +196,7 @@ def _extract(
     return Article(
         title=title,
         text=text,
-        published=published.iso(assume_cst=assume_cst) if published else None,
+        published=published.iso(assume_cst=chinese) if published else None,
         author=author,
         source=source,
     )

@@ -26,8 +26,7 @@ _META_DATE_XPATH = etree.XPath(
     " or @name='dc.date.issued' or @name='DC.date.issued' or @name='dcterms.created'"
     " or @name='datePublished' or @name='weibo: article:create_at'"
     " or @name='apub:time' or @name='firstpublishedtime' or @name='release_date']/@content"
-    " | //*[@itemprop='datePublished']/@datetime"
-    " | //*[@itemprop='datePublished']/@content"
+    " | //*[@itemprop='datePublished']/@*[name()='datetime' or name()='content']"
 )
 _JSONLD_XPATH = etree.XPath("//script[@type='application/ld+json']/text()")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]{8,40})"')

@@ -293,7 +293,7 @@ def _page_lines(tree: lxml.html.HtmlElement) -> tuple[list[str], list[object]]:
     found = _TEXT_XPATH(tree)
     assert isinstance(found, list)
     for n in found:
-        t = _clean(str(n))
+        t = " ".join(n.split())  # _clean, inline: it runs for every text of the page
         if t:
             texts.append(t)
             nodes.append(n)

@@ -29,7 +29,7 @@ def visible_text(tree: lxml.html.HtmlElement) -> str:
     """Visible text nodes of the page body, one per line."""
     nodes = _VISIBLE_TEXT_XPATH(tree)
     assert isinstance(nodes, list)
-    return "\n".join(t for t in (str(n).strip() for n in nodes) if t)
+    return "\n".join([t for n in nodes if (t := n.strip())])
 
 
 
@@ -57,12 +57,15 @@ _SQUEEZABLE = re.compile(r"[\s|]+")
 def _squeeze(text: str) -> tuple[str, list[int], list[int]]:
     """``text`` without whitespace and ``|``, with where each kept run starts in the squeezed text
     and in ``text`` (see ``_raw_index``)."""
-    runs = _SQUEEZE_RUN.findall(text)
-    raw_starts = [m.start() for m in _SQUEEZE_RUN.finditer(text)]
+    runs: list[str] = []
     starts: list[int] = []
+    raw_starts: list[int] = []
     at = 0
-    for run in runs:
+    for m in _SQUEEZE_RUN.finditer(text):
+        run = m.group()
+        runs.append(run)
         starts.append(at)
+        raw_starts.append(m.start())
         at += len(run)
     return "".join(runs), starts, raw_starts
 
