@@ -57,15 +57,12 @@ _SQUEEZABLE = re.compile(r"[\s|]+")
 def _squeeze(text: str) -> tuple[str, list[int], list[int]]:
     """``text`` without whitespace and ``|``, with where each kept run starts in the squeezed text
     and in ``text`` (see ``_raw_index``)."""
-    runs: list[str] = []
+    runs = _SQUEEZE_RUN.findall(text)
+    raw_starts = [m.start() for m in _SQUEEZE_RUN.finditer(text)]
     starts: list[int] = []
-    raw_starts: list[int] = []
     at = 0
-    for m in _SQUEEZE_RUN.finditer(text):
-        run = m.group()
-        runs.append(run)
+    for run in runs:
         starts.append(at)
-        raw_starts.append(m.start())
         at += len(run)
     return "".join(runs), starts, raw_starts
 
