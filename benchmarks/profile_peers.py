@@ -1,33 +1,20 @@
 """Where newscrawl's CPU per article goes, against plain Scrapy + the same trafilatura call.
 
-    python benchmarks/profile_peers.py --corpus CORPUS/dev [--articles 300] [--json OUT]
-        [--portal byline=0,editor=0 --portal byline=0.33,editor=1 ...]
+    python benchmarks/profile_peers.py --corpus CORPUS/dev [--articles 200] [--json OUT]
+        [--portal byline=0,editor=1 ...] [--before DIR]
     python benchmarks/profile_peers.py --corpus CORPUS/dev --authors [--articles 300]
+    python benchmarks/profile_peers.py --corpus CORPUS/dev --loop DIR [--rounds 3]
 
-Builds the portal of ``benchmarks/bench_peers.py`` (its ``build``: 25-43 KB of portal chrome per
-article, a ``来源`` line on every page, 10 % reprints with a ``（来源：...）`` paragraph first and a
-``（责任编辑：...）`` paragraph last), then sets, per ``--portal``, the share of pages with a
-``作者：`` byline in their info line (``byline``) and whether every page ends with an editor line
-(``editor``). For each portal it runs variant A (``benchmarks/peers_spider.py``, plain Scrapy) and
-variant C (``scrapy crawl portal`` with ``REDIS_URL``, fingerprints in the crawl process so that
-they show in its profile: ``NEWSCRAWL_FINGERPRINT_WORKERS=0``) under ``cProfile`` with the
-main thread's CPU clock (``time.thread_time``: waiting is not counted), and sorts every
-function's own time into stages by the file it is in (a C function by the file of its caller):
-
-* download: Scrapy's downloader and Twisted's HTTP client; decode: bytes to text (newscrawl's
-  ``decode_html_detailed``; Scrapy's ``TextResponse.text`` and w3lib for A);
-* parse: lxml building the page's tree (``document_fromstring``, trafilatura's ``load_html``);
-* trafilatura: the library (and htmldate, courlan, justext) after the parse;
-* extraction rules: newscrawl/extract/ except decoding (title, date, author, continuation,
-  edges);
-* fingerprint: newscrawl/simhash/; index: newscrawl/index/ and the dedup pipeline; scheduler:
-  newscrawl/scheduling/; redis client: redis-py (scheduler and index round trips); store:
-  the store pipeline; spider: link extraction and the spider's own code; engine/other: Scrapy's
-  engine, Twisted, asyncio, logging, start-up.
-
-Also the crawl process's whole CPU (``RUSAGE_SELF`` at exit: other threads included, e.g. the
-index's Redis calls) and the redis-server's. cProfile slows Python code down (about 1.5-2x), so
-the stage shares matter more than the absolute milliseconds.
+Crawls the portal of ``benchmarks/bench_peers.py`` (per ``--portal``: the share of pages with a
+``作者：`` byline, an editor line after every body or not) with variant A (plain Scrapy,
+``benchmarks/peers_spider.py``) and C (``scrapy crawl portal`` with ``REDIS_URL``, fingerprints in
+the crawl process), each under ``cProfile`` with the main thread's CPU clock, and sorts every
+function's own time into stages by its file (a C function by its heaviest caller's). ``--before
+DIR`` also runs C with another checkout's ``newscrawl`` package first on the path, in the same
+run. ``--authors``: no crawl, which author extraction gives per kind of page. ``--loop DIR``: no
+crawl, CPU ms per page of ``extract_article`` over the portal's article pages, this tree and DIR's
+alternating for ``--rounds`` rounds. Stages, figures and the command: docs/benchmarks.md
+(profile_peers.py).
 """
 
 from __future__ import annotations
@@ -59,56 +46,37 @@ from mockportal import Page  # noqa: E402
 # profile and the process's CPU (all threads) next to it.
 RUNNER = r"""
 import cProfile, json, resource, runpy, sys, time
-out = sys.argv[1]
-sys.argv = sys.argv[2:]
+out, sys.argv = sys.argv[1], sys.argv[2:]
 prof = cProfile.Profile(time.thread_time)
 prof.enable()
 try:
     runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 except SystemExit:
     pass
-finally:
-    prof.disable()
-    prof.dump_stats(out)
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    with open(out + ".json", "w") as fh:
-        json.dump({"cpu": ru.ru_utime + ru.ru_stime, "main": time.thread_time()}, fh)
+prof.disable()
+prof.dump_stats(out)
+ru = resource.getrusage(resource.RUSAGE_SELF)
+json.dump({"cpu": ru.ru_utime + ru.ru_stime, "main": time.thread_time()}, open(out + ".json", "w"))
 """
 
 STAGES = ["download", "decode", "parse", "trafilatura", "extraction rules", "fingerprint", "index",
           "scheduler", "redis client", "store", "spider", "engine/other"]  # fmt: skip
-_RULES: list[tuple[str, str]] = [
-    ("newscrawl/extract/decode.py", "decode"),
-    ("w3lib/encoding", "decode"),
-    ("scrapy/http/response/text.py", "decode"),
-    ("trafilatura/utils.py:load_html", "parse"),
-    ("lxml/html/__init__.py", "parse"),
-    ("newscrawl/extract/article.py:_library_tree", "parse"),
-    ("newscrawl/extract/article.py:_parse", "parse"),
-    ("newscrawl/extract/article.py:_library", "trafilatura"),
-    ("trafilatura/", "trafilatura"),
-    ("htmldate/", "trafilatura"),
-    ("courlan/", "trafilatura"),
-    ("justext/", "trafilatura"),
-    ("dateparser/", "trafilatura"),
-    ("newscrawl/extract/", "extraction rules"),
-    ("newscrawl/simhash/", "fingerprint"),
-    ("newscrawl/index/", "index"),
-    ("newscrawl/pipelines/dedup.py", "index"),
-    ("newscrawl/scheduling/", "scheduler"),
-    ("redis/", "redis client"),
-    ("newscrawl/pipelines/store.py", "store"),
-    ("newscrawl/storage.py", "store"),
-    ("peers_spider.py:StorePipeline", "store"),
-    ("scrapy/core/downloader", "download"),
-    ("scrapy/core/http2", "download"),
-    ("twisted/web/", "download"),
-    ("twisted/internet/tcp.py", "download"),
-    ("newscrawl/spiders/", "spider"),
-    ("peers_spider.py", "spider"),
-    ("parsel/", "spider"),
-    ("scrapy/linkextractors", "spider"),
-]
+# A function's stage: the first of these (stage, substrings of "file:function") that matches.
+_RULES = [(pattern, stage) for stage, patterns in (
+    ("decode", "newscrawl/extract/decode.py w3lib/encoding scrapy/http/response/text.py"),
+    ("parse", "trafilatura/utils.py:load_html lxml/html/__init__.py library.py:library_tree"
+              " article.py:_library_tree extract/page.py:parse article.py:_parse"),
+    ("trafilatura", "library.py:library_body article.py:_library trafilatura/ htmldate/ courlan/"
+                    " justext/ dateparser/"),
+    ("extraction rules", "newscrawl/extract/"),
+    ("fingerprint", "newscrawl/simhash/"),
+    ("index", "newscrawl/index/ newscrawl/pipelines/dedup.py"),
+    ("scheduler", "newscrawl/scheduling/"),
+    ("redis client", "redis/"),
+    ("store", "newscrawl/pipelines/store.py newscrawl/storage.py peers_spider.py:StorePipeline"),
+    ("download", "scrapy/core/downloader scrapy/core/http2 twisted/web/ twisted/internet/tcp.py"),
+    ("spider", "newscrawl/spiders/ peers_spider.py parsel/ scrapy/linkextractors"),
+) for pattern in patterns.split()]
 
 
 def _stage_of(key: tuple[str, int, str]) -> str | None:
@@ -152,7 +120,7 @@ def rules(prof_path: Path) -> dict[str, float]:
             if "newscrawl/extract/" in k[0]}  # fmt: skip
 
 
-def set_portal(portal: TimedPortal, byline: float, editor: bool, seed: int) -> None:
+def set_portal(portal: Any, byline: float, editor: bool, seed: int) -> None:
     """Every article page gets (or loses) its ``作者：`` byline with probability ``byline`` and,
     with ``editor``, an editor line after its last paragraph."""
     rng = random.Random(seed)
@@ -169,15 +137,15 @@ def set_portal(portal: TimedPortal, byline: float, editor: bool, seed: int) -> N
         portal.set(path, Page(html.encode("utf-8"), page.content_type))
 
 
-def run_profiled(variant: str, portal: TimedPortal, work: Path) -> dict[str, Any]:
+def run_profiled(variant: str, portal: TimedPortal, work: Path,
+                 tree: Path | None) -> dict[str, Any]:
     work.mkdir(parents=True)
-    prof = work / f"{variant}.prof"
-    server = RedisServer(work) if variant == "C" else None
+    prof = work / "run.prof"
+    server = RedisServer(work) if variant != "A" else None
     try:
         portal.reset()
-        if variant == "A":
-            out = work / "items.jsonl"
-            settings = [*COMMON, f"PEERS_OUT={out}", f"PEERS_ARTICLE={ARTICLE_RE}",
+        if server is None:
+            settings = [*COMMON, f"PEERS_OUT={work / 'items.jsonl'}", f"PEERS_ARTICLE={ARTICLE_RE}",
                         f"PEERS_LIST={LIST_RE}", "ROBOTSTXT_OBEY=True",
                         "TELNETCONSOLE_ENABLED=False",
                         "ITEM_PIPELINES=" + json.dumps({"peers_spider.StorePipeline": 300})]
@@ -189,13 +157,14 @@ def run_profiled(variant: str, portal: TimedPortal, work: Path) -> dict[str, Any
                    if k not in ("SCRAPY_SETTINGS_MODULE", "REDIS_URL")}  # fmt: skip
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
         else:
-            assert server is not None
             sites = work / "sites.toml"
             sites.write_text(f'[[sites]]\nname = "peers"\nstart_urls = ["{portal.base}/"]\n'
                              f"article_url = '{ARTICLE_RE}'\nfollow_url = '{LIST_RE}'\n"
                              "max_list_depth = 1\n", encoding="utf-8")  # as bench_peers.py
             cmd = crawl_command(sites, (*COMMON, "NEWSCRAWL_FINGERPRINT_WORKERS=0"))[2:]
             env = crawl_env(work, server.url)
+            if tree is not None:  # another checkout's newscrawl package first
+                env["PYTHONPATH"] = f"{tree}{os.pathsep}{env['PYTHONPATH']}"
         rcpu0 = server.cpu() if server else 0.0
         proc = subprocess.run([sys.executable, "-c", RUNNER, str(prof), *cmd], cwd=work, env=env,
                               capture_output=True, text=True, timeout=3600)  # fmt: skip
@@ -207,58 +176,92 @@ def run_profiled(variant: str, portal: TimedPortal, work: Path) -> dict[str, Any
     finally:
         if server:
             server.stop()
-    stats = parse_stats(log)
     articles = len(portal.article_times)
-    cpu = json.loads((work / f"{variant}.prof.json").read_text())
+    cpu = json.loads((work / "run.prof.json").read_text())
     by_stage = stages(prof)
-    # Other threads of the crawl process (the index's Redis calls run in one): whole process CPU
-    # less the main thread's.
+    # other threads of the crawl process (the index's Redis calls): whole process less main thread
     by_stage["other threads"] = max(0.0, cpu["cpu"] - cpu["main"])
     by_stage["redis-server"] = redis_cpu
-    return {
-        "variant": variant,
-        "articles": articles,
-        "items": stats.get("item_scraped_count", 0),
-        "process_cpu_ms": cpu["cpu"] * 1000 / articles,
-        "ms_per_article": {k: v * 1000 / articles for k, v in by_stage.items()},
-        "extract_cumulative_ms": {k: v * 1000 / articles for k, v in rules(prof).items()},
-    }
+    return {"variant": variant, "articles": articles,
+            "items": parse_stats(log).get("item_scraped_count", 0),
+            "process_cpu_ms": cpu["cpu"] * 1000 / articles,
+            "ms_per_article": {k: v * 1000 / articles for k, v in by_stage.items()},
+            "extract_cumulative_ms": {k: v * 1000 / articles for k, v in rules(prof).items()}}
 
 
-def authors(corpus: Path, articles: int, seed: int) -> None:
-    """Without crawling: extract every article page of the portal and count, per kind of page
-    (a ``作者：`` byline or not, an editor line or not), the pages, those where the library's
-    author search ran (no byline found by the line rules first) and the authors given."""
+class Pages:
+    """The portal's pages without serving them."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, Page] = {}
+
+    def set(self, path: str, page: Page) -> None:
+        self.pages[path] = page
+
+
+def article_pages(corpus: Path, articles: int, seed: int, portals: list[str]) -> list[list[str]]:
+    """[html, url] of every article page of the portal, once per ``--portal`` kind."""
+    out = []
+    for n, spec in enumerate(portals):
+        portal = Pages()
+        build(portal, corpus, articles, 0.1, seed)  # type: ignore[arg-type]
+        opts = dict(kv.split("=") for kv in spec.split(","))
+        set_portal(portal, float(opts.get("byline", 0)), opts.get("editor", "0") == "1", seed + n)
+        out += [[p.body.decode("utf-8"), "http://portal.test" + path]
+                for path, p in portal.pages.items() if re.match(ARTICLE_RE.rstrip("$"), path)]
+    return out
+
+
+# Extracts every page of a JSON file [[html, url], ...] and prints CPU ms per page.
+LOOP = r"""
+import json, sys, time
+from newscrawl.extract import extract_article
+pages = json.load(open(sys.argv[1]))
+t = time.process_time()
+for html, url in pages:
+    extract_article(html, url)
+print((time.process_time() - t) * 1000 / len(pages))
+"""
+
+
+def loop(pages: list[list[str]], other: Path, rounds: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="profile-peers-") as tmp:
+        path = Path(tmp) / "pages.json"
+        path.write_text(json.dumps(pages), encoding="utf-8")
+        times: dict[str, list[float]] = {"this tree": [], str(other): []}
+        for _ in range(rounds):
+            for name, tree in (("this tree", REPO), (str(other), other)):
+                out = subprocess.run([sys.executable, "-c", LOOP, str(path)], cwd=tmp, text=True,
+                                     env=dict(os.environ, PYTHONPATH=str(tree)),
+                                     capture_output=True, check=True).stdout
+                times[name].append(float(out))
+    for name, ms in times.items():
+        print(f"{name}: {' '.join(f'{m:.1f}' for m in ms)} CPU ms/page ({len(pages)} pages)")
+    ratios = sorted(a / b for a, b in zip(times["this tree"], times[str(other)], strict=True))
+    print(f"this tree / {other}: median {ratios[len(ratios) // 2]:.3f} of {len(ratios)} rounds")
+
+
+def authors(pages: list[list[str]]) -> None:
+    """Per kind of page (a ``作者：`` byline or not, an editor line or not): pages, those where
+    the library's author search ran (no byline found by the line rules first), authors given."""
     from collections import Counter
 
-    from newscrawl.extract import article as extraction
+    from newscrawl.extract import article, library
 
-    class Pages:
-        def __init__(self) -> None:
-            self.pages: dict[str, Page] = {}
-
-        def set(self, path: str, page: Page) -> None:
-            self.pages[path] = page
-
-    portal = Pages()
-    build(portal, corpus, articles, 0.1, seed)  # type: ignore[arg-type]
     searched: list[bool] = []
-    library_author = extraction._LibraryMetadata.author
+    library_author = library.LibraryMetadata.author
 
     def author(self: Any) -> str | None:
         searched.append(True)
         return library_author(self)
 
-    extraction._LibraryMetadata.author = author  # type: ignore[method-assign]
+    library.LibraryMetadata.author = author  # type: ignore[method-assign]
     rows: dict[tuple[str, str], list[Any]] = {}
-    for path, page in portal.pages.items():
-        if not re.match(ARTICLE_RE.rstrip("$"), path):
-            continue
-        html = page.body.decode("utf-8")
+    for html, url in pages:
         byline = re.search(r"作者：(\S{2,3})</div>", html)
         editor = re.search(r"责任编辑：(\S{2,3})）", html)
         searched.clear()
-        found = extraction.extract_article(html, "http://portal.test" + path)
+        found = article.extract_article(html, url)
         got = found.author if found else None
         row = rows.setdefault(("byline" if byline else "no byline",
                                "editor line" if editor else "-"), [0, 0, Counter()])
@@ -267,8 +270,7 @@ def authors(corpus: Path, articles: int, seed: int) -> None:
         kind = ("none" if not got else "the byline" if byline and got == byline.group(1)
                 else "the editor" if editor and got == editor.group(1) else "another name")
         row[2][kind] += 1
-    print("| page | pages | library author search ran | author given |")
-    print("|---|---:|---:|---|")
+    print("| page | pages | library author search ran | author given |\n|---|---:|---:|---|")
     for (b, e), (n, ran, kinds) in sorted(rows.items()):
         given = ", ".join(f"{k} {v}" for k, v in kinds.most_common())
         print(f"| {b}, {e} | {n} | {ran} | {given} |")
@@ -282,17 +284,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--portal", action="append",
                     help="byline=SHARE,editor=0|1 (default: the four of byline 0 / 1 x editor)")
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--authors", action="store_true",
-                    help="no crawl: which author extraction gives on the portal's pages")
+    ap.add_argument("--authors", action="store_true", help="no crawl: the authors extracted")
+    ap.add_argument("--before", type=Path, help="also variant C with DIR's newscrawl package")
+    ap.add_argument("--loop", type=Path, help="no crawl: extract_article CPU, this tree and DIR's")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
-    if args.authors:
-        authors(args.corpus, args.articles, args.seed)
-        return 0
     portals = args.portal or ["byline=0,editor=0", "byline=0,editor=1", "byline=1,editor=0",
                               "byline=0.33,editor=1"]  # fmt: skip
+    if args.authors or args.loop:
+        pages = article_pages(args.corpus, args.articles, args.seed, ["byline=0.33,editor=0"]
+                              if args.authors and not args.portal else portals)  # fmt: skip
+        authors(pages) if args.authors else loop(pages, args.loop, args.rounds)
+        return 0
     portal = TimedPortal()
     portal.start()
     build(portal, args.corpus, args.articles, 0.1, args.seed)
+    variants: list[tuple[str, Path | None]] = [("A", None), ("C", None)]
+    if args.before:
+        variants.append(("C before", args.before))
     results = []
     try:
         with tempfile.TemporaryDirectory(prefix="profile-peers-") as tmp:
@@ -300,8 +309,8 @@ def main(argv: list[str] | None = None) -> int:
                 opts = dict(kv.split("=") for kv in spec.split(","))
                 set_portal(portal, float(opts.get("byline", 0)), opts.get("editor", "0") == "1",
                            args.seed + n)
-                for variant in ("A", "C"):
-                    row = run_profiled(variant, portal, Path(tmp) / f"{n}-{variant}")
+                for v, (variant, tree) in enumerate(variants):
+                    row = run_profiled(variant, portal, Path(tmp) / f"{n}-{v}", tree)
                     row["portal"] = spec
                     results.append(row)
                     print(f"  {spec} {variant}: {row['articles']} articles, "

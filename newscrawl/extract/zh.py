@@ -1,8 +1,9 @@
 """Chinese byline patterns that the extraction library misses.
 
 Portals print the author in the text around the article, not in metadata: ``作者：张三``,
-``（记者 李四）``, ``本报记者 王五``, ``文/赵六``, ``责任编辑：孙七``. :func:`author_from_lines`
-looks for them in the text just before and just after the article body.
+``（记者 李四）``, ``本报记者 王五``, ``文/赵六``. :func:`author_from_lines` looks for them in the
+text just before and just after the article body. The editor of a ``责任编辑：孙七`` sign-off is not
+an author.
 """
 
 from __future__ import annotations
@@ -87,7 +88,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(rf"{_reporter(_REPORTER)}{_SEP}?({_NAMES})"),
      frozenset({"before", "head", "tail", "after"})),
     (re.compile(rf"(?:^|\s)文\s*[/／|]\s*({_NAMES})"), frozenset({"before", "head", "tail"})),
-    (re.compile(rf"(?:责任)?编辑\s*[:：]\s*({_NAMES}|{_LATIN_NAME})"),
+    # a bare "编辑：" line, the weakest: the labelled pages name such an editor as the author when
+    # the page names no writer; a "责任编辑" sign-off never is
+    (re.compile(rf"(?<!责任)编辑\s*[:：]\s*({_NAMES}|{_LATIN_NAME})"),
      frozenset({"before", "head", "tail", "after"})),
 )
 
