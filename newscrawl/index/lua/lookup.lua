@@ -22,7 +22,7 @@ local function lookup(fp, maxd, min_day, qs, packed, writing)
   local t_text, t_num, t_lsh, t_support, t_chance = thresholds(packed)
   -- max distance 0-3: scan the four buckets. A stored fingerprint sharing several blocks with the
   -- query sits in several of them: it is handled in the first (lowest) block it shares, skipped in
-  -- the others. The loops are the hot path (about 4 * n / 65536 candidates per call), so they
+  -- the others. The loops are the hot path (4 * n / 65536 candidates per call), so they
   -- avoid C calls: one string.byte per candidate, then a cheap necessary condition (at most maxd
   -- differing BYTES among the six outside the bucket's block) rejects nearly every candidate
   -- before the exact bit count. (Max distance 4-7 reads 64 more buckets: see below.)
@@ -207,14 +207,14 @@ local function lookup(fp, maxd, min_day, qs, packed, writing)
   -- max distance 4-7 (multi-probe): the four buckets cannot find these (distance 4 can put one
   -- differing bit in each block), but a distance <= 7 leaves at least one block with at most one
   -- differing bit (four blocks with two or more would make eight). So each block's bucket and its
-  -- 16 one-bit neighbours are read: 68 buckets, about 17 times the candidates of the 4-bucket scan.
-  -- A fingerprint found in several of them is considered once.
+  -- 16 one-bit neighbours are read: 68 buckets (docs/design/index.md#max_distance-4-7-neighbour-
+  -- buckets). A fingerprint found in several of them is considered once.
   if maxd >= 4 then
     local lshift = bit.lshift
     local blocks = {unpack('>HHHH', fp)}
     local seen = {}
-    -- bits set in a byte, so a candidate's distance is eight lookups (about 1,100 candidates per
-    -- call at 1M stored fingerprints; only those within maxd go on to consider())
+    -- bits set in a byte, so a candidate's distance is eight lookups (only those within maxd go
+    -- on to consider())
     local pc = {[0] = 0}
     for v = 1, 255 do
       pc[v] = pc[band(v, v - 1)] + 1
