@@ -1,4 +1,6 @@
-"""Summary of the near-duplicate index for operators (``newscrawl stats``)."""
+"""Summary of the near-duplicate index for operators (``newscrawl stats``): fingerprints,
+articles, bucket sizes, memory. Design: docs/design/index.md.
+"""
 
 from __future__ import annotations
 
@@ -24,12 +26,12 @@ def _size_bin(size: int) -> str:
 def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[str, Any]:
     """Fingerprints stored, duplicates recorded, bucket-size distribution, Redis memory.
 
-    Scans every bucket key (SCAN + pipelined HLEN / OBJECT ENCODING): a few seconds per million
-    fingerprints. The sizes of block 2 and 3 hashes include the text sketches' band entries
-    stored in them (what the listpack limit counts). ``fingerprints`` counts distinct
-    fingerprints: docs stored with the same one (texts their sketches tell apart) share its
-    block-0 value, one record each, and count once; ``articles`` counts the records (counted in
-    Redis, ``lua/count_docs.lua``: nothing but the counts crosses the network).
+    Scans every bucket key (SCAN + pipelined HLEN / OBJECT ENCODING; its time at 1M:
+    docs/benchmarks.md#bench_indexpy). The sizes of block 2 and 3 hashes include the text sketches'
+    band entries stored in them (what the listpack limit counts). ``fingerprints`` counts distinct
+    fingerprints: docs stored with the same one (texts their sketches tell apart) share its block-0
+    value, one record each, and count once; ``articles`` counts the records (counted in Redis,
+    ``lua/count_docs.lua``: nothing but the counts crosses the network).
     """
     meta_key = SIMHASH_META.format(prefix=prefix)
     raw_meta = client.hgetall(meta_key)
