@@ -15,9 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
 
-from newscrawl.index import Match, SimhashIndex, index_stats
+from newscrawl.index import Match, SimhashIndex, index_stats, scripts
+from newscrawl.index.lua import load
 from newscrawl.simhash.sketch import SKETCH_BYTES
 
 REFERENCE = Path(__file__).with_name("index_reference.json")
@@ -170,3 +172,13 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+@pytest.mark.parametrize("name, wrong", [("MAX_DAY", 65534), ("SK_MIN", 18),
+                                         ("DOC_PREFIXES", ("", "https://", "http://")),
+                                         ("INCOMPATIBLE", "OTHER"), ("BAND1_BLOCK", None)])
+def test_a_lua_constant_python_disagrees_with_fails_the_load(name: str, wrong: object) -> None:
+    constants = {**vars(scripts), name: wrong}
+    with pytest.raises(RuntimeError, match=name):
+        load("lib.lua", "add.lua", constants=constants)
+    assert load("lib.lua", "add.lua", constants=vars(scripts)) == scripts.ADD
