@@ -1,4 +1,6 @@
-"""Redis near-duplicate index of 64-bit simhash fingerprints (imports no Scrapy)."""
+"""Redis near-duplicate index of 64-bit simhash fingerprints and the log of dropped copies
+(imports no Scrapy). Design: docs/design/index.md.
+"""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""Record of dropped near-duplicates: which URL was dropped (not stored) as a near-copy of which
-stored article. Every URL recorded here is one that was not stored; ``original_url`` is the copy
-that is. When the dropped copy was published first (``late_original``), it is the story's
-original, met after its copy was stored.
-
-Keys: ``{prefix}:duplicates`` (hash url -> JSON record) and ``{prefix}:duplicates:log`` (sorted
-set of urls scored by the time they were recorded). Each url is recorded once.
+"""Record of dropped near-duplicates: each URL not stored as a near-copy of a stored article
+(``original_url``), and whether the dropped copy was the story's original (``late_original``).
+Keys ``{prefix}:duplicates`` (url -> JSON record) and ``{prefix}:duplicates:log`` (urls by time
+recorded); each url is recorded once. Design: docs/design/near-duplicates.md.
 """
 
 from __future__ import annotations
