@@ -116,7 +116,7 @@ from newscrawl.sources import (
     parse_sitemap,
     robots_sitemaps,
 )
-from newscrawl.urls import canonical_link
+from newscrawl.workers import PageJob, WorkerPool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -716,7 +716,7 @@ class PortalSpider(scrapy.Spider):
                 )
         return out, ADMITTED in results
 
-    def parse_article(self, response: Response) -> Iterator[ArticleItem]:
+    async def parse_article(self, response: Response) -> AsyncIterator[ArticleItem]:
         site = self._site_of(response)
         if site is None:
             return
@@ -739,13 +739,11 @@ class PortalSpider(scrapy.Spider):
                 header.lower().split(b"charset=", 1)[1].split(b";")[0].strip(b" \"'")
                 .decode("latin-1")
             ) or None
-        try:
-            decoded = self._decode_html(
-                response.body, header_encoding=header_encoding, forced_encoding=site.encoding
-            )
-            article = self._extract_article(
-                decoded.text, response.url, selectors=site.selectors or None
-            )
+        job = PageJob(response.body, response.url, header_encoding, site.encoding,
+                      dict(site.selectors) or None)
+        try:  # in a worker process (NEWSCRAWL_FINGERPRINT_WORKERS), the same function
+            page = await WorkerPool.of(self.crawler).extract(job)
+            article = page.article
         except Exception:
             self._inc("newscrawl/extract/error")
             logger.exception("Extraction failed for %s", response.url)
@@ -757,14 +755,14 @@ class PortalSpider(scrapy.Spider):
                         response.url)
             self._page_failed(response, site.name, "no article body")
             return
-        if self._has_mojibake(article.title or "") or self._has_mojibake(article.text):
+        if page.mojibake:
             self._inc("newscrawl/extract/mojibake")
-            if decoded.source == "fallback":
+            if page.source == "fallback":
                 logger.warning("No encoding reads %s (declared %s): its text would be mojibake, "
-                               "not stored", response.url, decoded.declared or "nothing")
+                               "not stored", response.url, page.declared or "nothing")
                 return
             logger.warning("Mojibake in the text of %s (it is in the page as served, %s): stored",
-                           response.url, decoded.encoding)
+                           response.url, page.encoding)
         self._inc("newscrawl/extract/article")
         try:
             url = site.url_rules.canonical(response.url)  # a redirect target may carry tracking
@@ -778,7 +776,7 @@ class PortalSpider(scrapy.Spider):
             author=article.author,
             site=site.name,
             simhash=None,
-            canonical_url=canonical_link(decoded.text, response.url),
+            canonical_url=page.canonical_url,
             source=article.source,
         )
 
