@@ -88,7 +88,9 @@ VARIANTS = {
     "B": "scrapy-redis + jieba top-20 / simhash / HGETALL scan",
     "C": "newscrawl, REDIS_URL",
     "E": "newscrawl, REDIS_URL, dedup off",
+    "M": "newscrawl of --baseline-src (e.g. main), REDIS_URL",
 }
+BASELINE: Path | None = None  # --baseline-src: the tree variant M imports newscrawl from
 CHANNELS = ["首页", "新闻", "国内", "国际", "财经", "股票", "基金", "理财", "房产", "汽车", "科技",
             "数码", "手机", "体育", "娱乐", "时尚", "教育", "健康", "旅游", "文化", "读书", "游戏",
             "视频", "图片", "评论", "专题", "公益", "地方", "English", "客户端"]  # fmt: skip
@@ -365,7 +367,8 @@ def run_newscrawl(variant: str, portal: TimedPortal, work: Path, sites: Path,
     settings = [*COMMON]
     if variant == "E":
         settings.append("NEWSCRAWL_DEDUP_ENABLED=False")
-    result = run_crawl(work, sites, *settings, timeout=3600, redis_url=server.url)
+    env = {"PYTHONPATH": str(BASELINE)} if variant == "M" and BASELINE else None
+    result = run_crawl(work, sites, *settings, timeout=3600, redis_url=server.url, env=env)
     if result.returncode != 0:
         print(result.log[-3000:], file=sys.stderr)
         raise SystemExit(f"variant {variant}: exit code {result.returncode}")
@@ -496,13 +499,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="an editor line on every page (instead of the portal kinds')")
     ap.add_argument("--chrome-kb", default="22-34", help="portal chrome per page, KB (LOW-HIGH)")
     ap.add_argument("--only", action="append", choices=sorted(VARIANTS))
+    ap.add_argument("--baseline-src", type=Path,
+                    help="variant M: newscrawl imported from this tree (a checkout of main)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every run here")
     args = ap.parse_args(argv)
     low, _, high = args.chrome_kb.partition("-")
     chrome_kb = (int(low), int(high or low))
 
-    names = [v for v in VARIANTS if not args.only or v in args.only]
+    global BASELINE
+    BASELINE = args.baseline_src.resolve() if args.baseline_src else None
+    names = [v for v in VARIANTS if (not args.only or v in args.only)
+             and (v != "M" or BASELINE)]
     results: dict[str, dict[str, list[Run]]] = {}
     reprints: dict[str, int] = {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-peers-"))
