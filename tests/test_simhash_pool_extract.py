@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from crawlrun import FAST, assert_stored_once, start_crawl, stored_urls, wait_for
+from crawlrun import FAST, assert_stored_once, run_crawl, start_crawl, stored_urls, url_of, wait_for
 from mockportal import Layout, MockPortal, sites_toml
 
 from newscrawl.workers import Extracted, PageJob, WorkerPool, extract_page
@@ -188,3 +188,19 @@ def test_a_worker_killed_mid_crawl_loses_nothing(tmp_path: Path, portals: Layout
     assert result.returncode == 0, result.log[-4000:]
     assert result.log.count("Fingerprint worker process failed") == 1, result.log[-4000:]
     assert_stored_once(layout, stored_urls(tmp_path))
+
+
+def test_a_crawl_without_near_duplicate_check_extracts_in_the_worker(
+    tmp_path: Path, portals: Layout
+) -> None:
+    """Dedup off: the worker process (no fingerprint decision loaded) extracts every article."""
+    layout = portals
+    sites = tmp_path / "sites.toml"
+    sites.write_text(sites_toml(layout.a, layout.b, max_list_depth=2), encoding="utf-8")
+    result = run_crawl(tmp_path, sites, *FAST, "NEWSCRAWL_DEDUP_ENABLED=False")
+    assert result.returncode == 0, result.log[-4000:]
+    assert "worker process failed" not in result.log and "did not start" not in result.log
+    stored = stored_urls(tmp_path)
+    expected = {url_of(p, path) for p, path in layout.all_good_articles()}
+    assert expected <= set(stored), sorted(expected - set(stored))
+    assert result.stats["newscrawl/extract/mojibake"] == len(layout.mojibake)
