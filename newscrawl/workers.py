@@ -85,13 +85,36 @@ def _run(kind: str, payload: Any, idf_file: str | None) -> Any:
     return _analyze(payload, idf_file)
 
 
-def _serve(conn: Connection, idf_file: str | None, fingerprints: bool) -> None:
+class _Records(logging.Handler):
+    """Keeps the worker's log records of one job, to be logged again by the caller."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        record.msg, record.args = record.getMessage(), None  # arguments may not pickle
+        if record.exc_info:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        self.records.append(record)
+
+    def take(self) -> list[logging.LogRecord]:
+        records, self.records = self.records, []
+        return records
+
+
+def _serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level: int) -> None:
     """Worker process: its decision version first (None without fingerprints), then
-    ``(request id, kind, payload)`` in, ``(request id, result or None on an error)`` out.
+    ``(request id, kind, payload)`` in, ``(request id, result or None on an error, log records
+    at ``log_level`` or above)`` out.
 
     A thread reads the pipe into a queue, so the caller's ``send`` never waits on a worker that
     is itself waiting for the caller to read its answers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is for the caller, which stops us
+    records = _Records()
+    logging.getLogger().addHandler(records)
+    logging.getLogger().setLevel(log_level)
     try:
         version = get_decision(idf_file=idf_file).version if fingerprints else None
         conn.send((version, None))
@@ -116,8 +139,9 @@ def _serve(conn: Connection, idf_file: str | None, fingerprints: bool) -> None:
         result = None  # an error: recomputed in-process, raised for its page or text
         with contextlib.suppress(Exception):
             result = _run(kind, payload, idf_file)
+        logged = records.take()
         try:
-            conn.send((request_id, result))
+            conn.send((request_id, result, logged if result is not None else []))
         except (OSError, ValueError):
             return
 
@@ -133,10 +157,10 @@ class WorkerFailed(RuntimeError):
 class _Worker:
     """One worker process on a pipe; a reply resolves its request's future in the event loop."""
 
-    def __init__(self, idf_file: str | None, fingerprints: bool) -> None:
+    def __init__(self, idf_file: str | None, fingerprints: bool, log_level: int) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_serve, args=(child, idf_file, fingerprints),
+        self.process = ctx.Process(target=_serve, args=(child, idf_file, fingerprints, log_level),
                                    daemon=True, name="newscrawl-fingerprint")
         self.process.start()
         child.close()
@@ -189,8 +213,10 @@ class _Worker:
     def _on_readable(self) -> None:
         try:
             while self.conn.poll():
-                request_id, result = self.conn.recv()
+                request_id, result, records = self.conn.recv()
                 self.in_pipe -= 1
+                for record in records:  # the worker's log lines, in the crawl's log
+                    logging.getLogger(record.name).handle(record)
                 future = self.pending.pop(request_id, None)
                 if future is not None and not future.done():
                     future.set_result(result)
@@ -234,14 +260,15 @@ class WorkerPool:
     (fingerprint, sketch), in ``workers`` processes or, with 0, in the calling process.
     ``fingerprints=False``: the workers do not load the fingerprint decision (no jieba)."""
 
-    def __init__(self, idf_file: str | None, workers: int, *, fingerprints: bool = True) -> None:
+    def __init__(self, idf_file: str | None, workers: int, *, fingerprints: bool = True,
+                 log_level: int = logging.DEBUG) -> None:
         self.idf_file = idf_file
         # Only the first max_chars characters of a text count: no more is sent to a worker.
         self.max_chars = FingerprintConfig().max_chars
         self._workers: list[_Worker] = []
         try:
             for _ in range(workers):
-                self._workers.append(_Worker(idf_file, fingerprints))
+                self._workers.append(_Worker(idf_file, fingerprints, log_level))
         except WorkerFailed as exc:
             self.close()
             # A configuration error (bad IDF file, missing segmenter) is raised here, in full;
@@ -271,8 +298,12 @@ class WorkerPool:
             # Replies are read by the asyncio event loop: with another Twisted reactor,
             # in-process (without a running loop, each call does so by itself).
             asyncio_ok = not is_reactor_installed() or is_asyncio_reactor_installed()
+            level = crawler.settings.get("LOG_LEVEL") or logging.DEBUG
+            if not isinstance(level, int):
+                level = logging.getLevelName(str(level).upper())
             pool = cls(config.idf_file, config.workers if asyncio_ok else 0,
-                       fingerprints=config.enabled)
+                       fingerprints=config.enabled,
+                       log_level=level if isinstance(level, int) else logging.DEBUG)
             crawler._newscrawl_workers = pool  # type: ignore[attr-defined]
             crawler.signals.connect(pool.close, signal=signals.spider_closed)
         return pool

@@ -204,3 +204,24 @@ def test_a_crawl_without_near_duplicate_check_extracts_in_the_worker(
     expected = {url_of(p, path) for p, path in layout.all_good_articles()}
     assert expected <= set(stored), sorted(expected - set(stored))
     assert result.stats["newscrawl/extract/mojibake"] == len(layout.mojibake)
+
+
+def test_the_workers_log_lines_are_logged_by_the_caller(
+    portals: Layout, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A warning extraction logs in the worker (a page no encoding reads) reaches the crawl's
+    log under its own logger, once; records below the level are not sent."""
+    job = next(j for j in jobs_of(portals.a, portals.b) if extract_page(j).source == "fallback")
+    caplog.clear()
+    pool = WorkerPool(None, 1, fingerprints=False, log_level=logging.INFO)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            got = asyncio.run(pool.extract(job))
+        assert pool.processes == 1 and got.source == "fallback"
+        warnings = [r for r in caplog.records if r.name == "newscrawl.extract.decode"]
+        assert [r.levelno for r in warnings] == [logging.WARNING]
+        assert "no encoding reads this page" in warnings[0].getMessage()
+        assert not [r for r in caplog.records
+                    if r.levelno < logging.INFO and r.name.startswith("newscrawl")]
+    finally:
+        pool.close()
