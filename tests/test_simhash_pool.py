@@ -1,4 +1,4 @@
-"""The fingerprint worker pool (``newscrawl.simhash.pool``): worker processes on pipes."""
+"""The fingerprint worker pool (``newscrawl.workers``): worker processes on pipes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from mockportal import Article
 
 from newscrawl.simhash import fingerprint
-from newscrawl.simhash.pool import FingerprintPool
+from newscrawl.workers import WorkerPool as FingerprintPool
 
 
 def test_long_text_same_fingerprint_through_the_worker() -> None:
@@ -49,7 +49,7 @@ def test_worker_dead_at_start_leaves_fingerprints_in_process(
 
     monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_die)
     text = Article.generate("dead").text
-    with caplog.at_level(logging.ERROR, logger="newscrawl.simhash.pool"):
+    with caplog.at_level(logging.ERROR, logger="newscrawl.workers"):
         fps = FingerprintPool(None, 1)
     try:
         assert fps.processes == 0
@@ -80,7 +80,7 @@ import asyncio, sys
 sys.path.insert(0, sys.argv[1])
 from mockportal import Article
 from newscrawl.simhash import fingerprint
-from newscrawl.simhash.pool import FingerprintPool
+from newscrawl.workers import WorkerPool as FingerprintPool
 
 async def burst(fps, texts):
     return await asyncio.gather(*(fps.fingerprint(t) for t in texts))

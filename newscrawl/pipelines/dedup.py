@@ -42,7 +42,7 @@ from newscrawl.pipelines.store import AlreadyStored, StorePipeline
 from newscrawl.redis import RedisUnavailable
 from newscrawl.scheduling.run import current_run
 from newscrawl.scheduling.waiting import GO, NOT_ORDERED, CheckOrder
-from newscrawl.simhash.pool import FingerprintPool
+from newscrawl.workers import WorkerPool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -77,8 +77,6 @@ def _set_simhash(adapter: ItemAdapter, value: str | None) -> None:
 
 class NearDuplicatePipeline:
     def __init__(self, crawler: Crawler, context: CrawlContext) -> None:
-        from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
-
         from newscrawl.index import DuplicateLog, SimhashIndex
 
         self.config = config = context.config.dedup
@@ -86,11 +84,9 @@ class NearDuplicatePipeline:
         self.site_stats = context.site_stats
         self.retry = context.retry  # shared with the scheduler: one outage per crawl
         self.context = context
-        # Worker replies are read by the asyncio event loop: with another Twisted reactor,
-        # fingerprint in-process (without a running loop, each call does so by itself).
-        asyncio_ok = not is_reactor_installed() or is_asyncio_reactor_installed()
-        workers = config.workers if asyncio_ok else 0
-        self.fingerprints = FingerprintPool(config.idf_file, workers)
+        # the crawl's worker processes, shared with the spider's extraction (closed with it)
+        self.fingerprints = WorkerPool.of(crawler)
+        assert self.fingerprints.version is not None  # built with fingerprints (dedup on)
         client = context.redis
         self.index = SimhashIndex(
             client,
@@ -114,7 +110,8 @@ class NearDuplicatePipeline:
             "decision version %s, %s",
             config.max_distance,
             self.fingerprints.version,
-            f"{workers} fingerprint worker process(es)" if workers else "fingerprints in-process",
+            f"{workers} fingerprint worker process(es)" if (workers := self.fingerprints.processes)
+            else "fingerprints in-process",
         )
 
     @classmethod
@@ -181,7 +178,7 @@ class NearDuplicatePipeline:
             pass  # the crawl is refused when the spider opens (check_index): one CRITICAL line
 
     def close(self) -> None:
-        """Stop the fingerprint workers and close the index (the crawl's embedded Redis is
+        """Stop the worker processes and close the index (the crawl's embedded Redis is
         stopped after this, when the engine stops)."""
         self.fingerprints.close()
         self._redis_thread.shutdown(wait=True)

@@ -18,6 +18,7 @@ from newscrawl.defaults import SITEMAP_MAX_CHILDREN as DEFAULT_MAX_CHILDREN
 from newscrawl.defaults import SITEMAP_MAX_DEPTH as DEFAULT_MAX_DEPTH
 from newscrawl.defaults import SITEMAP_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
 from newscrawl.defaults import SITEMAP_MAX_RUN_ENTRIES as DEFAULT_MAX_RUN_ENTRIES
+from newscrawl.errors import NewscrawlError
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -42,7 +43,7 @@ Entry = tuple[str, "datetime | None"]
 Select = Callable[[list[Entry]], list["Entry | str"]]
 
 
-class SourceError(ValueError):
+class SourceError(NewscrawlError, ValueError):
     """A sitemap or feed that cannot be used; ``reason`` is a stats-friendly name."""
 
     def __init__(self, reason: str, message: str) -> None:

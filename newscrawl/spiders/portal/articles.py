@@ -6,14 +6,14 @@ Design: docs/design/extraction.md.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 
 from scrapy.http import Response, TextResponse
 
 from newscrawl.items import ArticleItem
 from newscrawl.meta import PAGE_FAILED, RequestKind
 from newscrawl.spiders.portal.base import PortalBase
-from newscrawl.urls import canonical_link
+from newscrawl.workers import PageJob, WorkerPool
 
 logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
 
@@ -24,14 +24,7 @@ _HTML_TYPES = (b"text/html", b"application/xhtml+xml", b"text/plain", b"applicat
 class ArticlePages(PortalBase):
     """The article page callback."""
 
-    def _load_extract(self) -> None:
-        from newscrawl.extract import decode_html_detailed, extract_article, has_mojibake
-
-        self._decode_html = decode_html_detailed
-        self._extract_article = extract_article
-        self._has_mojibake = has_mojibake
-
-    def parse_article(self, response: Response) -> Iterator[ArticleItem]:
+    async def parse_article(self, response: Response) -> AsyncIterator[ArticleItem]:
         site = self._site_of(response)
         if site is None:
             return
@@ -54,13 +47,11 @@ class ArticlePages(PortalBase):
                 header.lower().split(b"charset=", 1)[1].split(b";")[0].strip(b" \"'")
                 .decode("latin-1")
             ) or None
-        try:
-            decoded = self._decode_html(
-                response.body, header_encoding=header_encoding, forced_encoding=site.encoding
-            )
-            article = self._extract_article(
-                decoded.text, response.url, selectors=site.selectors or None
-            )
+        job = PageJob(response.body, response.url, header_encoding, site.encoding,
+                      dict(site.selectors) or None)
+        try:  # in a worker process (NEWSCRAWL_FINGERPRINT_WORKERS), the same function
+            page = await WorkerPool.of(self.crawler).extract(job)
+            article = page.article
         except Exception:
             self._inc("newscrawl/extract/error")
             logger.exception("Extraction failed for %s", response.url)
@@ -72,14 +63,14 @@ class ArticlePages(PortalBase):
                         response.url)
             self._page_failed(response, site.name, "no article body")
             return
-        if self._has_mojibake(article.title or "") or self._has_mojibake(article.text):
+        if page.mojibake:
             self._inc("newscrawl/extract/mojibake")
-            if decoded.source == "fallback":
+            if page.source == "fallback":
                 logger.warning("No encoding reads %s (declared %s): its text would be mojibake, "
-                               "not stored", response.url, decoded.declared or "nothing")
+                               "not stored", response.url, page.declared or "nothing")
                 return
             logger.warning("Mojibake in the text of %s (it is in the page as served, %s): stored",
-                           response.url, decoded.encoding)
+                           response.url, page.encoding)
         self._inc("newscrawl/extract/article")
         try:
             url = site.url_rules.canonical(response.url)  # a redirect target may carry tracking
@@ -93,7 +84,7 @@ class ArticlePages(PortalBase):
             author=article.author,
             site=site.name,
             simhash=None,
-            canonical_url=canonical_link(decoded.text, response.url),
+            canonical_url=page.canonical_url,
             source=article.source,
         )
 

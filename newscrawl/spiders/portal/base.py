@@ -7,7 +7,7 @@ Design: docs/design/pagination.md.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -81,7 +81,7 @@ class PortalBase(scrapy.Spider):
     if TYPE_CHECKING:  # the callbacks, defined by the parts PortalSpider is made of
         def parse_page(self, response: Response) -> Iterator[Request]: ...
 
-        def parse_article(self, response: Response) -> Iterator[ArticleItem]: ...
+        def parse_article(self, response: Response) -> AsyncIterator[ArticleItem]: ...
 
         def on_error(self, failure: Failure) -> list[Request]: ...
 

@@ -84,7 +84,6 @@ class PortalSpider(ListPages, SourcePages, ArticlePages, Queueing, Outcomes):
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
         crawler.signals.connect(spider._start_release_loop, signal=signals.spider_opened)
         crawler.signals.connect(spider._stop_release_loop, signal=signals.spider_closed)
-        spider._load_extract()
         logger.info(
             "Crawling %d site(s) from %s: %s",
             len(sites), config.sites_path, ", ".join(spider.sites),
