@@ -25,8 +25,10 @@ import os
 import re
 import struct
 import sys
+import time
 import zlib
 from array import array
+from collections.abc import Sequence
 from pathlib import Path
 
 from newscrawl.simhash.core import feature_hash
@@ -114,6 +116,15 @@ class IdfTable:
             i = (i + 1) & mask
         return self.median
 
+    def probe_arrays(self) -> tuple[Sequence[int], Sequence[int], int, int]:
+        """(keys, values, mask, median) for a caller that inlines the first probe of
+        ``get_hashed``: ``keys[key & mask] == key`` gives the value at that slot, an empty slot
+        (0) the median, any other key means probing on with ``get_hashed``. A parsed table's
+        single slot holds -1, which is no key: every lookup goes to ``get_hashed``."""
+        if self._raw is not None:
+            return [-1], [0], 0, self.median
+        return self._keys, self._values, self._mask, self.median
+
     def items(self) -> list[tuple[str, int]]:
         """Every (word, quantised idf), sorted by word (parsed tables only: a hashed table does
         not keep its words)."""
@@ -191,19 +202,68 @@ def load_idf(
     ``cache_dir`` (default: ``default_cache_dir()``; None: no cache) holds the parsed table.
     """
     p = Path(path) if path is not None else default_idf_path()
-    data = p.read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
-    cdir = default_cache_dir() if cache_dir is _NO_CACHE_DIR else cache_dir
-    name = f"idf-{sha}.{_CACHE_FORMAT}.bin"
-    cache = Path(cdir) / name if isinstance(cdir, (str, os.PathLike)) else None
-    if cache is not None:
-        table = _read_cache(cache, p, sha)
+    where = default_cache_dir() if cache_dir is _NO_CACHE_DIR else cache_dir
+    if not isinstance(where, (str, os.PathLike)):
+        data = p.read_bytes()
+        return _parse(p, data, hashlib.sha256(data).hexdigest())
+    cdir = Path(where)
+    sha = _remembered_sha(cdir, p)
+    if sha is not None:
+        table = _read_cache(cdir / f"idf-{sha}.{_CACHE_FORMAT}.bin", p, sha)
         if table is not None:
             return table
-    table = _parse(p, data, sha)
-    if cache is not None:
+    data = p.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    cache = cdir / f"idf-{sha}.{_CACHE_FORMAT}.bin"
+    table = _read_cache(cache, p, sha)
+    if table is None:
+        table = _parse(p, data, sha)
         _write_cache(cache, table)
+    _remember_sha(cdir, p, sha)
     return table
+
+
+# The SHA-256 of a source file is remembered beside the cache with the file's path, size, inode,
+# modification and change times: a process whose file still has them finds its cache without
+# reading and hashing the source. Only a file unchanged for a while when it was hashed is
+# remembered (as git treats its index), so a rewrite within one tick of the clock is not missed.
+_SETTLED_NS = 2_000_000_000
+
+
+def _source_memo(cdir: Path, source: Path) -> tuple[Path, str, int] | None:
+    """(memo file, the source's stamp, its last change in ns), or None (no such file)."""
+    try:
+        where = os.path.abspath(source)
+        st = os.stat(where)
+    except OSError:
+        return None
+    name = hashlib.blake2b(where.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
+    stamp = f"{where}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+    memo = cdir / f"idf-source-{name}.{_CACHE_FORMAT}.txt"
+    return memo, stamp, max(st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read_memo(memo: Path) -> tuple[str, str] | None:
+    try:
+        stamp, sha = memo.read_text(encoding="utf-8").rsplit("\0", 1)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return (stamp, sha) if re.fullmatch("[0-9a-f]{64}", sha) else None
+
+
+def _remembered_sha(cdir: Path, source: Path) -> str | None:
+    found = _source_memo(cdir, source)
+    memo = _read_memo(found[0]) if found is not None else None
+    return memo[1] if memo is not None and found is not None and memo[0] == found[1] else None
+
+
+def _remember_sha(cdir: Path, source: Path, sha: str) -> None:
+    found = _source_memo(cdir, source)
+    if found is None or time.time_ns() - found[2] < _SETTLED_NS:
+        return
+    memo, stamp, _ = found
+    if _read_memo(memo) != (stamp, sha):
+        _write_atomic(memo, f"{stamp}\0{sha}".encode())
 
 
 def _read_cache(cache: Path, source: Path, sha: str) -> IdfTable | None:
@@ -266,19 +326,24 @@ def _write_cache(cache: Path, table: IdfTable) -> None:
     body = keys.tobytes() + values.tobytes()
     header = _CACHE_HEADER.pack(_CACHE_MAGIC, n, table.median, values.itemsize, len(keys))
     header += _CACHE_CRC.pack(zlib.crc32(body, zlib.crc32(header)))
+    _write_atomic(cache, header + body)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all (a reader sees no file or the whole file)."""
     tmp: str | None = None
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         import tempfile  # only when writing: saves its import in every process that reads
 
         with tempfile.NamedTemporaryFile(
-            "wb", dir=cache.parent, prefix=cache.name + ".", suffix=".tmp", delete=False
+            "wb", dir=path.parent, prefix=path.name + ".", suffix=".tmp", delete=False
         ) as fh:
             tmp = fh.name
-            fh.write(header + body)
-        os.replace(tmp, cache)  # atomic: a reader sees no file or the whole file
+            fh.write(data)
+        os.replace(tmp, path)
     except OSError as exc:
-        logger.debug("IDF cache %s not written: %s", cache, exc)
+        logger.debug("IDF cache %s not written: %s", path, exc)
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
