@@ -1,28 +1,8 @@
 """The document fingerprint: normalise -> tokens -> weighted features -> 64-bit simhash.
 
-Default configuration (chosen by measurement, see docs/design/fingerprint.md):
-
-1. Only the first ``max_chars`` (100,000) characters count, so any input costs bounded time/memory.
-2. NFKC + case folding; CJK runs are segmented (``rjieba``, the Rust port of jieba), other
-   letter/digit runs are words; pure numbers, 1-character non-CJK tokens, punctuation and
-   whitespace are dropped (see ``newscrawl.simhash.text``).
-3. Each distinct token is a feature, weighted ``(count * idf(token)) ** 3`` (cubed TF-IDF) with
-   jieba's IDF table (median IDF for unknown words), in integers (IDF x 1000, rounded). The count
-   is position-weighted: the first ``plateau`` (150) tokens count 1, token i after that counts
-   150 / (i + 1), so truncation and text added at the end move less weight while the headline and
-   the lead keep full weight. Then no feature may hold more than ``max_share`` (30 %) of the total
-   weight (exact integer water-filling, ``share_cap``): the salient words dominate the vote, which
-   makes the signature survive reprint edits, but no single word decides all 64 bits (measured in
-   docs/design/fingerprint.md).
-4. Feature hash: BLAKE2b-64 of the token's UTF-8 bytes; the weighted vote of ``core``.
-
-Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``,
-also with no token at all (punctuation or numbers only); ``"empty"`` only for a text that is
-empty or whitespace.
-
-The weighting variants measured against this one (other term-frequency factors and powers, word
-shingles, a minimum CJK word length, other segmenters) are computed by
-``benchmarks/fingerprint_variants.py``, not here.
+The default configuration (first 100,000 characters, rjieba on the CJK runs, position-weighted
+cubed TF-IDF with a 30 % share cap, BLAKE2b-64 feature hashes) and why each choice was made:
+docs/design/fingerprint.md.
 """
 
 from __future__ import annotations
@@ -118,7 +98,6 @@ class Fingerprinter:
     """Computes fingerprints for one configuration. Thread-safe; keeps a bounded token cache."""
 
     # cached token -> (spread hash, idf), two generations of at most CACHE_LIMIT tokens each
-    # (about 0.42 KB per token, tokens included: ~27 MB at most)
     CACHE_LIMIT = 32_768
 
     def __init__(self, config: FingerprintConfig | None = None) -> None:

@@ -1,18 +1,8 @@
-"""IDF tables in jieba's format (``word idf`` per line, UTF-8), quantised to integers.
+"""IDF tables in jieba's format (``word idf`` per line, UTF-8), quantised to integers, and their
+cache file (an open-addressing table of 64-bit word hashes), so a process loads the table without
+parsing it.
 
-Weights are integers (``round(idf * IDF_SCALE)``) so that the fingerprint arithmetic is exact and
-identical on every machine. Words missing from the table get the table's median IDF, as jieba does.
-The table's digest (SHA-256 of the file bytes, first 8 hex digits) is part of the fingerprint
-version.
-
-Start-up: parsing jieba's 270,000-line table into a dict costs 0.1-0.2 s in every process that
-fingerprints. So the parsed table is also kept in a cache file,
-``idf-<sha256 of the source>.v5.bin`` (an open-addressing table: 64-bit word hashes and integer
-IDFs, two arrays) in ``$NEWSCRAWL_CACHE_DIR``, else ``$XDG_CACHE_HOME/newscrawl``, else
-``~/.cache/newscrawl``; loading it costs a few ms. A source file with other bytes has another
-cache file. When the directory cannot be written, or a cache file is unreadable or fails its
-CRC-32, the source is parsed as before (logged at DEBUG level): the cache only saves time; it
-gives every word of the table its value (see ``IdfTable`` for the odds of a word outside it).
+See docs/design/fingerprint.md#idf-cache.
 """
 
 from __future__ import annotations
@@ -37,8 +27,8 @@ logger = logging.getLogger(__name__)
 
 IDF_SCALE = 1000
 # Median (x IDF_SCALE) of IDF tables already validated, by the SHA-256 of their bytes: such a file
-# needs no number parsing at load (about 0.1 s less start-up for jieba's 270k-entry table; a test
-# recomputes the median with the careful parse). 501b70ec...: jieba 0.42.1's analyse/idf.txt.
+# needs no number parsing at load (a test recomputes the median with the careful parse).
+# 501b70ec...: jieba 0.42.1's analyse/idf.txt.
 _KNOWN_MEDIANS = {
     "501b70ec56c34d90f3f590f1918ca4b1bd617d5b46cd99bd6d17c7de6e4f80ed": 11955,
 }
@@ -64,11 +54,10 @@ class IdfTable:
     Backed by the parsed text (``word -> idf as written``, converted on lookup), or by the cache
     file's open-addressing table (under 2/3 full): ``keys[i]`` is the 64-bit ``word_hash`` of a
     word (0 = empty slot), ``values[i]`` its IDF; a word is looked for at slot ``hash & mask``
-    and the following ones. Loading it creates no Python object per word (a list of 270k words
-    cost ~30 ms of every process's start-up, a dict ~0.1 s), and a lookup is one or two array
-    reads. A word that is not in the table could be taken for one that is only if their 64-bit
-    BLAKE2b hashes were equal (odds about 1 in 7 * 10**13 per lookup of jieba's 270k-word table;
-    the same on every machine).
+    and the following ones. Loading it creates no Python object per word, and a lookup is one or
+    two array reads. A word that is not in the table could be taken for one that is only if
+    their 64-bit BLAKE2b hashes were equal (odds about 1 in 7 * 10**13 per lookup of jieba's
+    270k-word table; the same on every machine).
     """
 
     def __init__(
@@ -89,7 +78,7 @@ class IdfTable:
         self._raw = raw
         self._keys, self._values = hashed if hashed is not None else (array("Q"), array("I"))
         self._mask = len(self._keys) - 1
-        self._n = entries  # of a hashed table (counting its keys would cost ~20 ms at load)
+        self._n = entries  # of a hashed table (not counted at load: it would cost start-up)
 
     def __len__(self) -> int:
         return len(self._raw) if self._raw is not None else self._n
