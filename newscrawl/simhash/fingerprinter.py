@@ -14,7 +14,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from itertools import compress, repeat
+from itertools import compress, islice, repeat
 from operator import floordiv, is_, mul, rshift
 from typing import Any
 
@@ -213,10 +213,11 @@ class Fingerprinter:
                 e = (from_bytes(join(map(chunk, digest[::-1])), "little"), idf)
             new[token] = e
         cache = self._cache
-        if len(cache) + len(new) > self.CACHE_LIMIT:
+        limit = self.CACHE_LIMIT
+        if len(cache) + len(new) > limit:
             self._old_cache = cache
             self._cache = cache = {}
-        cache.update(new)
+        cache.update(new if len(new) <= limit else islice(new.items(), limit))
         return list(map(new.get, keys, entries))  # type: ignore[arg-type]
 
     def weights(self, text: str) -> dict[str, int]:
