@@ -650,3 +650,39 @@ def test_idf_cache_with_a_valid_crc_but_impossible_table_neither_crashes_nor_han
     table = idf.load_idf(user, cache_dir=cdir)
     assert table.get("没有这个词") == 2000
     assert table.get_hashed("x", 5) == 1000
+
+
+def test_idf_source_digest_is_remembered_only_for_a_settled_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A process finds the cache of an unchanged source without hashing it again: the source's
+    # SHA-256 is remembered with its stat, and trusted only while the stat is the same. A file
+    # changed less than _SETTLED_NS before it was hashed is not remembered.
+    from newscrawl.simhash import idf
+
+    user = tmp_path / "idf.txt"
+    user.write_text("经济 1.0\n增长 3.0\n", encoding="utf-8")
+    cdir = tmp_path / "cache"
+    assert idf.load_idf(user, cache_dir=cdir).get("增长") == 3000
+    assert not list(cdir.glob("idf-source-*"))  # just written: not settled
+    monkeypatch.setattr(idf, "_SETTLED_NS", 0)
+    assert idf.load_idf(user, cache_dir=cdir).get("增长") == 3000
+    (memo,) = cdir.glob("idf-source-*.txt")
+    sha = hashlib.sha256(user.read_bytes()).hexdigest()
+    assert memo.read_text(encoding="utf-8").endswith("\0" + sha)
+    # the memo is what names the cache file: pointed at another table's cache, it is trusted
+    other = tmp_path / "other.txt"
+    other.write_text("经济 1.0\n增长 5.0\n", encoding="utf-8")
+    idf.load_idf(other, cache_dir=cdir)
+    other_sha = hashlib.sha256(other.read_bytes()).hexdigest()
+    stamp = memo.read_text(encoding="utf-8").rsplit("\0", 1)[0]
+    memo.write_text(f"{stamp}\0{other_sha}", encoding="utf-8")
+    assert idf.load_idf(user, cache_dir=cdir).get("增长") == 5000
+    # any change of the source (its stat) makes the memo stale: hashed and read again
+    user.write_text("经济 1.0\n增长 4.0\n增加 2.0\n", encoding="utf-8")
+    assert idf.load_idf(user, cache_dir=cdir).get("增长") == 4000
+    assert memo.read_text(encoding="utf-8").endswith(
+        "\0" + hashlib.sha256(user.read_bytes()).hexdigest()
+    )
+    memo.write_text("garbage", encoding="utf-8")
+    assert idf.load_idf(user, cache_dir=cdir).get("增长") == 4000

@@ -1,14 +1,8 @@
-"""64-bit simhash fingerprints of article text (no Scrapy, no Redis here).
+"""64-bit simhash fingerprints and text sketches of article text: the near-duplicate decision's
+text side (no Scrapy, no Redis here). Other layers use ``fingerprint``, ``hamming``,
+``get_fingerprinter`` and ``get_decision``.
 
-Public API (other layers code against it)::
-
-    fingerprint(text) -> int | None   # default configuration, as the crawl pipeline applies it
-    hamming(a, b) -> int
-    simhash_from_features(pairs, bits=64) -> int
-    Fingerprinter(config).fingerprint(text) / .analyze(text) / .version
-    get_fingerprinter(idf_file=None) -> Fingerprinter   # cached per argument
-    get_decision(idf_file=None) -> Decision   # fingerprint + text sketch, as the crawl decides
-    Decision().analyze(text) -> Analysis(fingerprint, sketch, reason)
+See docs/design/fingerprint.md.
 """
 
 from __future__ import annotations

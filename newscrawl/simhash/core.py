@@ -1,15 +1,7 @@
 """Signature arithmetic: the stable 64-bit feature hash, the weighted vote and Hamming distance.
 
-Bit-order convention (used everywhere in newscrawl): a ``bits``-bit value is an ``int`` in
-``[0, 2**bits)``; *bit i* is ``(value >> i) & 1``, so bit 0 is the least significant bit. When a
-signature or a feature vector is written as a string or a tuple, it is written most significant bit
-first, like a binary literal: the vector ``(1, -1, 1)`` of a 3-bit feature hash is ``0b101`` and the
-signature written ``001`` is ``0b001 == 1``. The Redis index's block 0 is the most significant
-16 bits.
-
-The vote (Charikar 2002; Manku, Jain, Das Sarma, WWW 2007): for every bit i,
-``V[i] = sum(w if bit i of h is set else -w for h, w in features)`` and bit i of the signature is
-set iff ``V[i] > 0`` (a tie, ``V[i] == 0``, gives 0).
+Bit i of a signature is ``(value >> i) & 1``; written as a string, the most significant bit comes
+first. See docs/design/fingerprint.md#bit-order.
 """
 
 from __future__ import annotations
@@ -83,10 +75,8 @@ def simhash_from_features(pairs: Iterable[tuple[int, float]], bits: int = BITS) 
 LANE = 24
 LANE_CAPACITY = 1 << (LANE - 1)
 # The fingerprinter keeps a document's total weight below 2**WEIGHT_BITS (shifting every weight
-# right by the same number of bits when needed), inside the lanes. 22 bits (24-bit lanes) keep
-# the big ints of the vote small (1,536 bits; memory traffic and multiply time scale with it),
-# while a feature whose weight is lost to the shift holds < 2**-21 of the total: on the 7,649
-# dev texts 2 signatures differ from the unshifted vote (recall 0.8746 -> 0.8744).
+# right by the same number of bits when needed), inside the lanes; 24-bit lanes keep the big ints
+# of the vote small, and a feature whose weight is lost to the shift holds < 2**-21 of the total.
 WEIGHT_BITS = LANE - 2
 _LANE_ONES = sum(1 << (LANE * i) for i in range(BITS))
 _SPREAD_BYTE = [sum(((b >> k) & 1) << (LANE * k) for k in range(8)) for b in range(256)]

@@ -1,11 +1,7 @@
-"""The near-duplicate decision's text side: what the crawl and ``newscrawl dedup`` compute for a
-document before the index decides (no Scrapy, no Redis here).
+"""The near-duplicate decision's text side: the fingerprint and the text sketch of a document, under
+one version string, as the crawl and ``newscrawl dedup`` compute them (no Scrapy, no Redis here).
 
-:class:`Decision` bundles the fingerprinter (the 64-bit simhash that finds candidates) and the
-text sketch (:mod:`newscrawl.simhash.sketch`, which confirms them) with the thresholds the index
-applies, under one version string. The crawl's pipeline and the CLI both call
-:meth:`Decision.analyze` and pass its result to ``SimhashIndex.check_and_add``, so they make the
-exact same decision.
+See docs/design/near-duplicates.md.
 """
 
 from __future__ import annotations

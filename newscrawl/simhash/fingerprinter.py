@@ -1,28 +1,8 @@
 """The document fingerprint: normalise -> tokens -> weighted features -> 64-bit simhash.
 
-Default configuration (chosen by measurement, see docs/design/fingerprint.md):
-
-1. Only the first ``max_chars`` (100,000) characters count, so any input costs bounded time/memory.
-2. NFKC + case folding; CJK runs are segmented (``rjieba``, the Rust port of jieba), other
-   letter/digit runs are words; pure numbers, 1-character non-CJK tokens, punctuation and
-   whitespace are dropped (see ``newscrawl.simhash.text``).
-3. Each distinct token is a feature, weighted ``(count * idf(token)) ** 3`` (cubed TF-IDF) with
-   jieba's IDF table (median IDF for unknown words), in integers (IDF x 1000, rounded). The count
-   is position-weighted: the first ``plateau`` (150) tokens count 1, token i after that counts
-   150 / (i + 1), so truncation and text added at the end move less weight while the headline and
-   the lead keep full weight. Then no feature may hold more than ``max_share`` (30 %) of the total
-   weight (exact integer water-filling, ``share_cap``): the salient words dominate the vote, which
-   makes the signature survive reprint edits, but no single word decides all 64 bits (measured in
-   docs/design/fingerprint.md).
-4. Feature hash: BLAKE2b-64 of the token's UTF-8 bytes; the weighted vote of ``core``.
-
-Texts with fewer than ``min_tokens`` (10) tokens get no fingerprint: ``reason="too_short"``,
-also with no token at all (punctuation or numbers only); ``"empty"`` only for a text that is
-empty or whitespace.
-
-The weighting variants measured against this one (other term-frequency factors and powers, word
-shingles, a minimum CJK word length, other segmenters) are computed by
-``benchmarks/fingerprint_variants.py``, not here.
+The default configuration (first 100,000 characters, rjieba on the CJK runs, position-weighted
+cubed TF-IDF with a 30 % share cap, BLAKE2b-64 feature hashes) and why each choice was made:
+docs/design/fingerprint.md.
 """
 
 from __future__ import annotations
@@ -32,10 +12,10 @@ import hashlib
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from itertools import repeat
-from operator import floordiv, mul, rshift
+from itertools import compress, islice, repeat
+from operator import floordiv, is_, mul, rshift
 from typing import Any
 
 from newscrawl.simhash import core
@@ -118,7 +98,6 @@ class Fingerprinter:
     """Computes fingerprints for one configuration. Thread-safe; keeps a bounded token cache."""
 
     # cached token -> (spread hash, idf), two generations of at most CACHE_LIMIT tokens each
-    # (about 0.42 KB per token, tokens included: ~27 MB at most)
     CACHE_LIMIT = 32_768
 
     def __init__(self, config: FingerprintConfig | None = None) -> None:
@@ -129,6 +108,7 @@ class Fingerprinter:
         self._decay_table: list[int] = []
         self._cache: dict[str, tuple[int, int]] = {}
         self._old_cache: dict[str, tuple[int, int]] = {}
+        self._idf_arrays = self._idf.probe_arrays()
         c = self.config
         features = _FEATURES.format(
             max_tf=c.max_tf,
@@ -198,40 +178,47 @@ class Fingerprinter:
 
     # -- features ------------------------------------------------------------------------------
     def _fill_entries(
-        self, keys: list[str], entries: Sequence[tuple[int, int] | None]
+        self, keys: list[str], entries: list[tuple[int, int] | None]
     ) -> list[tuple[int, int]]:
         """``entries`` with each None (a token not in the current cache) filled: from the old
         cache generation, else computed (spread hash, IDF), and put in the current one.
 
         The cache has two generations: when the current one is full it becomes the old one (the
         previous old one is dropped), and a token found in the old one moves back, so frequent
-        tokens stay cached while memory stays bounded. One loop with local names (new tokens are
-        most of the work of a cold process)."""
+        tokens stay cached while memory stays bounded. Only the missing tokens go through the
+        Python loop (picked out, and merged back, in C); a new token's IDF is the first probe of
+        the hashed table, inline, in the common case."""
+        missing = list(compress(keys, map(is_, entries, repeat(None))))
         old_get = self._old_cache.get
-        idf_get = self._idf.get_hashed
         blake2b = hashlib.blake2b
         chunk = core._SPREAD_CHUNK.__getitem__
         join = b"".join
         from_bytes = int.from_bytes
-        out: list[tuple[int, int]] = []
-        append = out.append
-        for e, token in zip(entries, keys, strict=True):
+        probe = self._idf.get_hashed
+        slots, values, mask, median = self._idf_arrays
+        new: dict[str, tuple[int, int]] = {}
+        for token in missing:
+            e = old_get(token)
             if e is None:
-                e = old_get(token)
-                if e is None:
-                    digest = blake2b(token.encode("utf-8"), digest_size=8).digest()
-                    e = (
-                        from_bytes(join(map(chunk, digest[::-1])), "little"),
-                        idf_get(token, from_bytes(digest, "big")),  # word_hash(token)
-                    )
-                cache = self._cache
-                if len(cache) >= self.CACHE_LIMIT:
-                    self._old_cache = cache
-                    self._cache = cache = {}
-                    old_get = self._old_cache.get
-                cache[token] = e
-            append(e)
-        return out
+                digest = blake2b(token.encode("utf-8"), digest_size=8).digest()
+                key = from_bytes(digest, "big")  # word_hash(token)
+                i = key & mask
+                slot = slots[i]
+                if slot == key:
+                    idf = values[i]
+                elif slot:  # another word in the first slot (or a parsed table): probe on
+                    idf = probe(token, key)
+                else:
+                    idf = median
+                e = (from_bytes(join(map(chunk, digest[::-1])), "little"), idf)
+            new[token] = e
+        cache = self._cache
+        limit = self.CACHE_LIMIT
+        if len(cache) + len(new) > limit:
+            self._old_cache = cache
+            self._cache = cache = {}
+        cache.update(new if len(new) <= limit else islice(new.items(), limit))
+        return list(map(new.get, keys, entries))  # type: ignore[arg-type]
 
     def weights(self, text: str) -> dict[str, int]:
         """Feature -> its integer weight, for ``text`` (for inspection and tests). The vote shifts
@@ -249,11 +236,12 @@ class Fingerprinter:
         p = self.config.plateau
         if not p or len(toks) <= p:
             return {t: n * _TF_SCALE for t, n in Counter(toks).items()}
-        counts = {t: n * _TF_SCALE for t, n in Counter(toks[:p]).items()}
-        decay = self._decay(len(toks))
-        get = counts.get
-        for t, d in zip(toks[p:], decay, strict=False):
-            counts[t] = get(t, 0) + d
+        tail = toks[p:]
+        counts = dict.fromkeys(tail, 0)  # every tail token present: one += per token below
+        head = Counter(toks[:p])
+        counts.update(zip(head, map(mul, head.values(), repeat(_TF_SCALE)), strict=False))
+        for t, d in zip(tail, self._decay(len(toks)), strict=False):
+            counts[t] += d
         return counts
 
     def _decay(self, n: int) -> list[int]:

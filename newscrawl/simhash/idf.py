@@ -1,18 +1,8 @@
-"""IDF tables in jieba's format (``word idf`` per line, UTF-8), quantised to integers.
+"""IDF tables in jieba's format (``word idf`` per line, UTF-8), quantised to integers, and their
+cache file (an open-addressing table of 64-bit word hashes), so a process loads the table without
+parsing it.
 
-Weights are integers (``round(idf * IDF_SCALE)``) so that the fingerprint arithmetic is exact and
-identical on every machine. Words missing from the table get the table's median IDF, as jieba does.
-The table's digest (SHA-256 of the file bytes, first 8 hex digits) is part of the fingerprint
-version.
-
-Start-up: parsing jieba's 270,000-line table into a dict costs 0.1-0.2 s in every process that
-fingerprints. So the parsed table is also kept in a cache file,
-``idf-<sha256 of the source>.v5.bin`` (an open-addressing table: 64-bit word hashes and integer
-IDFs, two arrays) in ``$NEWSCRAWL_CACHE_DIR``, else ``$XDG_CACHE_HOME/newscrawl``, else
-``~/.cache/newscrawl``; loading it costs a few ms. A source file with other bytes has another
-cache file. When the directory cannot be written, or a cache file is unreadable or fails its
-CRC-32, the source is parsed as before (logged at DEBUG level): the cache only saves time; it
-gives every word of the table its value (see ``IdfTable`` for the odds of a word outside it).
+See docs/design/fingerprint.md#idf-cache.
 """
 
 from __future__ import annotations
@@ -25,8 +15,10 @@ import os
 import re
 import struct
 import sys
+import time
 import zlib
 from array import array
+from collections.abc import Sequence
 from pathlib import Path
 
 from newscrawl.errors import ConfigError
@@ -36,8 +28,8 @@ logger = logging.getLogger(__name__)
 
 IDF_SCALE = 1000
 # Median (x IDF_SCALE) of IDF tables already validated, by the SHA-256 of their bytes: such a file
-# needs no number parsing at load (about 0.1 s less start-up for jieba's 270k-entry table; a test
-# recomputes the median with the careful parse). 501b70ec...: jieba 0.42.1's analyse/idf.txt.
+# needs no number parsing at load (a test recomputes the median with the careful parse).
+# 501b70ec...: jieba 0.42.1's analyse/idf.txt.
 _KNOWN_MEDIANS = {
     "501b70ec56c34d90f3f590f1918ca4b1bd617d5b46cd99bd6d17c7de6e4f80ed": 11955,
 }
@@ -63,11 +55,10 @@ class IdfTable:
     Backed by the parsed text (``word -> idf as written``, converted on lookup), or by the cache
     file's open-addressing table (under 2/3 full): ``keys[i]`` is the 64-bit ``word_hash`` of a
     word (0 = empty slot), ``values[i]`` its IDF; a word is looked for at slot ``hash & mask``
-    and the following ones. Loading it creates no Python object per word (a list of 270k words
-    cost ~30 ms of every process's start-up, a dict ~0.1 s), and a lookup is one or two array
-    reads. A word that is not in the table could be taken for one that is only if their 64-bit
-    BLAKE2b hashes were equal (odds about 1 in 7 * 10**13 per lookup of jieba's 270k-word table;
-    the same on every machine).
+    and the following ones. Loading it creates no Python object per word, and a lookup is one or
+    two array reads. A word that is not in the table could be taken for one that is only if
+    their 64-bit BLAKE2b hashes were equal (odds about 1 in 7 * 10**13 per lookup of jieba's
+    270k-word table; the same on every machine).
     """
 
     def __init__(
@@ -88,7 +79,7 @@ class IdfTable:
         self._raw = raw
         self._keys, self._values = hashed if hashed is not None else (array("Q"), array("I"))
         self._mask = len(self._keys) - 1
-        self._n = entries  # of a hashed table (counting its keys would cost ~20 ms at load)
+        self._n = entries  # of a hashed table (not counted at load: it would cost start-up)
 
     def __len__(self) -> int:
         return len(self._raw) if self._raw is not None else self._n
@@ -114,6 +105,15 @@ class IdfTable:
                 return self.median
             i = (i + 1) & mask
         return self.median
+
+    def probe_arrays(self) -> tuple[Sequence[int], Sequence[int], int, int]:
+        """(keys, values, mask, median) for a caller that inlines the first probe of
+        ``get_hashed``: ``keys[key & mask] == key`` gives the value at that slot, an empty slot
+        (0) the median, any other key means probing on with ``get_hashed``. A parsed table's
+        single slot holds -1, which is no key: every lookup goes to ``get_hashed``."""
+        if self._raw is not None:
+            return [-1], [0], 0, self.median
+        return self._keys, self._values, self._mask, self.median
 
     def items(self) -> list[tuple[str, int]]:
         """Every (word, quantised idf), sorted by word (parsed tables only: a hashed table does
@@ -192,19 +192,68 @@ def load_idf(
     ``cache_dir`` (default: ``default_cache_dir()``; None: no cache) holds the parsed table.
     """
     p = Path(path) if path is not None else default_idf_path()
-    data = p.read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
-    cdir = default_cache_dir() if cache_dir is _NO_CACHE_DIR else cache_dir
-    name = f"idf-{sha}.{_CACHE_FORMAT}.bin"
-    cache = Path(cdir) / name if isinstance(cdir, (str, os.PathLike)) else None
-    if cache is not None:
-        table = _read_cache(cache, p, sha)
+    where = default_cache_dir() if cache_dir is _NO_CACHE_DIR else cache_dir
+    if not isinstance(where, (str, os.PathLike)):
+        data = p.read_bytes()
+        return _parse(p, data, hashlib.sha256(data).hexdigest())
+    cdir = Path(where)
+    sha = _remembered_sha(cdir, p)
+    if sha is not None:
+        table = _read_cache(cdir / f"idf-{sha}.{_CACHE_FORMAT}.bin", p, sha)
         if table is not None:
             return table
-    table = _parse(p, data, sha)
-    if cache is not None:
+    data = p.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    cache = cdir / f"idf-{sha}.{_CACHE_FORMAT}.bin"
+    table = _read_cache(cache, p, sha)
+    if table is None:
+        table = _parse(p, data, sha)
         _write_cache(cache, table)
+    _remember_sha(cdir, p, sha)
     return table
+
+
+# The SHA-256 of a source file is remembered beside the cache with the file's path, size, inode,
+# modification and change times: a process whose file still has them finds its cache without
+# reading and hashing the source. Only a file unchanged for a while when it was hashed is
+# remembered (as git treats its index), so a rewrite within one tick of the clock is not missed.
+_SETTLED_NS = 2_000_000_000
+
+
+def _source_memo(cdir: Path, source: Path) -> tuple[Path, str, int] | None:
+    """(memo file, the source's stamp, its last change in ns), or None (no such file)."""
+    try:
+        where = os.path.abspath(source)
+        st = os.stat(where)
+    except OSError:
+        return None
+    name = hashlib.blake2b(where.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
+    stamp = f"{where}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+    memo = cdir / f"idf-source-{name}.{_CACHE_FORMAT}.txt"
+    return memo, stamp, max(st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read_memo(memo: Path) -> tuple[str, str] | None:
+    try:
+        stamp, sha = memo.read_text(encoding="utf-8").rsplit("\0", 1)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return (stamp, sha) if re.fullmatch("[0-9a-f]{64}", sha) else None
+
+
+def _remembered_sha(cdir: Path, source: Path) -> str | None:
+    found = _source_memo(cdir, source)
+    memo = _read_memo(found[0]) if found is not None else None
+    return memo[1] if memo is not None and found is not None and memo[0] == found[1] else None
+
+
+def _remember_sha(cdir: Path, source: Path, sha: str) -> None:
+    found = _source_memo(cdir, source)
+    if found is None or time.time_ns() - found[2] < _SETTLED_NS:
+        return
+    memo, stamp, _ = found
+    if _read_memo(memo) != (stamp, sha):
+        _write_atomic(memo, f"{stamp}\0{sha}".encode())
 
 
 def _read_cache(cache: Path, source: Path, sha: str) -> IdfTable | None:
@@ -267,19 +316,24 @@ def _write_cache(cache: Path, table: IdfTable) -> None:
     body = keys.tobytes() + values.tobytes()
     header = _CACHE_HEADER.pack(_CACHE_MAGIC, n, table.median, values.itemsize, len(keys))
     header += _CACHE_CRC.pack(zlib.crc32(body, zlib.crc32(header)))
+    _write_atomic(cache, header + body)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all (a reader sees no file or the whole file)."""
     tmp: str | None = None
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         import tempfile  # only when writing: saves its import in every process that reads
 
         with tempfile.NamedTemporaryFile(
-            "wb", dir=cache.parent, prefix=cache.name + ".", suffix=".tmp", delete=False
+            "wb", dir=path.parent, prefix=path.name + ".", suffix=".tmp", delete=False
         ) as fh:
             tmp = fh.name
-            fh.write(header + body)
-        os.replace(tmp, cache)  # atomic: a reader sees no file or the whole file
+            fh.write(data)
+        os.replace(tmp, path)
     except OSError as exc:
-        logger.debug("IDF cache %s not written: %s", cache, exc)
+        logger.debug("IDF cache %s not written: %s", path, exc)
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

@@ -1,9 +1,7 @@
-"""The Chinese word segmenter: ``rjieba`` (the Rust port of jieba, same dictionary, with its HMM
-for unknown words), which takes one CJK-only run and returns its words.
+"""The Chinese word segmenter: ``rjieba`` (the Rust port of jieba, with its HMM), and its version,
+which is part of the fingerprint version.
 
-All workers of a cluster must use the same segmenter version: it is part of the fingerprint version
-string, and the index refuses a worker whose version differs. (Other segmenters measured against it
-are in ``benchmarks/fingerprint_variants.py``.)
+See docs/design/fingerprint.md#segmenters.
 """
 
 from __future__ import annotations
@@ -33,8 +31,8 @@ def _version(dist: str, module: ModuleType | None = None) -> str:
     """The installed version of ``dist`` (part of the fingerprint version string).
 
     First from the ``<dist>-<version>.dist-info`` directory beside the imported ``module`` (a
-    directory listing: importing ``importlib.metadata`` alone costs 20-35 ms of start-up in every
-    process that fingerprints), else from ``importlib.metadata``.
+    directory listing: importing ``importlib.metadata`` costs start-up in every process that
+    fingerprints), else from ``importlib.metadata``.
     """
     found = _version_beside(dist, module) if module is not None else None
     if found is not None:

@@ -1,30 +1,8 @@
-"""The text-level signature that confirms a simhash candidate (no Scrapy, no Redis here).
+"""The text sketch that confirms a simhash candidate: distinct 4-gram count, b-bit minhash, a set
+of numbers and two band keys, 34 bytes (no Scrapy, no Redis here). :func:`confirms` is the
+decision rule the index's Lua script computes with the same arithmetic.
 
-A simhash near a stored one only nominates a candidate: two daily template reports (exchange
-rates, weather, market close: same wording, other numbers) or two articles on one topic can sit
-within a few bits, since the fingerprint follows a few salient words and gives digits no weight.
-The candidate is confirmed by a small sketch of the text itself, stored beside the fingerprint:
-
-* ``shingles``: the number of distinct character 4-grams of the normalised text (capped at
-  65,535), so resemblance can be turned into containment (a footer, a source line or a cut end
-  lowers Jaccard but not containment);
-* ``minhash``: one-permutation minwise hashing of those 4-grams (digits included) into 32 bins,
-  the lowest 4 bits of each bin's minimum kept (b-bit minwise hashing, Li and König 2010);
-* ``numbers``: a 96-bit set of the numbers in the text, each with the letter or ideograph that
-  follows it ("7日", "20时", "6.4512"; one bit per distinct one): a reprint's numbers are a subset
-  of its original's (or the other way round after a cut), a template report's are not;
-* ``bands``: bits 8-23 of the first two bins' minima, the keys of two more index buckets, so a
-  reprint whose simhash moved beyond the four-block search (short texts: a source line or a cut
-  can move it 10-20 bits) is still found when it shares one of those minima (probability about
-  the resemblance, per band).
-
-A candidate is confirmed only by evidence that is unlikely between distinct texts
-(:func:`text_chance` at the pair's length ratio, :func:`number_chance` from the number set's
-fill), so a short text is not confirmed by a few bins a text ten times longer shares by chance.
-
-Serialised as ``2 + 4 + 12 + 16`` = 34 bytes (:meth:`TextSketch.to_bytes`). :func:`confirms` is
-the decision rule, the reference of what the index's Lua script computes
-(``newscrawl/index/lua/index.lua``).
+See docs/design/near-duplicates.md#confirmation-the-text-sketch.
 """
 
 from __future__ import annotations
@@ -42,12 +20,10 @@ from operator import and_, mul, rshift
 
 SHINGLE = 4
 #: Minhash bins, 4 bits each (b-bit minwise hashing: more bins of fewer bits estimate better
-#: for the same bytes; 32 bins of 4 bits beat 16 of 8 on the stream benchmark).
+#: for the same bytes; docs/design/near-duplicates.md#why-these-choices).
 BINS = 32
 BIN_BITS = 4
-#: Bits of the set of numbers (96: the same decisions as 128 on both streams of
-#: benchmarks/decision_experiments.py and bench_stream.py, 4 bytes less per stored fingerprint;
-#: 64 collides: recall 0.949, and precision 0.9836 instead of 0.9945 on the quick stream).
+#: Bits of the set of numbers (docs/design/near-duplicates.md#the-number-set).
 NUMBER_BITS = 96
 #: Largest shingle count stored (2 bytes).
 MAX_SHINGLES = 0xFFFF
@@ -61,9 +37,8 @@ SKETCH_BYTES = 2 + 2 * BANDS + NUMBER_BITS // 8 + BINS * BIN_BITS // 8
 # Whitespace, punctuation and symbols are dropped, so width and punctuation edits change nothing.
 _DROP_RE = re.compile(r"[\W_]+")
 # A number: digits, with decimal point / thousands separators inside (NFKC has made them ASCII).
-_NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
-_WIDE_NUMBER_RE = re.compile(r"[０-９]|[0-9][．，][0-9]")
-# the same test as two searches that each start with a character class (scanned fast)
+# a number with full-width digits or a full-width point/comma: two searches that each start with a
+# character class (scanned fast)
 _WIDE_DIGIT_RE = re.compile(r"[０-９]")
 _WIDE_SEPARATOR_RE = re.compile(r"[0-9][．，][0-9]")
 _KEEP_RE = re.compile(r"[^\W_]+")  # the runs _DROP_RE leaves
@@ -164,7 +139,7 @@ def numbers_of(text: str, units: bool = True) -> set[str]:
     thousands separators and leading zeros; with ``units``, each followed by the letter or
     ideograph right after it, if any ("7日" and "7时" are different numbers)."""
     norm = text[:MAX_CHARS]
-    # full-width digits, or a full-width point/comma in a number (_WIDE_NUMBER_RE)
+    # full-width digits, or a full-width point/comma in a number
     if _WIDE_DIGIT_RE.search(norm) or _WIDE_SEPARATOR_RE.search(norm):
         norm = unicodedata.normalize("NFKC", norm)
     out = set()

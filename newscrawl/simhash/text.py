@@ -1,14 +1,7 @@
-"""Tokenising text: CJK ideograph runs (for the segmenter) and other word tokens.
+"""Tokenising text: CJK ideograph runs (for the segmenter) and other word tokens (NFKC,
+case-folded; numbers and one-character words dropped).
 
-* CJK runs are maximal runs of U+3400-U+4DBF / U+4E00-U+9FFF ideographs; only they go to the
-  segmenter, which never sees punctuation, spaces, Latin letters or digits.
-* Word tokens are maximal runs of other letters/digits (``\\w`` minus ``_`` and CJK ideographs).
-  Each is NFKC-normalised (full-width ``ＶＩＰ`` -> ``VIP``) and case-folded. Pure numbers and
-  one-character words are dropped, so numbers, punctuation and whitespace are never features.
-* Full-width punctuation and spaces separate tokens like their half-width forms, so width edits do
-  not change the tokens. (Normalising only the word runs gives the same tokens as NFKC on the whole
-  text for news prose, at a fraction of the cost; CJK compatibility ideographs U+F900-U+FAFF are
-  treated as word runs and normalised to their unified forms.)
+See docs/design/fingerprint.md#how-a-text-becomes-a-fingerprint-default-configuration.
 """
 
 from __future__ import annotations
