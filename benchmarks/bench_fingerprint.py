@@ -4,7 +4,8 @@ Each method runs in a fresh Python process that imports, initialises and handles
 the parent measures its wall time and CPU time (the process and its children). Methods:
 ``rjieba`` (the fingerprint alone), ``decision`` (fingerprint + 34-byte sketch, what the crawl's
 fingerprint worker computes), ``pipe`` (the decision through the crawl's ``WorkerPool`` with one
-worker process: worker start-up and pipe included). Methods are interleaved over the runs; ratios are paired per run.
+worker process: worker start-up and pipe included). Methods are interleaved over the runs;
+ratios are paired per run.
 ``--reference`` runs the same methods with another tree's newscrawl (a directory, or a git
 revision checked out in a temporary worktree) and checks that every fingerprint and sketch is
 the same. Recall/precision at Hamming <= 3 on reprint pairs made from the articles.
@@ -133,7 +134,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--texts", choices=("all", "articles"), default="all")
     ap.add_argument("--methods", default=",".join(METHODS),
-                    help="rjieba, decision, pipe, or another segmenter (jieba, jieba_fast_dat)")
+                    help="rjieba, decision, pipe")
     ap.add_argument("--reference", metavar="DIR_OR_GIT_REF",
                     help="also run the newscrawl methods with this tree; checks equal results")
     ap.add_argument("--quality", action="store_true", help="recall/precision of seeds and ours")
