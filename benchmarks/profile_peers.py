@@ -10,7 +10,7 @@ Crawls the portal of ``benchmarks/bench_peers.py`` (per ``--portal``: the share 
 ``benchmarks/peers_spider.py``) and C (``scrapy crawl portal`` with ``REDIS_URL``, fingerprints in
 the crawl process), each under ``cProfile`` with the main thread's CPU clock, and sorts every
 function's own time into stages by its file (a C function by its heaviest caller's). ``--before
-DIR`` also runs C with another checkout's ``newscrawl`` package first on the path, in the same
+DIR`` also profiles C with another checkout's ``newscrawl`` package first on the path, in the same
 run. ``--authors``: no crawl, which author extraction gives per kind of page. ``--loop DIR``: no
 crawl, CPU ms per page of ``extract_article`` over the portal's article pages, this tree and DIR's
 alternating for ``--rounds`` rounds. Stages, figures and the command: docs/benchmarks.md
