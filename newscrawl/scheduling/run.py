@@ -1,7 +1,7 @@
 """The run's life for one worker: the run marker (one run at a time, joined by extra workers,
 taken over at once when none of its workers is alive), the heartbeats that keep it and requeue
 the requests of dead workers, and the idle exit that ends it.
-See docs/design/scheduling.md ("Runs and workers").
+See docs/design/scheduling.md ("Runs, cron and several workers").
 """
 
 from __future__ import annotations

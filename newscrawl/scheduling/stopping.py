@@ -2,7 +2,7 @@
 
 :class:`FaultStop` logs the fault, sets the exit code and closes the spider; :func:`guarded`
 makes a scheduling entry point hand a Redis failure to it instead of raising.
-See docs/design/scheduling.md ("Redis failures").
+See docs/design/scheduling.md ("The modules").
 """
 
 from __future__ import annotations
