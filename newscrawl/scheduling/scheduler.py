@@ -483,8 +483,11 @@ class Scheduler(BaseScheduler):
             self._inc("requeued_expired", reaped)
             logger.info("Requeued %d requests whose worker died (lease expired)", reaped)
 
-    @guarded(returns(None))
     def _on_idle(self, spider: Spider) -> None:
+        self._idle()  # a signal handler: pydispatch passes the arguments its signature names
+
+    @guarded(returns(None))
+    def _idle(self) -> None:
         if self.queue is None or self.life is None:
             return
         if self.site_stats is not None:
