@@ -1,15 +1,7 @@
-"""A Redis priority queue whose pops are leased, not deleted.
-
-``pop()`` moves an entry atomically (Lua) from the queue (sorted set by priority, then FIFO) to the
-in-flight sorted set, scored by a lease deadline taken from the Redis clock. The worker renews the
-leases of the entries it holds (``renew``) and removes an entry only when its request has been
-processed (``ack``). Entries whose lease ran out -- their worker died -- go back to the queue
-(``reap``), so a killed worker loses nothing.
-
-Entries are JSON (see :mod:`newscrawl.scheduling.serializer`); one that does not parse (e.g. a
-pickle planted in the queue) is moved to the dead-letter list and counted, never executed.
-
-The queue takes a redis client and key names, never Scrapy settings.
+"""A Redis priority queue whose pops are leased, not deleted: an entry stays in the in-flight set
+until its request is acknowledged, and goes back to the queue when its lease expires. It takes a
+redis client and key names, never Scrapy settings. See docs/design/scheduling.md ("How a request
+flows").
 """
 
 from __future__ import annotations

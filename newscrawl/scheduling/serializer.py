@@ -1,16 +1,7 @@
-"""Safe (pickle-free) serialization of Scrapy requests for the Redis queue.
-
-A queue entry is UTF-8 JSON. Reading one never imports or calls anything chosen by the entry:
-the request class is one of :data:`ALLOWED_CLASSES`, callbacks and errbacks are looked up by name
-on the running spider (and must be callables defined there), everything else is plain data that
-is type-checked. An entry that does not parse raises :class:`SerializationError` (the queue moves
-it to the dead-letter key).
-
-Fields kept: url, method, headers, body (base64), cookies, meta (the JSON-safe subset), encoding,
-priority, callback/errback names, dont_filter, flags, cb_kwargs. Meta values that JSON cannot
-represent (objects, bytes, ...) are left out and reported to the caller so they can be counted.
-
-This module provides ``dumps``/``loads`` (the serializer interface of scrapy-redis) on dicts.
+"""Pickle-free JSON serialization of Scrapy requests for the Redis queue: reading an entry never
+imports or calls anything the entry chooses (request classes from :data:`ALLOWED_CLASSES`,
+callbacks looked up by name on the spider); ``dumps``/``loads`` are scrapy-redis's serializer
+interface. See docs/design/scheduling.md ("Queue entries").
 """
 
 from __future__ import annotations
