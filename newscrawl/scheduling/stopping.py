@@ -98,7 +98,8 @@ def guarded(fallback: Callable[..., R]) -> Callable[
         [Callable[Concatenate[S, P], R]], Callable[Concatenate[S, P], R]]:
     """Decorate a method of an object with a ``faults`` :class:`FaultStop`: once stopped, or
     when the method meets Redis unavailable (or refusing), the crawl stops (the fault is
-    logged once) and the method returns ``fallback(self, *args)`` instead."""
+    logged once) and the method returns ``fallback(self, *args)`` instead. Not for a signal
+    handler itself: pydispatch passes a handler the arguments its signature names."""
 
     def decorate(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
         @functools.wraps(method)
