@@ -1,19 +1,12 @@
-"""The Scrapy internals newscrawl relies on, and the Scrapy versions they are tested with.
-
-A Scrapy minor release may change private attributes. :func:`check_scrapy_version` logs one
-WARNING when the installed Scrapy is outside :data:`TESTED_SCRAPY` (pyproject.toml requires the
-same range; ``constraints.txt`` pins the version CI tests); an internal that is missing stops the
-crawl at start with :class:`ScrapyIncompatible` naming it, not with an ``AttributeError`` in the
-middle of a crawl.
-
-:class:`Downloader` works around a Scrapy bug: under the asyncio reactor, Scrapy 2.14 to 2.19
-let a download slot run more requests at once than its concurrency
-(``CONCURRENT_REQUESTS_PER_DOMAIN``); docs/scrapy-upstream.md has the reproduction and the
-proposed patch.
+"""The Scrapy internals newscrawl relies on, checked at start (a missing one stops the crawl with
+:class:`ScrapyIncompatible` naming it), and the Scrapy versions they are tested with; the
+downloader that holds each slot to its concurrency under the asyncio reactor.
+See docs/scrapy-upstream.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -24,6 +17,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 from scrapy.core.downloader import Downloader as ScrapyDownloader
 from scrapy.core.downloader import Slot
+from scrapy.utils.asyncio import call_later, is_asyncio_available
 
 from newscrawl.errors import NewscrawlError
 
@@ -119,11 +113,7 @@ def closing(engine: ExecutionEngine | None) -> bool:
 def call_soon(func: Callable[[], Any]) -> None:
     """Run ``func`` at the head of the event loop's next turn (asyncio's ``call_soon``; a
     zero-delay call on another reactor), ahead of what a zero-delay timer would wait behind."""
-    from scrapy.utils.asyncio import call_later, is_asyncio_available
-
     if is_asyncio_available():
-        import asyncio
-
         asyncio.get_event_loop().call_soon(func)
     else:
         call_later(0, func)

@@ -1,21 +1,7 @@
-"""Which requests to schedule: articles once ever, start/list/sitemap/feed pages once per run.
-
-Records, all in Redis (keys in :mod:`newscrawl.redis.keys`):
-
-* **done** -- article URLs that were processed (response handled and its items through the
-  pipelines) or given up on. 8-byte fingerprints (the first 8 bytes of Scrapy's request
-  fingerprint) in 65536 sorted-set shards (first 2 bytes select the shard, the other 6 are the
-  member) scored by the day they were last seen; records older than
-  ``NEWSCRAWL_URL_RETENTION_DAYS`` are pruned (once a day, by the worker that starts a run), so
-  the state stays bounded for a crawl that runs daily for years.
-* **pending** -- URLs with an entry in the queue or in flight: not enqueued a second time.
-* **listseen:{run}** -- start/list/sitemap/feed pages already scheduled in the current run (TTL).
-
-Unlike scrapy-redis, a URL is never marked seen before it was processed: a download that failed
-can be tried again on a later run (up to ``NEWSCRAWL_MAX_ATTEMPTS``).
-
-The de-duplication itself runs atomically with the push (``lua/push.lua``); this class
-builds the specs, logs filtered requests and updates ``dupefilter/filtered``.
+"""Which requests to schedule: articles once ever (done and pending records), start, list,
+sitemap and feed pages once per run. The de-duplication runs atomically with the push
+(``lua/push.lua``); this class builds its specs and prunes the done records.
+See docs/design/scheduling.md ("How a request flows").
 """
 
 from __future__ import annotations
@@ -25,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.dupefilters import BaseDupeFilter
 
+from newscrawl.context import CrawlContext
 from newscrawl.formats import today
 from newscrawl.meta import RUN_KINDS
 from newscrawl.redis.keys import (
@@ -88,8 +75,6 @@ class RedisDupeFilter(BaseDupeFilter):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisDupeFilter:
-        from newscrawl.context import CrawlContext
-
         context = CrawlContext.of(crawler)
         config = context.config.scheduling
         return cls(

@@ -1,22 +1,6 @@
-"""The state of list-page walks that several workers share: which articles are done, and how
-many list pages each walk may still fetch in this run.
-
-A *walk* is everything reached from one start page through list pages (``follow_url``) in one
-run. The spider decides from a page's article links whether to follow its list links (see
-``newscrawl/spiders/portal.py``); this module answers its two Redis questions, one round trip
-each per page:
-
-* :meth:`ListWalks.done` -- which of a page's article requests are in the dupefilter's done
-  records (an article queued or in flight but not yet processed is *not* done: it counts as new,
-  so a walk errs towards one more list page rather than a missed article).
-* :meth:`ListWalks.reserve` -- atomically (Lua) admit list pages into the walk's set
-  ``{prefix}:{spider}:walk:{run}:{walk}`` while it holds fewer than ``max_list_pages``. A page
-  already admitted is admitted again (0) without using the budget, so a list page re-parsed after
-  its worker was killed (its lease expired and it was requeued) re-yields the same links and the
-  walk goes on exactly as before.
-
-The article links a walk finds wait for the end of the run's discovery
-(:mod:`newscrawl.scheduling.waiting`); :func:`position` is their place in the listing.
+"""The list-page walks the workers of a run share: which of a page's articles are done, and how
+many list pages a walk may still fetch (``max_list_pages``, reserved atomically in Lua).
+See docs/design/pagination.md.
 """
 
 from __future__ import annotations
@@ -24,6 +8,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from newscrawl.context import CrawlContext
 from newscrawl.redis.keys import CRAWL_WALK
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lua import load
@@ -62,8 +47,6 @@ class ListWalks:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ListWalks:
-        from newscrawl.context import CrawlContext
-
         ttl = CrawlContext.of(crawler).config.scheduling.run_ttl
         return cls(RedisDupeFilter.from_crawler(crawler), ttl=ttl)
 

@@ -1,15 +1,7 @@
-"""A Redis priority queue whose pops are leased, not deleted.
-
-``pop()`` moves an entry atomically (Lua) from the queue (sorted set by priority, then FIFO) to the
-in-flight sorted set, scored by a lease deadline taken from the Redis clock. The worker renews the
-leases of the entries it holds (``renew``) and removes an entry only when its request has been
-processed (``ack``). Entries whose lease ran out -- their worker died -- go back to the queue
-(``reap``), so a killed worker loses nothing.
-
-Entries are JSON (see :mod:`newscrawl.scheduling.serializer`); one that does not parse (e.g. a
-pickle planted in the queue) is moved to the dead-letter list and counted, never executed.
-
-The queue takes a redis client and key names, never Scrapy settings.
+"""A Redis priority queue whose pops are leased, not deleted: an entry stays in the in-flight set
+until its request is acknowledged, and goes back to the queue when its lease expires. It takes a
+redis client and key names, never Scrapy settings. See docs/design/scheduling.md ("How a request
+flows").
 """
 
 from __future__ import annotations
@@ -26,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 from scrapy_redis.queue import Base
 
+from newscrawl.meta import SITE, RequestKind
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.serializer import SerializationError
@@ -34,6 +27,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
 
     from newscrawl.redis import RetryPolicy
+    from newscrawl.redis.keys import CrawlKeys
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +191,15 @@ class LeasedPriorityQueue(Base):
         self._requeue = server.register_script(_REQUEUE)
         self._ack = server.register_script(_ACK)
         self._mark_done = server.register_script(_MARK_DONE)
+
+    @classmethod
+    def from_keys(cls, server: redis.Redis, spider: Spider, keys: CrawlKeys, worker_id: str,
+                  **options: Any) -> LeasedPriorityQueue:
+        """The queue of a crawl's keys, held by worker ``worker_id``."""
+        return cls(server, spider, keys.queue, inflight_key=keys.inflight, seq_key=keys.seq,
+                   deadletter_key=keys.deadletter, pending_key=keys.pending,
+                   failures_key=keys.failures, retry_key=keys.retry,
+                   owners_key=keys.inflight_owners, worker_id=worker_id, **options)
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -427,8 +430,6 @@ class LeasedPriorityQueue(Base):
         """Remove the queued entries whose site (meta ``newscrawl_site``) ``keep`` rejects, with
         their pending counts; returns site -> entries removed. For a run taken over with another
         sites file (run.py): its queue holds requests for sites no longer crawled."""
-        from newscrawl.meta import SITE
-
         dropped: dict[str, int] = {}
         cursor = 0
         while True:
@@ -467,8 +468,6 @@ class LeasedPriorityQueue(Base):
         """site -> queued article entries that were queued as new links (not a retry, a redirect's
         hop or a forced request): what a run that takes over this queue will finish. One pass
         over the queue (ZSCAN), made once by the worker that claims a run."""
-        from newscrawl.meta import SITE, RequestKind
-
         counts: dict[str, int] = {}
         cursor = 0
         while True:

@@ -1,16 +1,7 @@
-"""Safe (pickle-free) serialization of Scrapy requests for the Redis queue.
-
-A queue entry is UTF-8 JSON. Reading one never imports or calls anything chosen by the entry:
-the request class is one of :data:`ALLOWED_CLASSES`, callbacks and errbacks are looked up by name
-on the running spider (and must be callables defined there), everything else is plain data that
-is type-checked. An entry that does not parse raises :class:`SerializationError` (the queue moves
-it to the dead-letter key).
-
-Fields kept: url, method, headers, body (base64), cookies, meta (the JSON-safe subset), encoding,
-priority, callback/errback names, dont_filter, flags, cb_kwargs. Meta values that JSON cannot
-represent (objects, bytes, ...) are left out and reported to the caller so they can be counted.
-
-This module provides ``dumps``/``loads`` (the serializer interface of scrapy-redis) on dicts.
+"""Pickle-free JSON serialization of Scrapy requests for the Redis queue: reading an entry never
+imports or calls anything the entry chooses (request classes from :data:`ALLOWED_CLASSES`,
+callbacks looked up by name on the spider); ``dumps``/``loads`` are scrapy-redis's serializer
+interface. See docs/design/scheduling.md ("Queue entries").
 """
 
 from __future__ import annotations
@@ -22,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
+from scrapy.http import FormRequest, JsonRequest, XmlRpcRequest
 
 from newscrawl.errors import NewscrawlError
 
@@ -38,8 +30,6 @@ ALLOWED_CLASSES: dict[str, type[Request]] = {}
 
 def _allowed_classes() -> dict[str, type[Request]]:
     if not ALLOWED_CLASSES:
-        from scrapy.http import FormRequest, JsonRequest, XmlRpcRequest
-
         for cls in (FormRequest, JsonRequest, XmlRpcRequest):
             ALLOWED_CLASSES[cls.__module__ + "." + cls.__name__] = cls
     return ALLOWED_CLASSES

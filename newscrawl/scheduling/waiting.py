@@ -1,11 +1,6 @@
-"""A run's article links wait until its discovery is done, then are queued oldest first.
-
-Every start page, list page, sitemap and feed of a run adds the article links it finds that are
-not done yet to one sorted set shared by the workers (``{prefix}:{spider}:waiting:{run}``),
-ordered by the date known before fetching, then the site's ``rank``, then list order. Once no
-start, list, sitemap or feed page is queued or in flight on any worker (or
-``NEWSCRAWL_ARTICLE_WAIT`` seconds after the first link waited), one worker at a time queues them
-in that order. Design: docs/design/pagination.md#articles-oldest-first-across-the-run.
+"""A run's article links wait until its discovery is done, then are queued oldest first; and the
+order in which the near-duplicate check takes them. See
+docs/design/pagination.md#articles-oldest-first-across-the-run.
 """
 
 from __future__ import annotations
