@@ -23,13 +23,13 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from newscrawl.connection import close_embedded, open_embedded  # noqa: E402
 from newscrawl.index import (  # noqa: E402
     SimhashIndex,
     blocks_of,
     ensure_compact_encoding,
     index_stats,
 )
-from newscrawl.redis import close_embedded, open_embedded  # noqa: E402
 from newscrawl.simhash.sketch import SKETCH_BYTES  # noqa: E402
 
 DOMAINS = [

@@ -19,7 +19,7 @@ from scrapy import Request, Spider
 from scrapy.utils.httpobj import urlparse_cached
 
 from newscrawl import defaults
-from newscrawl.redis import RetryPolicy
+from newscrawl.connection import RetryPolicy
 from newscrawl.scheduling import queue as q
 
 

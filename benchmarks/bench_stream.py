@@ -47,8 +47,8 @@ def run_python(
     docs: Sequence[dict[str, Any]], background: Sequence[dict[str, Any]], max_distance: int
 ) -> tuple[list[dict[str, Any]], float]:
     """(one output row per stream doc, seconds spent on the stream)."""
+    from newscrawl.connection import close_embedded, open_embedded
     from newscrawl.index import SimhashIndex
-    from newscrawl.redis import close_embedded, open_embedded
     from newscrawl.simhash import get_fingerprinter
 
     fp = get_fingerprinter()

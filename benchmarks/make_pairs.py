@@ -11,8 +11,7 @@ from pathlib import Path
 
 import _common  # noqa: F401  (tests/ and this tree on sys.path)
 from evalkit import PairSet, load_sogou, load_sohu_pairs, load_thucnews, make_pairs
-
-from newscrawl.evaluation import write_pairs
+from evalkit.pairs import write_pairs
 
 
 def build(corpus: Path, seed: int = 1, negatives_per_doc: int = 3) -> PairSet:

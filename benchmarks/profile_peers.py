@@ -70,7 +70,7 @@ _RULES = [(pattern, stage) for stage, patterns in (
                     " justext/ dateparser/"),
     ("extraction rules", "newscrawl/extract/"),
     ("fingerprint", "newscrawl/simhash/"),
-    ("index", "newscrawl/index/ newscrawl/pipelines/dedup.py"),
+    ("index", "newscrawl/index/ newscrawl/pipelines/near_duplicates.py"),
     ("scheduler", "newscrawl/scheduling/"),
     ("redis client", "redis/"),
     ("store", "newscrawl/pipelines/store.py newscrawl/storage.py peers_spider.py:StorePipeline"),

@@ -50,7 +50,7 @@ COMPONENTS: tuple[tuple[str, str, int | None], ...] = (
     ("DOWNLOADER_MIDDLEWARES", "newscrawl.middlewares.faults.SystemFaultDownloaderMiddleware",
      1000),
     # an article is stored only once its fingerprint is in the index
-    ("ITEM_PIPELINES", "newscrawl.pipelines.dedup.NearDuplicatePipeline", 300),
+    ("ITEM_PIPELINES", "newscrawl.pipelines.near_duplicates.NearDuplicatePipeline", 300),
     ("ITEM_PIPELINES", "newscrawl.pipelines.store.StorePipeline", 800),
     # AutoThrottle's delay per host shared by all workers while the scheduler grants the turns
     # (newscrawl/extensions/throttle.py); Scrapy's AutoThrottle where it does not

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from newscrawl import defaults
+from newscrawl.connection import RedisConfig, RetryPolicy, close_embedded
 from newscrawl.defaults import BY_NAME, ENVIRONMENT_ONLY, REGISTRY
 from newscrawl.errors import ConfigError, ExitCode
-from newscrawl.redis import RedisConfig, RetryPolicy, close_embedded
-from newscrawl.redis.keys import Keys
+from newscrawl.keys import Keys
 from newscrawl.sitestats import SiteStats
 
 if TYPE_CHECKING:

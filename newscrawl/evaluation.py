@@ -38,15 +38,6 @@ class PairFormatError(ConfigError):
     """A malformed pair, its message naming the file and line."""
 
 
-def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str]) -> int:
-    n = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for p in pairs:
-            fh.write(p.to_json() + "\n")
-            n += 1
-    return n
-
-
 def parse_pair(obj: object, where: str) -> Pair:
     if not isinstance(obj, dict):
         raise PairFormatError(f"{where}: expected a JSON object")

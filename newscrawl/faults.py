@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 from dataclasses import dataclass
 
+from newscrawl.connection._retry import redis_refusal, refusal_text
 from newscrawl.errors import ExitCode, SystemFaultError
-from newscrawl.redis._retry import redis_refusal, refusal_text
 from newscrawl.storage import STORE_ADVICE, store_fault_cause
 
 #: errno values of a store that cannot be written: the disk, not the article, is at fault

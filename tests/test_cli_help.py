@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from newscrawl import keys
 from newscrawl.cli import _build, main
 from newscrawl.cli import status as status_module
 from newscrawl.cli._common import Parser
-from newscrawl.redis import close_embedded, get_client, keys
+from newscrawl.connection import close_embedded, get_client
 
 TEXT = (
     "北京时间今天上午，国家统计局发布了最新的经济数据。数据显示，今年前三季度国内生产总值同比增长"

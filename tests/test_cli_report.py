@@ -20,8 +20,8 @@ from mockportal import Layout, sites_toml
 
 from newscrawl.cli import main
 from newscrawl.cli.report import late_original, mark_differences
+from newscrawl.connection import close_embedded, get_client
 from newscrawl.index import DuplicateLog
-from newscrawl.redis import close_embedded, get_client
 from newscrawl.storage import ArticleStore, iter_articles
 
 EVIL = '<script>alert("x")</script><img src=http://example.invalid/t.png>'

@@ -12,8 +12,8 @@ from crawlrun import FAST, assert_stored_once, run_crawl, stored_urls, url_of
 from mockportal import Layout
 
 from newscrawl.cli import main
+from newscrawl.connection import close_embedded, get_client
 from newscrawl.index import DuplicateLog, SimhashIndex
-from newscrawl.redis import close_embedded, get_client
 
 CRAWL_STATE = {
     "newscrawl:portal:requests": ("zadd", {"{}": 1}),

@@ -21,8 +21,8 @@ from crawlrun import CrawlResult, run_crawl
 from mockportal import INVALID_LINKS, Article, Layout, MockPortal, build_portals, sites_toml
 from redisserver import embedded_servers
 
+from newscrawl.connection import get_client
 from newscrawl.index import DuplicateLog
-from newscrawl.redis import get_client
 from newscrawl.storage import iter_articles
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_MAXSIZE=200000",

@@ -98,7 +98,7 @@ def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
 def test_an_index_of_another_version_is_refused_at_start(
     tmp_path: Path, daily: DailyPortal
 ) -> None:
-    from newscrawl.redis import close_embedded, get_client
+    from newscrawl.connection import close_embedded, get_client
 
     sites = write_sites(tmp_path, daily)
     daily.publish(5)

@@ -59,7 +59,7 @@ def test_articles_stored_by_a_run_that_lost_its_done_records_are_not_stored_agai
     # outage between the store and the acknowledgement): here, every done record is deleted
     # while the index keeps the fingerprints. The next run fetches the articles again, finds
     # each one's own fingerprint in the index and its record in the store: none stored twice.
-    from newscrawl.redis import close_embedded, get_client
+    from newscrawl.connection import close_embedded, get_client
 
     sites = tmp_path / "sites.toml"
     sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")

@@ -12,7 +12,7 @@ from crawlrun import run_crawl, start_crawl, stored_urls, wait_for
 from mockportal import Article, DailyPortal, MockPortal, html_page, list_html
 
 from newscrawl.cli import main
-from newscrawl.redis import close_embedded, get_client
+from newscrawl.connection import close_embedded, get_client
 
 pytestmark = pytest.mark.slow
 

@@ -22,7 +22,7 @@ from crawlrun import FAST, Worker, crawl_command, crawl_env, run_crawl, start_cr
 from mockportal import Article, MockPortal, Page, list_html
 from redisserver import wait_exited
 
-from newscrawl.redis._embedded import EMBEDDED_REGISTRY_NAME
+from newscrawl.connection._embedded import EMBEDDED_REGISTRY_NAME
 
 N_ARTICLES = 8
 #: (signal, when, command): when is "" for the first instant the process catches signals (in its

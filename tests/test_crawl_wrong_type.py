@@ -392,9 +392,9 @@ def test_every_key_of_the_docs_has_a_case() -> None:
 
 
 def test_every_key_template_is_documented() -> None:
-    from newscrawl.redis import keys
+    from newscrawl import keys
 
     templates = {shape(value) for name, value in vars(keys).items()
                  if name.isupper() and isinstance(value, str) and value.startswith("{prefix}")}
     documented = {shape(key) for key in documented_keys()}
-    assert templates - documented == set(), "templates of newscrawl/redis/keys.py not in the docs"
+    assert templates - documented == set(), "templates of newscrawl/keys.py not in the docs"

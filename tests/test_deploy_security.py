@@ -21,8 +21,8 @@ import redis
 from mockportal import MockPortal, Page, html_page, list_html
 from redisserver import free_port, redis_server_binary
 
+from newscrawl.connection import redact_url
 from newscrawl.context import CrawlContext
-from newscrawl.redis import redact_url
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "Pa55-word-that-must-never-be-logged-7f3a"

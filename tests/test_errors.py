@@ -16,11 +16,11 @@ from scrapy.exceptions import DropItem, IgnoreRequest
 from scrapy.utils.test import get_crawler
 
 import newscrawl
+from newscrawl.connection import RedisRefused, RedisUnavailable
 from newscrawl.errors import ConfigError, ExitCode, NewscrawlError, SystemFaultError
 from newscrawl.exitcodes import exit_code, exit_reason, set_exit_code
 from newscrawl.faults import RunRefused, system_fault
 from newscrawl.index import IncompatibleIndexError
-from newscrawl.redis import RedisRefused, RedisUnavailable
 from newscrawl.scheduling.run import current_run, set_current_run
 from newscrawl.storage import StoreWriteError
 

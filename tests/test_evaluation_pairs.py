@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from newscrawl.evaluation import Pair, PairFormatError, read_pairs, write_pairs
+from newscrawl.evaluation import Pair, PairFormatError, read_pairs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from evalkit import EDITS, Doc, EditContext, char3_jaccard, load_sohu_pairs, make_pairs  # noqa: E402
 from evalkit.edits import sentences  # noqa: E402
+from evalkit.pairs import write_pairs  # noqa: E402
 
 BASE = [
     "国家统计局今天发布数据，一季度国内生产总值同比增长百分之五点三。",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from newscrawl.evaluation import Pair, evaluate, format_report, run_eval, write_pairs
+from newscrawl.evaluation import Pair, evaluate, format_report, run_eval
 from newscrawl.simhash import fingerprint, hamming
 
 
@@ -80,7 +80,7 @@ def test_run_eval_with_the_real_fingerprinter(tmp_path: Path) -> None:
         Pair(body, other, False, "same_category"),
     ]
     path = tmp_path / "pairs.jsonl"
-    write_pairs(pairs, path)
+    path.write_text("".join(p.to_json() + "\n" for p in pairs), encoding="utf-8")
     md = run_eval(str(path))
     fa, fo = fingerprint(body), fingerprint(other)
     assert fa is not None and fo is not None and hamming(fa, fo) > 3

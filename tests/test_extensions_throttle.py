@@ -55,9 +55,9 @@ def test_without_the_grant_it_moves_the_workers_own_slots_as_scrapys_does() -> N
 
 
 def test_redis_refusing_the_move_stops_the_crawl_as_any_scheduler_call(r: Any) -> None:
+    from newscrawl.connection import RetryPolicy
     from newscrawl.exitcodes import ExitCode, exit_code
-    from newscrawl.redis import RetryPolicy
-    from newscrawl.redis.keys import CrawlKeys
+    from newscrawl.keys import CrawlKeys
     from newscrawl.scheduling import queue as q
     from newscrawl.scheduling.politeness import Politeness, shared_throttle
     from newscrawl.scheduling.stopping import FaultStop

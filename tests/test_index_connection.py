@@ -21,8 +21,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from redisserver import RedisServer, reply_loser, wait_exited
 
+from newscrawl.connection import close_embedded, open_embedded
 from newscrawl.index import Match, SimhashIndex
-from newscrawl.redis import close_embedded, open_embedded
 
 NAME = "index-conn-test"
 FAR = 0xAAAA_AAAA_AAAA_AAAA  # far (distance ~32) from small test fingerprints

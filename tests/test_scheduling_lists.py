@@ -8,8 +8,8 @@ from scrapy import Request
 from scrapy.utils.request import RequestFingerprinter
 
 from newscrawl import sitestats
-from newscrawl.redis import RetryPolicy
-from newscrawl.redis.keys import Keys
+from newscrawl.connection import RetryPolicy
+from newscrawl.keys import Keys
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lists import (
     ADMITTED,

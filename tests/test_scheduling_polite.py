@@ -11,9 +11,9 @@ from crawlrun import wait_for
 from scrapy import Request, Spider
 from scrapy.utils.httpobj import urlparse_cached
 
+from newscrawl.connection import RetryPolicy
 from newscrawl.defaults import DEADLETTER_MAX
-from newscrawl.redis import RetryPolicy
-from newscrawl.redis.keys import CrawlKeys
+from newscrawl.keys import CrawlKeys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.run import RunMarker
 

@@ -16,9 +16,9 @@ from scrapy import Request, Spider
 from scrapy.http import FormRequest
 from scrapy.utils.test import get_crawler
 
+from newscrawl.connection import RedisRefused, RedisUnavailable, RetryPolicy
 from newscrawl.defaults import DEADLETTER_MAX
-from newscrawl.redis import RedisRefused, RedisUnavailable, RetryPolicy
-from newscrawl.redis.keys import Keys
+from newscrawl.keys import Keys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.dupefilter import RedisDupeFilter, today

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 from scrapy.utils.test import get_crawler
 
+from newscrawl.connection import RedisUnavailable
 from newscrawl.exitcodes import ExitCode, exit_code
-from newscrawl.redis import RedisUnavailable
 from newscrawl.scheduling.stopping import REASON_SYSTEM_FAULT, FaultStop, guarded, returns
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from scrapy.utils.request import RequestFingerprinter
 
-from newscrawl.redis import RetryPolicy
-from newscrawl.redis.keys import CRAWL_INFLIGHT, CRAWL_QUEUE, CRAWL_WAITING_SINCE, Keys
+from newscrawl.connection import RetryPolicy
+from newscrawl.keys import CRAWL_INFLIGHT, CRAWL_QUEUE, CRAWL_WAITING_SINCE, Keys
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lists import position
 from newscrawl.scheduling.waiting import (

@@ -20,7 +20,18 @@ from evalkit.edits import EDITS, EditContext
 from newscrawl.evaluation import Pair, PairFormatError
 
 NEAR_IDENTICAL = 0.5
-NEGATIVE_KINDS = ("same_category", "sohu_same_event", "sohu_same_topic", "sohu_unrelated")
+
+
+def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str]) -> int:
+    """Write ``pairs`` as JSON Lines (the format ``newscrawl eval`` reads); returns how many."""
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for p in pairs:
+            fh.write(p.to_json() + "\n")
+            n += 1
+    return n
+
+
 _SOHU_KIND = {5: "sohu_same_event", 3: "sohu_same_topic", 0: "sohu_unrelated"}
 
 

@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hasattr(args, name):
             setattr(args, name, default)
     if not hasattr(args, "prefix") or not args.prefix:
-        from newscrawl.redis import resolve_prefix
+        from newscrawl.connection import resolve_prefix
 
         args.prefix = resolve_prefix()
     logging.basicConfig(

@@ -247,7 +247,7 @@ def open_redis(args: argparse.Namespace, *, create: bool = False) -> Iterator[An
     data dir must exist unless ``create``: a command that writes for the next crawl)."""
     import redis
 
-    from newscrawl.redis import (
+    from newscrawl.connection import (
         close_embedded,
         get_client,
         redact_url,

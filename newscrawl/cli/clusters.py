@@ -173,7 +173,7 @@ def fill_titles(clusters: list[Cluster], store_dir: Path) -> None:
 
 
 def cmd_clusters(args: argparse.Namespace) -> int:
-    from newscrawl.redis import resolve_data_dir
+    from newscrawl.connection import resolve_data_dir
 
     with open_redis(args) as client:
         log = DuplicateLog(client, prefix=args.prefix)

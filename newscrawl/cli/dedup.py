@@ -110,7 +110,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     if not args.dry_run:
         # a backfill may start a new index: the embedded Redis's data dir is created
-        from newscrawl.redis import resolve_data_dir, resolve_redis_url
+        from newscrawl.connection import resolve_data_dir, resolve_redis_url
 
         if not resolve_redis_url(args.redis_url):
             try:

@@ -8,9 +8,9 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from newscrawl import keys
 from newscrawl.cli._common import CliError, open_redis, plural
 from newscrawl.exitcodes import ExitCode
-from newscrawl.redis import keys
 
 
 def cmd_push(args: argparse.Namespace) -> int:

@@ -90,7 +90,7 @@ def _check_redis_cli_args(argv: list[str]) -> None:
 def cmd_redis_cli(args: argparse.Namespace) -> int:
     import subprocess
 
-    from newscrawl.redis import resolve_redis_url
+    from newscrawl.connection import resolve_redis_url
 
     extra = [a for a in args.args if a != "--"]
     _check_redis_cli_args(extra)

@@ -62,7 +62,7 @@ def late_original(record: Mapping[str, Any]) -> bool:
 def read_runs(client: Any, prefix: str, spider: str) -> list[dict[str, Any]]:
     """The runs whose per-site figures Redis still holds, oldest first: id, day, figures (site ->
     path -> count) and the ``run:*`` fields."""
-    from newscrawl.redis import keys
+    from newscrawl import keys
     from newscrawl.sitestats import split_run_hash
 
     k = keys.Keys(prefix, spider)
@@ -417,7 +417,7 @@ def _write(name: str, text: str) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from newscrawl.redis import resolve_data_dir
+    from newscrawl.connection import resolve_data_dir
 
     store = Path(args.store_dir).expanduser() if args.store_dir else \
         resolve_data_dir(args.data_dir) / "articles"

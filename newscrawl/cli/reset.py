@@ -31,7 +31,7 @@ def _confirm(summary: str) -> bool:
 
 def live_workers(client: Any, prefix: str, spider: str) -> list[dict[str, Any]]:
     """The registered workers of ``spider`` whose heartbeat is alive (their host, pid, run)."""
-    from newscrawl.redis import keys
+    from newscrawl import keys
 
     alive = []
     registry = keys.CRAWL_WORKERS.format(prefix=prefix, spider=spider)
@@ -50,7 +50,7 @@ def live_workers(client: Any, prefix: str, spider: str) -> list[dict[str, Any]]:
 def cmd_reset(args: argparse.Namespace) -> int:
     """Delete a spider's crawl state (and with ``--index`` the near-duplicate index and the
     duplicate records); the stored article files stay."""
-    from newscrawl.redis import keys
+    from newscrawl import keys
 
     spider = args.spider
     if not spider or ":" in spider or "*" in spider or spider in ("simhash", "duplicates"):

@@ -148,7 +148,7 @@ def _float(value: Any) -> float | None:
 def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict[str, Any] | None:
     """The newest run other than ``current`` whose stats hash Redis still holds (a day after
     the run): start, end, exit code, close reason, the run it took over, per-site summary."""
-    from newscrawl.redis import keys
+    from newscrawl import keys
 
     k = keys.Keys(prefix, spider)
     pattern = k(keys.CRAWL_RUNSTATS, run="*")
@@ -197,8 +197,8 @@ def _site_figures(fig: Any) -> dict[str, int]:
 def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = None
                  ) -> dict[str, Any]:
     """Everything ``newscrawl status`` shows, as one JSON-friendly dict."""
+    from newscrawl import keys
     from newscrawl.index import SimhashIndex
-    from newscrawl.redis import keys
 
     now = time.time() if now is None else now
     k = keys.Keys(prefix, spider)

@@ -166,8 +166,8 @@ def stored_articles(directory: Path) -> list[dict[str, Any]]:
 def duplicate_records(directory: Path) -> list[Any]:
     """The recorded near-duplicates, newest first, from the demo's embedded Redis (started for
     this and stopped again; a server the crawl left behind is stopped too)."""
+    from newscrawl.connection import close_embedded, open_embedded
     from newscrawl.index import DuplicateLog
-    from newscrawl.redis import close_embedded, open_embedded
 
     client = open_embedded(directory)
     try:
@@ -178,7 +178,7 @@ def duplicate_records(directory: Path) -> list[Any]:
 
 def stop_leftover_redis(directory: Path) -> None:
     """Stop the embedded Redis of ``directory`` if a killed crawl left it running."""
-    from newscrawl.redis import EMBEDDED_REGISTRY_NAME, close_embedded, open_embedded
+    from newscrawl.connection import EMBEDDED_REGISTRY_NAME, close_embedded, open_embedded
 
     if not (directory / EMBEDDED_REGISTRY_NAME).exists():
         return  # no server registered: nothing runs

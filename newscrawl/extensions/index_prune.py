@@ -13,7 +13,7 @@ from scrapy.exceptions import NotConfigured
 
 from newscrawl.context import CrawlContext
 from newscrawl.exitcodes import ExitCode, exit_code
-from newscrawl.redis.keys import SIMHASH_PRUNED
+from newscrawl.keys import SIMHASH_PRUNED
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

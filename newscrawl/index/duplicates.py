@@ -18,7 +18,7 @@ import redis
 
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
 from newscrawl.formats import fingerprint_hex
-from newscrawl.redis.keys import DUPLICATES, DUPLICATES_LOG
+from newscrawl.keys import DUPLICATES, DUPLICATES_LOG
 
 logger = logging.getLogger(__name__)
 

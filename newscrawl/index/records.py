@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from newscrawl.formats import as_text
 from newscrawl.simhash.sketch import SKETCH_BYTES
 
 FINGERPRINT_BITS = 64
@@ -36,11 +37,6 @@ def layout_version(version: str | None) -> str | None:
     """The version an index records and checks for ``version``: ``"<version>/<INDEX_LAYOUT>"``
     (None: unchecked)."""
     return None if version is None else f"{version}/{INDEX_LAYOUT}"
-
-
-def text(value: bytes | str) -> str:
-    """A Redis reply as str (bytes decoded as UTF-8, undecodable bytes replaced)."""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 def check_fingerprint(fingerprint: int) -> int:
@@ -90,7 +86,7 @@ def parse_record(raw: bytes | str) -> tuple[int, str, bytes | None] | None:
         if len(data) < 3 + SKETCH_BYTES:
             return None
         day = int.from_bytes(data[1:3], "big")
-        return day, text(prefix + data[3 + SKETCH_BYTES :]), data[3 : 3 + SKETCH_BYTES]
+        return day, as_text(prefix + data[3 + SKETCH_BYTES :]), data[3 : 3 + SKETCH_BYTES]
     cut = data.find(b":")
     if cut < 0:
         return None
@@ -98,7 +94,7 @@ def parse_record(raw: bytes | str) -> tuple[int, str, bytes | None] | None:
         day = int(data[:cut].decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         return None
-    return day, text(data[cut + 1 :]), None
+    return day, as_text(data[cut + 1 :]), None
 
 
 def records_of(raw: bytes | str | None) -> list[Record]:

@@ -12,7 +12,7 @@ from redis.typing import EncodableT
 
 from newscrawl.index.lua import load
 from newscrawl.index.records import BAND_BLOCKS, BLOCKS, DOC_PREFIXES
-from newscrawl.redis.keys import SIMHASH_BUCKET, SIMHASH_META, simhash_bucket
+from newscrawl.keys import SIMHASH_BUCKET, SIMHASH_META, simhash_bucket
 from newscrawl.simhash.sketch import BANDS, NUMBER_BITS, SKETCH_BYTES, Thresholds
 
 # The constants of lua/lib.lua (1-based byte positions in the sketch: sketch.py's layout).

@@ -16,7 +16,7 @@ import redis
 from newscrawl.defaults import COMPACT_HASH_CONFIG, MAX_DISTANCE
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
 from newscrawl.errors import SystemFaultError
-from newscrawl.formats import day_number
+from newscrawl.formats import as_text, day_number
 from newscrawl.index.records import (
     BAND_BLOCKS,
     BLOCK_BITS,
@@ -31,10 +31,9 @@ from newscrawl.index.records import (
     layout_version,
     parse_record,
     split_records,
-    text,
 )
 from newscrawl.index.scripts import INCOMPATIBLE, IndexScripts
-from newscrawl.redis.keys import simhash_bucket
+from newscrawl.keys import simhash_bucket
 from newscrawl.simhash.sketch import DEFAULT_THRESHOLDS, SKETCH_BYTES, Thresholds
 
 __all__ = [
@@ -216,8 +215,8 @@ class SimhashIndex:
     def _matches(flat: list[Any]) -> list[Match]:
         return [
             Match(
-                doc_id=text(flat[i + 2]),
-                fingerprint=int(text(flat[i + 1]), 16),
+                doc_id=as_text(flat[i + 2]),
+                fingerprint=int(as_text(flat[i + 1]), 16),
                 distance=int(flat[i]),
             )
             for i in range(0, len(flat), 3)
@@ -414,7 +413,7 @@ class SimhashIndex:
         deleted = 0
         batch: list[str] = []
         for key in self.client.scan_iter(match=pattern, count=1000):
-            batch.append(text(key))
+            batch.append(as_text(key))
             if len(batch) >= batch_keys:
                 deleted += int(self._scripts.prune(batch, min_day))
                 batch = []
@@ -427,7 +426,7 @@ class SimhashIndex:
     def stored_version(self) -> str | None:
         """The fingerprint configuration version recorded in the index (None if not set)."""
         value = self.client.hget(self.meta_key, "version")
-        return None if value is None else text(value)
+        return None if value is None else as_text(value)
 
     def check_version(self) -> None:
         """IncompatibleIndexError if the index holds fingerprints of another version (the check

@@ -10,9 +10,10 @@ from typing import Any
 import redis
 
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
-from newscrawl.index.records import glob_escape, text
+from newscrawl.formats import as_text
+from newscrawl.index.records import glob_escape
 from newscrawl.index.scripts import COUNT_DOCS, lua_bucket_format
-from newscrawl.redis.keys import DUPLICATES, SIMHASH_META
+from newscrawl.keys import DUPLICATES, SIMHASH_META
 
 
 def _size_bin(size: int) -> str:
@@ -35,7 +36,7 @@ def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[st
     """
     meta_key = SIMHASH_META.format(prefix=prefix)
     raw_meta = client.hgetall(meta_key)
-    meta = {text(k): text(v) for k, v in raw_meta.items()}
+    meta = {as_text(k): as_text(v) for k, v in raw_meta.items()}
     sizes: dict[int, list[int]] = {0: [], 1: [], 2: [], 3: []}
     hashtable = 0
     articles = 0
@@ -59,12 +60,12 @@ def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[st
         for i, key in enumerate(batch):
             block = int(key[len(prefix) + len(":simhash:")])
             sizes[block].append(int(results[2 * i]))
-            if text(results[2 * i + 1] or "") == "hashtable":
+            if as_text(results[2 * i + 1] or "") == "hashtable":
                 hashtable += 1
         batch.clear()
 
     for key in client.scan_iter(match=pattern, count=1000):
-        batch.append(text(key))
+        batch.append(as_text(key))
         if len(batch) >= 1000:
             flush()
     if batch:

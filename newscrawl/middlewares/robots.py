@@ -23,10 +23,10 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from newscrawl import _scrapy_compat as compat
+from newscrawl import keys
 from newscrawl.context import CrawlContext
 from newscrawl.meta import ROBOTS
 from newscrawl.middlewares.faults import report_fault
-from newscrawl.redis import keys
 from newscrawl.scheduling.run import current_run
 
 ROBOTS_TTL = 86400  # the run's robots hash lives a day after its last update

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from newscrawl.pipelines.dedup import AlreadyStored, NearDuplicate, NearDuplicatePipeline
+from newscrawl.pipelines.near_duplicates import AlreadyStored, NearDuplicate, NearDuplicatePipeline
 from newscrawl.pipelines.store import StorePipeline
 
 __all__ = ["AlreadyStored", "NearDuplicate", "NearDuplicatePipeline", "StorePipeline"]

@@ -13,8 +13,7 @@ from scrapy.dupefilters import BaseDupeFilter
 
 from newscrawl.context import CrawlContext
 from newscrawl.formats import today
-from newscrawl.meta import RUN_KINDS
-from newscrawl.redis.keys import (
+from newscrawl.keys import (
     CRAWL_FAILURES,
     CRAWL_LISTSEEN,
     CRAWL_PENDING,
@@ -23,6 +22,7 @@ from newscrawl.redis.keys import (
     CRAWL_SEEN_PRUNED,
     Keys,
 )
+from newscrawl.meta import RUN_KINDS
 from newscrawl.scheduling.queue import (
     MODE_FORCE,
     MODE_FORCE_PENDING,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from newscrawl.redis import RetryPolicy
+    from newscrawl.connection import RetryPolicy
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from newscrawl.context import CrawlContext
-from newscrawl.redis.keys import CRAWL_WALK
+from newscrawl.keys import CRAWL_WALK
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lua import load
 from newscrawl.sitestats import MIN_RUN_STATS_TTL

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.utils.asyncio import CallLaterResult
 
-    from newscrawl.redis.keys import CrawlKeys
+    from newscrawl.keys import CrawlKeys
 
 logger = logging.getLogger(__name__)
 

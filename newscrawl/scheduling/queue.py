@@ -26,8 +26,8 @@ from newscrawl.scheduling.serializer import SerializationError
 if TYPE_CHECKING:
     from scrapy import Request, Spider
 
-    from newscrawl.redis import RetryPolicy
-    from newscrawl.redis.keys import CrawlKeys
+    from newscrawl.connection import RetryPolicy
+    from newscrawl.keys import CrawlKeys
 
 logger = logging.getLogger(__name__)
 
@@ -252,13 +252,6 @@ class LeasedPriorityQueue(Base):
             slot=obj["s"] if isinstance(obj.get("s"), str) else "",
         )
 
-    # scrapy-redis Base interface (used by nothing here but kept coherent)
-    def _encode_request(self, request: Request) -> bytes:
-        return self.encode(request, kind="", fp=bytes(8), pending=False, origins=())
-
-    def _decode_request(self, encoded_request: bytes) -> Request:
-        return self.decode(encoded_request).request
-
     # --- queue operations ---------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -282,7 +275,7 @@ class LeasedPriorityQueue(Base):
 
     def push(self, request: Request) -> None:
         """Plain push without de-duplication (scrapy-redis interface)."""
-        payload = self._encode_request(request)
+        payload = self.encode(request, kind="", fp=bytes(8), pending=False, origins=())
         spec = DedupeSpec(MODE_FORCE, bytes(8), self.key + ":none", b"", self.key + ":none", 0, 1)
         self.push_entry(payload, request.priority, spec)
 

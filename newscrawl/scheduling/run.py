@@ -20,6 +20,7 @@ from scrapy.exceptions import DontCloseSpider
 
 from newscrawl.context import CrawlContext
 from newscrawl.faults import RunRefused
+from newscrawl.formats import as_text
 from newscrawl.meta import SITE, request_kind
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.queue import (
@@ -39,9 +40,9 @@ if TYPE_CHECKING:
     import redis
     from scrapy.crawler import Crawler
 
+    from newscrawl.connection import RetryPolicy
     from newscrawl.context import SchedulingConfig
-    from newscrawl.redis import RetryPolicy
-    from newscrawl.redis.keys import CrawlKeys
+    from newscrawl.keys import CrawlKeys
     from newscrawl.scheduling.dupefilter import RedisDupeFilter
     from newscrawl.sitestats import SiteStats
 
@@ -93,9 +94,6 @@ def _pid_alive(pid: int) -> bool:
         return True
     return True
 
-
-def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 @dataclass
@@ -157,11 +155,11 @@ class RunMarker:
         )
         self.rescued = int(rescued)
         if int(code) == RUN_REFUSED:
-            raise RunRefused(_text(run_id), self.workers())
+            raise RunRefused(as_text(run_id), self.workers())
         self.claimed = int(code) in (RUN_STARTED, RUN_TOOK_OVER)
-        self.took_over = _text(other) if int(code) == RUN_TOOK_OVER else ""
-        self.previous_sites = _text(sites)
-        self.run_id = _text(run_id)
+        self.took_over = as_text(other) if int(code) == RUN_TOOK_OVER else ""
+        self.previous_sites = as_text(sites)
+        self.run_id = as_text(run_id)
         return self.claimed
 
     def _forget_dead_local_workers(self) -> None:
@@ -177,7 +175,7 @@ class RunMarker:
             except (ValueError, KeyError, TypeError):
                 continue
             if data.get("host") == host and (pid == os.getpid() or not _pid_alive(pid)):
-                self.retry.call(self.server.delete, self.worker_prefix + _text(worker),
+                self.retry.call(self.server.delete, self.worker_prefix + as_text(worker),
                                 what="forget a dead worker")
 
     def heartbeat(self) -> int:
@@ -201,12 +199,12 @@ class RunMarker:
         raw = self.retry.call(self.server.hgetall, self.keys.workers, what="read workers")
         alive = []
         for worker, info in raw.items():
-            if self.retry.call(self.server.exists, self.worker_prefix + _text(worker),
+            if self.retry.call(self.server.exists, self.worker_prefix + as_text(worker),
                                what="read workers"):
                 try:
-                    alive.append(dict(json.loads(info), id=_text(worker)))
+                    alive.append(dict(json.loads(info), id=as_text(worker)))
                 except ValueError:
-                    alive.append({"id": _text(worker)})
+                    alive.append({"id": as_text(worker)})
         return alive
 
     def leave(self) -> None:

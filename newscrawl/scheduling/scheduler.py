@@ -22,9 +22,11 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from newscrawl import _scrapy_compat as compat
+from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext, SchedulingConfig
 from newscrawl.faults import RunRefused, system_fault
 from newscrawl.formats import today
+from newscrawl.keys import CrawlKeys
 from newscrawl.meta import (
     LEASE,
     ORDER,
@@ -36,8 +38,6 @@ from newscrawl.meta import (
     RequestKind,
     request_kind,
 )
-from newscrawl.redis import RedisUnavailable
-from newscrawl.redis.keys import CrawlKeys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.politeness import POLL_SECONDS, Politeness

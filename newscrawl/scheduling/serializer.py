@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-
 #: Request classes an entry may name (``_class``); anything else is rejected.
 ALLOWED_CLASSES: dict[str, type[Request]] = {}
 

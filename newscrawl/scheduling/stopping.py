@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from scrapy.utils.defer import deferred_from_coro
 
+from newscrawl.connection import RedisRefused, RedisUnavailable
 from newscrawl.exitcodes import set_exit_code
 from newscrawl.faults import SystemFault, system_fault
-from newscrawl.redis import RedisRefused, RedisUnavailable
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.extract.dates import ParsedDate, date_from_text, date_from_url
-from newscrawl.redis.keys import (
+from newscrawl.keys import (
     CRAWL_INFLIGHT,
     CRAWL_ORDER_SEQ,
     CRAWL_QUEUE,

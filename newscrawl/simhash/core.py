@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 
 BITS = 64
-_MASK64 = (1 << 64) - 1
 
 
 def hamming(a: int, b: int) -> int:
@@ -125,13 +124,4 @@ def vote_lanes(acc: int, total: int) -> int:
     return int(top.translate(_HIGH_BIT_TO_CHAR)[::-1], 2)
 
 
-def simhash_int_weights(weights: Mapping[int, int]) -> int:
-    """Signature of ``{feature hash: integer weight >= 0}``, same as simhash_from_features."""
-    total = sum(weights.values())
-    if total >= LANE_CAPACITY:
-        return simhash_from_features(weights.items())
-    return simhash_from_spread(((spread(h), w) for h, w in weights.items()), total)
 
-
-def mask64(value: int) -> int:
-    return value & _MASK64

@@ -17,7 +17,7 @@ local DOC_PREFIXES = {'', 'https://', 'http://', 'https://www.', 'http://www.'}
 local INCOMPATIBLE = 'NEWSCRAWL_INCOMPATIBLE_INDEX'
 
 -- every index script: KEYS[1] the meta hash, ARGV[1] the bucket key format
--- (e.g. 'newscrawl:simhash:%d:%04x', from newscrawl/redis/keys.py)
+-- (e.g. 'newscrawl:simhash:%d:%04x', from newscrawl/keys.py)
 local meta = KEYS[1]
 local bucket_format = ARGV[1]
 

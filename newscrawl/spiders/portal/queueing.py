@@ -12,10 +12,10 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Request
 from scrapy.utils.asyncio import create_looping_call
 
+from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext
 from newscrawl.meta import ORDER, ORDER_DAY, RequestKind
 from newscrawl.middlewares.faults import report_fault
-from newscrawl.redis import RedisUnavailable
 from newscrawl.scheduling.waiting import BATCH, day_only
 from newscrawl.spiders.portal.base import PortalBase
 

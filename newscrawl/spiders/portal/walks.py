@@ -12,6 +12,7 @@ from urllib.parse import urldefrag, urlsplit
 
 from scrapy.http import Request, Response, TextResponse
 
+from newscrawl.connection import RedisUnavailable
 from newscrawl.extract.dates import ParsedDate
 from newscrawl.meta import (
     DEPTH,
@@ -25,7 +26,6 @@ from newscrawl.meta import (
     RequestKind,
 )
 from newscrawl.middlewares.faults import report_fault
-from newscrawl.redis import RedisUnavailable
 from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, position
 from newscrawl.scheduling.waiting import row_date
 from newscrawl.sites import Site

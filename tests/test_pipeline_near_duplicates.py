@@ -206,7 +206,7 @@ def test_an_index_of_another_version_is_not_rebuilt_over(
     dedup = NearDuplicatePipeline.from_crawler(crawler)
     try:
         dedup.index.client.hset(dedup.index.meta_key, "version", "another/ix5")
-        with caplog.at_level(logging.WARNING, logger="newscrawl.pipelines.dedup"):
+        with caplog.at_level(logging.WARNING, logger="newscrawl.pipelines.near_duplicates"):
             asyncio.run(dedup.open_spider())  # refused when the spider opens: no crash here
         assert dedup.index.count() == 0
         assert dedup.index.stored_version() == "another/ix5"  # not rebuilt over

@@ -34,12 +34,12 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
 from newscrawl import _scrapy_compat as compat
+from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext
 from newscrawl.formats import fingerprint_hex, published_before
 from newscrawl.index.duplicates import DUPLICATE_FIRST, ORIGINAL_FIRST
 from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
-from newscrawl.redis import RedisUnavailable
 from newscrawl.scheduling.run import current_run
 from newscrawl.scheduling.waiting import GO, NOT_ORDERED, CheckOrder
 from newscrawl.workers import WorkerPool

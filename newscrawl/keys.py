@@ -47,9 +47,8 @@ CRAWL_RETRY = "{prefix}:{spider}:retry"
 CRAWL_DEADLETTER = "{prefix}:{spider}:deadletter"
 # String with TTL: the id of the current run (SET NX EX by the worker that starts the run).
 CRAWL_RUN = "{prefix}:{spider}:run"
-# String with TTL: the fingerprint of the sites (names and keys) the current run crawls; a worker
-# with other sites does not join a live run.
-CRAWL_RUN_SITES = "{prefix}:{spider}:run:sites"
+# (claim.lua keeps the fingerprint of the run's sites at this key + ":sites", with the same TTL:
+# a worker with other sites does not join a live run.)
 # Hash: worker id (host:pid:random) -> JSON {host, pid, run, beat} of the workers that registered;
 # a worker whose heartbeat key is gone is removed (and its leases requeued) by the next heartbeat.
 CRAWL_WORKERS = "{prefix}:{spider}:workers"
@@ -63,8 +62,8 @@ CRAWL_INFLIGHT_OWNERS = "{prefix}:{spider}:inflight:owners"
 # the host name, or the request's download_slot), scored by their lease deadline (ms, Redis
 # clock); pop.lua grants a request of the host while fewer than its concurrency are unexpired.
 CRAWL_SLOTS = "{prefix}:{spider}:slots:{host}"
-# String with TTL (the host's delay, jittered): present while host {host} must not be asked yet.
-CRAWL_SLOT_NEXT = "{prefix}:{spider}:slots:{host}:next"
+# (pop.lua keeps this key + ":next", a string with the host's jittered delay as TTL, present
+# while the host must not be asked yet.)
 # String with TTL (60 s + 2 x AUTOTHROTTLE_MAX_DELAY after the host's last response):
 # AutoThrottle's delay for host {host} in ms, one figure for all workers, moved by each response
 # (throttle.lua); pop.lua keeps the host's turns at least this far apart. Absent:
