@@ -38,7 +38,7 @@ WALK = "newscrawl_walk"
 KNOWN = "newscrawl_known"
 WALK_START = "newscrawl_walk_start"
 #: The number a list page has in the pagination bar it was reached from (its successor in the
-#: bar is the next page: newscrawl/scheduling/pagebar.py).
+#: bar is the next page: newscrawl/spiders/portal/pagebar.py).
 PAGE_NUMBER = "newscrawl_page_number"
 #: [URL, number] of the page after it in that bar: the walk goes on there if this page fails.
 PAGE_AFTER = "newscrawl_page_after"

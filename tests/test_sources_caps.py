@@ -13,8 +13,8 @@ from xml.sax.saxutils import escape
 import feedparser
 import pytest
 
-from newscrawl import sources
-from newscrawl.sources import FEED_BATCH_ENTRIES, SourceError, parse_feed, parse_sitemap
+from newscrawl.sources import FEED_BATCH_ENTRIES, SourceError, feeds, parse_feed, parse_sitemap
+from newscrawl.sources.document import Newest
 
 BASE = "http://news.example.com"
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -129,9 +129,9 @@ def mixed_atom(n: int) -> bytes:
 def test_a_large_clean_feed_is_read_fast_as_feedparser_reads_it(
         build, limit, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     body = build(FEED_BATCH_ENTRIES + 300)
-    assert sources._large_clean_feed(body, "", f"{BASE}/feed.xml", sources._Newest(None), None)
+    assert feeds._large_clean_feed(body, "", f"{BASE}/feed.xml", Newest(None), None)
     fast = parse_feed(body, f"{BASE}/feed.xml", max_entries=limit)
-    monkeypatch.setattr(sources, "_large_clean_feed", lambda *args: False)
+    monkeypatch.setattr(feeds, "_large_clean_feed", lambda *args: False)
     slow = parse_feed(body, f"{BASE}/feed.xml", max_entries=limit)
     assert fast.urls == slow.urls and fast.capped == slow.capped
     assert len(fast.urls) == (limit or FEED_BATCH_ENTRIES + 300)

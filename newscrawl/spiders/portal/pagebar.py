@@ -1,24 +1,8 @@
-"""Which of a page's list links a walk follows: a numbered pagination bar is a sequence.
+"""Which of a page's list links a walk follows: a numbered pagination bar is a sequence, and
+only its next page is followed (the rest is asked for page by page as the walk goes on).
 
-A page's list links (``follow_url``) are of three sorts, told apart by their anchor text and
-``rel``:
-
-* **numbered** -- the text is a page number (``2``, ``[3]``, ``第4页``): the pages of one
-  pagination bar. They form a sequence ordered by that number, and only the *next* one is
-  followed: the smallest number above the current page's (its own link in the bar, or the number
-  it was reached by, carried in the request meta), or the smallest of all on a page that is not in
-  the bar (a start page). So page n+1 is asked for only once page n has been read and showed
-  something new (the walk's stop-at-known rule, applied to every page in turn), instead of the
-  whole bar at once.
-* **next** -- ``rel="next"`` (on the link or a ``<link>`` in the head) or the text "下一页",
-  "下页", "next", ">"...: followed.
-* **controls** -- "上一页", "首页", "末页", "prev", "last", "<<"...: the rest of the bar, reached
-  through the sequence if at all; not followed.
-
-Every other list link (a section, a link whose text is its URL) is followed as before, so prev/next
-links without such text behave as they always did.
-
-Pure functions: no Scrapy, no Redis (the spider reads the links; ``newscrawl/spiders/portal.py``).
+Pure functions of the links' URLs, anchor texts and ``rel``: no Scrapy, no Redis.
+Design: docs/design/pagination.md.
 """
 
 from __future__ import annotations
@@ -81,8 +65,19 @@ def is_control(link: ListLink) -> bool:
 
 def plan(links: Iterable[ListLink], current_url: str, current_number: int | None = None,
          next_urls: Iterable[str] = ()) -> Plan:
-    """The list links a page's walk follows (see the module docstring).
+    """The list links a page's walk follows. A list link is of one of three sorts, told apart
+    by its anchor text and ``rel``:
 
+    * **numbered** -- the text is a page number (``2``, ``[3]``, ``第4页``): the pages of one bar,
+      a sequence of which only the *next* one is followed: the smallest number above the current
+      page's (its own link in the bar, or the number it was reached by), or the smallest of all
+      on a page that is not in the bar (a start page);
+    * **next** -- ``rel="next"`` (on the link or a ``<link>`` in the head) or the text "下一页",
+      "下页", "next", ">"...: followed;
+    * **controls** -- "上一页", "首页", "末页", "prev", "last", "<<"...: not followed (the
+      sequence reaches those pages).
+
+    Every other list link (a section, a link whose text is its URL) is followed.
     ``current_number`` is the bar number the page was reached by (None: unknown); ``next_urls``
     are ``<link rel="next">`` targets from the page's head."""
     links = list(links)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from newscrawl.scheduling.pagebar import ListLink, page_number, plan
+from newscrawl.spiders.portal.pagebar import ListLink, page_number, plan
 
 BASE = "http://x"
 

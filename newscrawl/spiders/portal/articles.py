@@ -1,0 +1,104 @@
+"""Article pages of the ``portal`` spider: decoded, extracted and yielded as
+:class:`~newscrawl.items.ArticleItem`, or counted as not usable (not HTML, no body, mojibake).
+Design: docs/design/extraction.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from scrapy.http import Response, TextResponse
+
+from newscrawl.items import ArticleItem
+from newscrawl.meta import PAGE_FAILED, RequestKind
+from newscrawl.spiders.portal.base import PortalBase
+from newscrawl.urls import canonical_link
+
+logger = logging.getLogger(__name__)
+
+_HTML_TYPES = (b"text/html", b"application/xhtml+xml", b"text/plain", b"application/xml",
+               b"text/xml")
+
+
+class ArticlePages(PortalBase):
+    """The article page callback."""
+
+    def _load_extract(self) -> None:
+        from newscrawl.extract import decode_html_detailed, extract_article, has_mojibake
+
+        self._decode_html = decode_html_detailed
+        self._extract_article = extract_article
+        self._has_mojibake = has_mojibake
+
+    def parse_article(self, response: Response) -> Iterator[ArticleItem]:
+        site = self._site_of(response)
+        if site is None:
+            return
+        self._inc("newscrawl/pages/article")
+        self.site_stats.inc(site.name, "pages", RequestKind.ARTICLE)
+        content_type = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip()
+        if (
+            not isinstance(response, TextResponse)
+            or (content_type and content_type.lower() not in _HTML_TYPES)
+            or response.body[:5] == b"%PDF-"
+        ):
+            self._inc("newscrawl/extract/not_html")
+            logger.info("Not an HTML page, skipped: %s (%s)", response.url,
+                        content_type.decode("latin-1") or "no Content-Type")
+            return
+        header = response.headers.get(b"Content-Type")
+        header_encoding = None
+        if header and b"charset=" in header.lower():
+            header_encoding = (
+                header.lower().split(b"charset=", 1)[1].split(b";")[0].strip(b" \"'")
+                .decode("latin-1")
+            ) or None
+        try:
+            decoded = self._decode_html(
+                response.body, header_encoding=header_encoding, forced_encoding=site.encoding
+            )
+            article = self._extract_article(
+                decoded.text, response.url, selectors=site.selectors or None
+            )
+        except Exception:
+            self._inc("newscrawl/extract/error")
+            logger.exception("Extraction failed for %s", response.url)
+            self._page_failed(response, site.name, "extraction error")
+            return
+        if article is None or not (article.text or "").strip():
+            self._inc("newscrawl/extract/no_body")
+            logger.info("No article body on %s: not stored (tried again by a later run)",
+                        response.url)
+            self._page_failed(response, site.name, "no article body")
+            return
+        if self._has_mojibake(article.title or "") or self._has_mojibake(article.text):
+            self._inc("newscrawl/extract/mojibake")
+            if decoded.source == "fallback":
+                logger.warning("No encoding reads %s (declared %s): its text would be mojibake, "
+                               "not stored", response.url, decoded.declared or "nothing")
+                return
+            logger.warning("Mojibake in the text of %s (it is in the page as served, %s): stored",
+                           response.url, decoded.encoding)
+        self._inc("newscrawl/extract/article")
+        try:
+            url = site.url_rules.canonical(response.url)  # a redirect target may carry tracking
+        except ValueError:
+            url = response.url
+        yield ArticleItem(
+            url=url,
+            title=article.title,
+            text=article.text,
+            published=article.published,
+            author=article.author,
+            site=site.name,
+            simhash=None,
+            canonical_url=canonical_link(decoded.text, response.url),
+            source=article.source,
+        )
+
+    def _page_failed(self, response: Response, site_name: str, reason: str) -> None:
+        """An article page fetched but not usable: counted, and a failed attempt for the
+        scheduler (fetched again by a later run, up to NEWSCRAWL_MAX_ATTEMPTS)."""
+        response.meta[PAGE_FAILED] = reason
+        self.site_stats.failed(site_name, RequestKind.ARTICLE, "extraction")

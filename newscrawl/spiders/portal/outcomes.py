@@ -1,0 +1,149 @@
+"""How the ``portal`` spider counts and logs what went wrong (a download's failure reason, an
+unusable sitemap or feed) and sums up the run at its end: a line per site, warnings, exit
+code 4. Design: docs/design/architecture.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    ResponseDataLossError,
+    UnsupportedURLSchemeError,
+)
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import ConnectError, ConnectionLost, DNSLookupError, TCPTimedOutError
+from twisted.internet.error import ConnectionRefusedError as TxConnectionRefusedError
+from twisted.internet.error import TimeoutError as TxTimeoutError
+from twisted.web._newclient import ResponseFailed
+
+from newscrawl.exitcodes import ExitCode, exit_code, set_exit_code
+from newscrawl.meta import KIND, SITE, RequestKind
+from newscrawl.middlewares.redirects import RedirectLoop
+from newscrawl.middlewares.robots import RobotsForbidden
+from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
+from newscrawl.sitestats import run_outcome
+from newscrawl.spiders.portal.base import PortalBase, article_pattern
+
+if TYPE_CHECKING:
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger(__name__)
+
+#: the request kinds of sitemaps and feeds
+_DOCUMENT_KINDS = (RequestKind.SITEMAP, RequestKind.FEED)
+PLURAL: dict[str, str] = {RequestKind.SITEMAP: "sitemaps", RequestKind.FEED: "feeds"}
+
+#: Download failure reasons by exception class, first match wins (Scrapy 2.19 wraps Twisted's
+#: errors in its own; both are listed for other download handlers). Documented in
+#: docs/design/architecture.md (``newscrawl/download/failed/<reason>``).
+_FAILURE_REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
+    ((RobotsForbidden,), "robots_forbidden"),
+    ((RedirectLoop,), "redirect_loop"),
+    ((DownloadCancelledError,), "too_large"),  # what DOWNLOAD_MAXSIZE raises
+    ((DownloadTimeoutError, TxTimeoutError, TCPTimedOutError), "timeout"),
+    ((CannotResolveHostError, DNSLookupError), "dns"),
+    ((DownloadConnectionRefusedError, TxConnectionRefusedError), "connection_refused"),
+    ((ResponseDataLossError,), "data_loss"),
+    ((DownloadFailedError, ResponseFailed, ConnectionLost), "connection_lost"),
+    ((ConnectError,), "connect_error"),
+    ((UnsupportedURLSchemeError,), "unsupported_scheme"),
+    ((IgnoreRequest,), "ignored"),
+)
+
+
+def failure_reason(failure: Failure) -> str:
+    """A short, stats-friendly name for why a request failed."""
+    exc = failure.value
+    if isinstance(exc, HttpError):
+        return f"http_{exc.response.status}"
+    for classes, reason in _FAILURE_REASONS:
+        if isinstance(exc, classes):
+            return reason
+    return "other"
+
+
+class Outcomes(PortalBase):
+    """Failed downloads and unusable sources counted and logged; the end-of-run summary."""
+
+    def _log_error(self, failure: Failure) -> None:
+        request = getattr(failure, "request", None)
+        url = request.url if request is not None else "?"
+        kind = request.meta.get(KIND, "?") if request is not None else "?"
+        site = request.meta.get(SITE) if request is not None else None
+        reason = failure_reason(failure)
+        if kind in _DOCUMENT_KINDS and request is not None:
+            self._source_failed(site, kind, reason, downloaded=False)
+        if reason == "robots_forbidden":
+            self._inc("newscrawl/download/robots_forbidden")
+            logger.debug("Forbidden by robots.txt: %s", url)
+            return
+        self._inc("newscrawl/download/failed")
+        self._inc(f"newscrawl/download/failed/{reason}")
+        if isinstance(site, str) and site in self.sites:
+            self.site_stats.failed(site, kind, "download")
+        detail = failure.getErrorMessage()
+        if reason == "other":
+            detail = f"{failure.type.__name__}: {detail}" if failure.type else detail
+        logger.warning("Download of %s page %s failed: %s (%s)", kind, url, reason, detail)
+
+    def _source_failed(self, site_name: Any, kind: str, reason: str, *,
+                       downloaded: bool = True) -> None:
+        """Count an unusable sitemap or feed (``downloaded``: the download itself worked; a
+        failed download is counted per site by :meth:`on_error`)."""
+        self._inc(f"newscrawl/{PLURAL[kind]}/{reason}")
+        if downloaded and isinstance(site_name, str) and site_name in self.sites:
+            self.site_stats.failed(site_name, kind, "extraction")
+
+    def closed(self, reason: str) -> None:
+        """One INFO line per site with the run's figures, a WARNING per site that yielded no
+        article link or could not be fetched at all, and exit code 4 when no source page of any
+        site could be fetched (see newscrawl/sitestats.py)."""
+        if not self.sites:
+            return
+        if reason == REASON_REDIS_UNAVAILABLE and self.crawler is not None \
+                and current_run(self.crawler) is None:
+            return  # Redis was unreachable at start: nothing was crawled, nothing to sum up
+        figures, of_run = self.site_stats.run_figures(
+            redis_ok=reason != REASON_REDIS_UNAVAILABLE)
+        outcome = run_outcome(self.sites, figures)
+        run_id = self._run_id()
+        logger.info("Summary of %s (%s):", f"run {run_id}" if run_id else "this crawl",
+                    "the run's figures so far, all workers" if of_run
+                    else "this worker's figures")
+        for summary in outcome.summaries:
+            logger.info("%s", summary.line())
+        for summary in outcome.summaries:
+            if not summary.sources_fetched:
+                logger.warning(
+                    "Site %s: none of its start/list/sitemap/feed pages could be fetched"
+                    " (%d failed)", summary.name, summary.sources_failed,
+                )
+            elif not summary.get("links/seen"):
+                logger.warning(
+                    "Site %s: its %d start/list/sitemap/feed page(s) yielded no article link:"
+                    " does article_url %s match its article URLs?",
+                    summary.name, summary.sources_fetched,
+                    article_pattern(self.sites[summary.name]),
+                )
+        joined = bool(self.crawler is not None and self.crawler.stats is not None
+                      and self.crawler.stats.get_value("newscrawl/scheduler/run_joined"))
+        if outcome.no_sources and not of_run and joined:
+            # an extra worker without the run's figures cannot tell: the start pages were not its
+            logger.warning("Cannot read the run's figures: not deciding whether the run fetched"
+                           " any page (exit code 0)")
+        elif outcome.no_sources and reason == "finished" and self.crawler is not None:
+            why = "No start, list, sitemap or feed page of any site could be fetched in this run"
+            logger.error("%s: exit code %d", why, ExitCode.NO_SOURCES)
+            set_exit_code(self.crawler, ExitCode.NO_SOURCES, why)
+        if reason != REASON_REDIS_UNAVAILABLE and self.crawler is not None:
+            # for `newscrawl status` and `newscrawl report`: how the run ended
+            self.site_stats.end_run(exit_code=exit_code(self.crawler), reason=reason,
+                                    sites=self.sites)

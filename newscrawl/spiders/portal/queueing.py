@@ -1,0 +1,174 @@
+"""What the ``portal`` spider queues outside its callbacks: the run's waiting article links,
+oldest first, once the run's discovery is done, and URLs pushed through Redis; and what keeps
+an idle worker in the run. Design: docs/design/scheduling.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urldefrag
+
+from scrapy.exceptions import DontCloseSpider
+from scrapy.http import Request
+from scrapy.utils.asyncio import create_looping_call
+
+from newscrawl.context import CrawlContext
+from newscrawl.meta import ORDER, ORDER_DAY, RequestKind
+from newscrawl.middlewares.faults import report_fault
+from newscrawl.redis import RedisUnavailable
+from newscrawl.scheduling.waiting import BATCH, day_only
+from newscrawl.spiders.portal.base import PortalBase
+
+logger = logging.getLogger(__name__)
+
+#: seconds between two looks at whether the run's waiting article links can be queued
+RELEASE_SECONDS = 0.5
+
+
+class Queueing(PortalBase):
+    """The release loop, pushed URLs and the idle signal."""
+
+    def _start_release_loop(self) -> None:
+        self._release_loop = create_looping_call(self._release_tick)
+        self._release_loop.start(RELEASE_SECONDS, now=False)
+
+    def _stop_release_loop(self) -> None:
+        if self._release_loop is not None and self._release_loop.running:
+            self._release_loop.stop()
+
+    def _release_tick(self) -> None:
+        try:
+            self._take_pushed()
+            self._release()
+        except Exception as exc:
+            if self.crawler is None or not CrawlContext.of(self.crawler).report_fault(exc):
+                logger.exception("Cannot queue the run's waiting article links")
+
+    def _release(self) -> int:
+        """Queue the run's waiting article links, oldest first, once its discovery is done (any
+        worker may; one at a time). Returns how many were queued."""
+        run_id = self._run_id()
+        engine = self.crawler.engine if self.crawler is not None else None
+        if run_id is None or engine is None or self._starting or self._stopping():
+            return 0
+        queued = 0
+        while True:
+            release = self.wait.take(run_id)
+            if release is None:
+                break
+            # order numbers carry the order into the near-duplicate check, where an article
+            # waits for other sites' earlier ones: with one site there are none
+            ordered = len(self.sites) > 1 and bool(release.links)
+            first = self.order.reserve(run_id, len(release.links)) if ordered else 0
+            for number, link in enumerate(release.links, first):
+                site = self.sites.get(link.site)
+                if site is None:
+                    self._inc("newscrawl/requests/unknown_site")
+                    continue
+                request = self._request(link.url, site, RequestKind.ARTICLE, link.depth)
+                if ordered:
+                    request.meta[ORDER] = number
+                    day = day_only(link.score)
+                    if day is not None:
+                        request.meta[ORDER_DAY] = day
+                engine.crawl(request)
+            if self._stopping():
+                self.wait.abandon(run_id, release)  # queued again by the next run
+                break
+            self.wait.done(run_id, release)
+            queued += len(release.links)
+            if release.bound and not self._warned_wait_bound:
+                self._warned_wait_bound = True
+                self._inc("newscrawl/lists/wait_bound_reached")
+                logger.warning(
+                    "Discovery of run %s still going after %d s (NEWSCRAWL_ARTICLE_WAIT):"
+                    " queueing the article links found so far; links found later are queued"
+                    " as they come, in order among themselves", run_id,
+                    self.wait.wait_seconds)
+            if len(release.members) < BATCH:
+                break
+        if queued:
+            self._inc("newscrawl/lists/articles_released", queued)
+            logger.info("Queued %d article links of run %s, oldest first", queued, run_id)
+        return queued
+
+    def _take_pushed(self) -> int:
+        """Schedule the URLs pushed to ``{prefix}:{spider}:start_urls`` (any worker of the run;
+        one at a time): each as an article or list page of the site that takes it. Returns how
+        many were taken."""
+        run_id = self._run_id()
+        engine = self.crawler.engine if self.crawler is not None else None
+        if run_id is None or engine is None or self._stopping():
+            return 0
+        pushed = self.pushed.take()
+        if pushed is None:
+            return 0
+        for url, name in pushed.entries:
+            for request in self._pushed_requests(url, name):
+                engine.crawl(request)
+        if pushed.unreadable:
+            self._inc("newscrawl/pushed/refused", pushed.unreadable)
+            logger.warning("%d entries pushed to the crawl's start_urls are neither a URL nor"
+                           ' JSON {"url": ..., "site": ...}: skipped', pushed.unreadable)
+        self.pushed.done(pushed)
+        if pushed.entries:
+            self._inc("newscrawl/pushed/taken", len(pushed.entries))
+            logger.info("Took %d URLs pushed through Redis", len(pushed.entries))
+        return len(pushed.entries)
+
+    def _pushed_requests(self, url: str, name: str | None) -> list[Request]:
+        """The requests for one pushed URL: a list page (a walk of its own) or an article
+        (waiting with the run's others); none, with one WARNING, for a URL no site takes."""
+        if name is not None and name not in self.sites:
+            return self._refuse_pushed(url, f"site {name!r} is not in the sites file")
+        candidates = [self.sites[name]] if name is not None else list(self.sites.values())
+        url = urldefrag(url)[0]
+        for site in candidates:
+            try:
+                if not url.startswith(("http://", "https://")) or not site.allows(url):
+                    continue
+                if url in site.start_urls or site.is_list(url):
+                    self._inc("newscrawl/links/list")
+                    return [self._request(url, site, RequestKind.LIST, 1,
+                                          walk=self.walks.walk_id(Request(url)), known=0,
+                                          start_url=url)]
+                article = site.article_link(url)
+            except ValueError:
+                return self._refuse_pushed(url, "not a valid URL")
+            if article is not None:
+                request = self._request(article, site, RequestKind.ARTICLE, 1)
+                self._inc("newscrawl/links/article")
+                self.site_stats.inc(site.name, "links", "seen")
+                return self._articles(site, [request], self.walks.done([request]), [(None, 0)])
+            if name is not None:
+                return self._refuse_pushed(url, f"neither article_url nor follow_url of site"
+                                                f" {name} matches it")
+        return self._refuse_pushed(url, "no site of the sites file takes it (allowed_domains,"
+                                        " article_url, follow_url)")
+
+    def _refuse_pushed(self, url: str, why: str) -> list[Request]:
+        self._inc("newscrawl/pushed/refused")
+        logger.warning("Pushed URL %s not crawled: %s", url, why)
+        return []
+
+    def _on_idle(self) -> None:
+        """A crawl with nothing queued or in flight anywhere takes the URLs pushed meanwhile
+        and queues the links still waiting."""
+        try:
+            released = self._take_pushed() + self._release()
+        except Exception as exc:
+            if self.crawler is None or not CrawlContext.of(self.crawler).report_fault(exc):
+                logger.exception("Cannot queue the run's waiting article links")
+            return
+        if released:
+            raise DontCloseSpider
+        run_id = self._run_id()
+        try:
+            waiting = run_id is not None and not self._stopping() and self.wait.waiting(run_id)
+        except RedisUnavailable as exc:
+            report_fault(self.crawler, exc)
+            return
+        if waiting:
+            # links still wait (another worker is queueing them, or discovery goes on): work
+            # for this worker too, so it does not leave the run
+            raise DontCloseSpider
