@@ -14,6 +14,7 @@ proposed patch.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -24,6 +25,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 from scrapy.core.downloader import Downloader as ScrapyDownloader
 from scrapy.core.downloader import Slot
+from scrapy.utils.asyncio import call_later, is_asyncio_available
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -117,11 +119,7 @@ def closing(engine: ExecutionEngine | None) -> bool:
 def call_soon(func: Callable[[], Any]) -> None:
     """Run ``func`` at the head of the event loop's next turn (asyncio's ``call_soon``; a
     zero-delay call on another reactor), ahead of what a zero-delay timer would wait behind."""
-    from scrapy.utils.asyncio import call_later, is_asyncio_available
-
     if is_asyncio_available():
-        import asyncio
-
         asyncio.get_event_loop().call_soon(func)
     else:
         call_later(0, func)

@@ -1,16 +1,19 @@
-"""No import cycles among the modules of ``newscrawl/``.
+"""No import cycles among the modules of ``newscrawl/``, counted the way Python imports.
 
-Every ``import`` and ``from ... import`` of a newscrawl module is an edge, including imports
-inside functions (a cycle through a function-level import still ties the two modules together:
-neither can be read, tested or moved without the other). Imports under ``if TYPE_CHECKING:`` are
-left out: they never run. A package's ``__init__`` importing its own submodules is an edge like any
-other; a submodule is not taken to import its package. The test reads the source only, nothing is
-imported.
+Importing ``a.b.c`` runs ``a/__init__``, then ``a/b/__init__``, then ``a/b/c``: an import statement
+is an edge to the module it names and to each package above it, since their ``__init__`` runs too
+(the packages above the importing module itself are left out: they are already initialized, or
+being initialized, when it runs, and a submodule taken from a package mid-initialization is
+loaded fine). ``from P import x`` names ``P.x`` when that is a module, else ``P``. Imports inside
+functions are edges (a cycle through one still ties the modules together); imports under
+``if TYPE_CHECKING:`` are not (they never run). The test reads the source only.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,9 +37,14 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(tree: ast.AST, module: str, is_package: bool, modules: set[str]) -> set[str]:
-    """The modules ``module`` imports: ``from P import x`` is an edge to ``P.x`` when that is a
-    module, else to ``P``."""
+def _ancestors(module: str) -> list[str]:
+    """``a.b.c`` -> ``["a", "a.b"]``"""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _named(tree: ast.AST, module: str, is_package: bool, modules: set[str]) -> set[str]:
+    """The modules ``module``'s import statements name (TYPE_CHECKING blocks left out)."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
@@ -66,13 +74,17 @@ def _imports(tree: ast.AST, module: str, is_package: bool, modules: set[str]) ->
 
 
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
-    """Module -> the newscrawl modules it imports."""
+    """Module -> the newscrawl modules that importing it runs directly (see the docstring)."""
     modules = module_names(root)
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        targets = _imports(tree, name, path.name == "__init__.py", set(modules))
-        graph[name] = {t for t in targets if t in modules and t != name}
+        own = set(_ancestors(name))
+        edges: set[str] = set()
+        for target in _named(tree, name, path.name == "__init__.py", set(modules)):
+            edges.update(p for p in _ancestors(target) if p not in own)
+            edges.add(target)
+        graph[name] = {t for t in edges if t in modules and t != name}
     return graph
 
 
@@ -121,19 +133,63 @@ def test_no_import_cycle_in_newscrawl() -> None:
     )
 
 
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root / "newscrawl"
+
+
 def test_the_check_sees_a_cycle_through_a_function_level_import(tmp_path: Path) -> None:
-    pkg = tmp_path / "newscrawl"
-    (pkg / "cli").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "cli" / "__init__.py").write_text(
-        "def add():\n    from newscrawl.cli.dedup import add_parser\n"
-    )
-    (pkg / "cli" / "dedup.py").write_text("from newscrawl.cli import CliError\n")
-    (pkg / "cli" / "_common.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import dedup\n"
-    )
-    (pkg / "cli" / "fine.py").write_text("from ._common import x\nfrom . import dedup\n")
+    pkg = _tree(tmp_path, {
+        "newscrawl/__init__.py": "",
+        "newscrawl/cli/__init__.py": "def add():\n    from newscrawl.cli.dedup import add_parser\n",
+        "newscrawl/cli/dedup.py": "from newscrawl.cli import CliError\n",
+        "newscrawl/cli/_common.py":
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import dedup\n",
+        "newscrawl/cli/fine.py": "from ._common import x\nfrom . import dedup\n",
+    })
     graph = import_graph(pkg)
     assert graph["newscrawl.cli._common"] == set()  # TYPE_CHECKING only
     assert graph["newscrawl.cli.fine"] == {"newscrawl.cli._common", "newscrawl.cli.dedup"}
     assert cycles(graph) == [["newscrawl.cli", "newscrawl.cli.dedup"]]
+
+
+def test_the_check_sees_a_cycle_through_a_package_init(tmp_path: Path) -> None:
+    # ext.throttle imports sched.queue, which runs sched/__init__, which imports sched.scheduler,
+    # which imports ext.throttle: no two modules name each other, yet importing either fails
+    pkg = _tree(tmp_path, {
+        "newscrawl/__init__.py": "",
+        "newscrawl/ext/__init__.py": "",
+        "newscrawl/ext/throttle.py": "from newscrawl.sched.queue import Throttle\n",
+        "newscrawl/sched/__init__.py": "from newscrawl.sched.scheduler import Scheduler\n",
+        "newscrawl/sched/queue.py": "from newscrawl.sched import lua\n",
+        "newscrawl/sched/lua.py": "",
+        "newscrawl/sched/scheduler.py": "import newscrawl.ext.throttle\n",
+    })
+    graph = import_graph(pkg)
+    assert graph["newscrawl.ext.throttle"] == {"newscrawl.sched", "newscrawl.sched.queue"}
+    # a submodule naming a sibling through its own package does not depend on the package
+    assert graph["newscrawl.sched.queue"] == {"newscrawl.sched.lua"}
+    assert cycles(graph) == [["newscrawl.ext.throttle", "newscrawl.sched",
+                              "newscrawl.sched.scheduler"]]
+    (pkg / "sched" / "__init__.py").write_text('"""A thin package."""\n')
+    assert cycles(import_graph(pkg)) == []
+
+
+def test_the_model_matches_python(tmp_path: Path) -> None:
+    # the cycle the check reports is one Python trips on: importing the module fails
+    _tree(tmp_path, {
+        "newscrawl/__init__.py": "",
+        "newscrawl/ext/__init__.py": "",
+        "newscrawl/ext/throttle.py": "from newscrawl.sched.queue import Throttle\n",
+        "newscrawl/sched/__init__.py": "from newscrawl.sched.scheduler import Scheduler\n",
+        "newscrawl/sched/queue.py": "Throttle = 1\n",
+        "newscrawl/sched/scheduler.py":
+            "from newscrawl.ext.throttle import Throttle\nScheduler = 2\n",
+    })
+    run = subprocess.run([sys.executable, "-c", "import newscrawl.ext.throttle"], cwd=tmp_path,
+                         capture_output=True, text=True, check=False)
+    assert "ImportError" in run.stderr
+    assert cycles(import_graph(tmp_path / "newscrawl")) != []

@@ -57,28 +57,23 @@ def test_without_the_grant_it_moves_the_workers_own_slots_as_scrapys_does() -> N
 def test_redis_refusing_the_move_stops_the_crawl_as_any_scheduler_call(r: Any) -> None:
     from newscrawl.exitcodes import ExitCode, exit_code
     from newscrawl.redis import RetryPolicy
-    from newscrawl.redis.keys import CRAWL_INFLIGHT, CRAWL_QUEUE, Keys
+    from newscrawl.redis.keys import CrawlKeys
     from newscrawl.scheduling import queue as q
-    from newscrawl.scheduling.dupefilter import RedisDupeFilter
-    from newscrawl.scheduling.scheduler import Scheduler
+    from newscrawl.scheduling.politeness import Politeness, shared_throttle
+    from newscrawl.scheduling.stopping import FaultStop
 
     crawler = get_crawler(settings_dict=SETTINGS)
     crawler.engine = SimpleNamespace(spider=None)  # type: ignore[assignment]  # no crawl to close
     spider = Spider("unit")
-    keys = Keys("t", "unit")
-    dupefilter = RedisDupeFilter(r, keys=keys, retry=RetryPolicy(1),
-                                 fingerprinter=crawler.request_fingerprinter, retention_days=1,
-                                 run_ttl=60)
-    scheduler = Scheduler(crawler, dupefilter)
-    scheduler.spider = spider
+    keys = CrawlKeys("t", "unit")
+    politeness = Politeness(crawler, spider, keys, FaultStop(crawler, 1), window=200)
     extension = AutoThrottle(crawler)
     # what the scheduler's open does with its grant on (here without an engine to open)
-    scheduler.throttle = extension.share(scheduler.adapt_delay)
-    scheduler.queue = q.LeasedPriorityQueue(
-        r, spider, keys(CRAWL_QUEUE), inflight_key=keys(CRAWL_INFLIGHT), seq_key="t:seq",
-        deadletter_key="t:dead", pending_key="t:pending", failures_key="t:failures",
-        retry_key="t:retry", lease_seconds=60, retry=dupefilter.retry, deadletter_max=10,
-        polite_window=200, throttle=scheduler.throttle)
+    extension.share(politeness.adapt_delay)
+    politeness.throttle = shared_throttle(extension)
+    politeness.open(q.LeasedPriorityQueue.from_keys(
+        r, spider, keys, "w", lease_seconds=60, retry=RetryPolicy(1), deadletter_max=10,
+        **politeness.queue_options()))
     request = Request("http://h.test/a", meta={"download_latency": 0.4})
     response = Response(request.url, status=200, request=request)
     extension._response_downloaded(response, request, spider)

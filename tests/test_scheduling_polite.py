@@ -12,6 +12,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from newscrawl.defaults import DEADLETTER_MAX
 from newscrawl.redis import RetryPolicy
+from newscrawl.redis.keys import CrawlKeys
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.run import RunMarker
 
@@ -132,11 +133,8 @@ def test_every_way_out_of_flight_frees_the_slot(r: Any, how: str) -> None:
         assert queue.reap() == 1
     else:
         r.hset("t:unit:workers", "w-dead", "{}")  # registered, its heartbeat key gone
-        marker = RunMarker(r, "t:unit:run", queue_key="t:unit:requests",
-                           inflight_key="t:unit:inflight", pending_key="t:unit:pending", ttl=60,
-                           retry=RetryPolicy(1), seq_key="t:unit:seq",
-                           registry_key="t:unit:workers", worker_prefix="t:unit:worker:",
-                           owners_key="t:unit:inflight:owners", worker_id="w-me")
+        marker = RunMarker(r, CrawlKeys("t", "unit"), ttl=60, retry=RetryPolicy(1),
+                           worker_id="w-me")
         marker.claim()
         assert marker.rescued == 1
     assert r.zcard("t:unit:slots:one.test") == 0

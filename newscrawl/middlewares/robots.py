@@ -23,9 +23,11 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from newscrawl import _scrapy_compat as compat
+from newscrawl.context import CrawlContext
 from newscrawl.meta import ROBOTS
 from newscrawl.middlewares.faults import report_fault
 from newscrawl.redis import keys
+from newscrawl.scheduling.run import current_run
 
 ROBOTS_TTL = 86400  # the run's robots hash lives a day after its last update
 POLL_SECONDS = 0.2  # a worker waiting for another one's robots.txt looks this often
@@ -128,17 +130,12 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxt):
 
     def _shared_key(self) -> str | None:
         """The run's robots hash (None before the scheduler opened or without Redis)."""
-        from newscrawl.context import CrawlContext
-        from newscrawl.scheduling.run import current_run
-
         run = current_run(self.crawler)
         if run is None:
             return None
         return CrawlContext.of(self.crawler).keys()(keys.CRAWL_ROBOTS, run=run)
 
     def _redis(self) -> Any:
-        from newscrawl.context import CrawlContext
-
         return CrawlContext.of(self.crawler).redis
 
     async def _fetched_by_another(self, key: str, netloc: str, request: Request

@@ -7,7 +7,7 @@ examples.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # --- near-duplicate index (newscrawl.index) ---------------------------------------------------
@@ -127,3 +127,84 @@ class Keys:
 
     def __call__(self, template: str, **fields: Any) -> str:
         return template.format(prefix=self.prefix, spider=self.spider, **fields)
+
+
+@dataclass(frozen=True)
+class CrawlKeys:
+    """The crawl-state key names of one deployment, spider and run, built once:
+    ``CrawlKeys("newscrawl", "portal").queue`` is ``newscrawl:portal:requests``. The run's own
+    keys need ``run`` (:meth:`for_run`, once the run marker gave the run id)."""
+
+    prefix: str
+    spider: str
+    run: str = ""
+
+    @classmethod
+    def of(cls, keys: Keys, run: str = "") -> CrawlKeys:
+        return cls(keys.prefix, keys.spider, run)
+
+    def for_run(self, run: str) -> CrawlKeys:
+        return replace(self, run=run)
+
+    def _key(self, template: str, **fields: Any) -> str:
+        return template.format(prefix=self.prefix, spider=self.spider, **fields)
+
+    def _run_key(self, template: str) -> str:
+        if not self.run:
+            raise ValueError("the run's keys need the run id (CrawlKeys.for_run)")
+        return self._key(template, run=self.run)
+
+    @property
+    def queue(self) -> str:
+        return self._key(CRAWL_QUEUE)
+
+    @property
+    def seq(self) -> str:
+        return self._key(CRAWL_SEQ)
+
+    @property
+    def inflight(self) -> str:
+        return self._key(CRAWL_INFLIGHT)
+
+    @property
+    def inflight_owners(self) -> str:
+        return self._key(CRAWL_INFLIGHT_OWNERS)
+
+    @property
+    def pending(self) -> str:
+        return self._key(CRAWL_PENDING)
+
+    @property
+    def failures(self) -> str:
+        return self._key(CRAWL_FAILURES)
+
+    @property
+    def retry(self) -> str:
+        return self._key(CRAWL_RETRY)
+
+    @property
+    def deadletter(self) -> str:
+        return self._key(CRAWL_DEADLETTER)
+
+    @property
+    def run_marker(self) -> str:
+        return self._key(CRAWL_RUN)
+
+    @property
+    def workers(self) -> str:
+        return self._key(CRAWL_WORKERS)
+
+    def worker(self, worker_id: str) -> str:
+        """The heartbeat key of worker ``worker_id`` ("": the prefix of every worker's)."""
+        return self._key(CRAWL_WORKER, worker=worker_id)
+
+    def slots(self, host: str) -> str:
+        return self._key(CRAWL_SLOTS, host=host)
+
+    @property
+    def listseen(self) -> str:
+        return self._run_key(CRAWL_LISTSEEN)
+
+    @property
+    def runstats(self) -> str:
+        return self._run_key(CRAWL_RUNSTATS)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.dupefilters import BaseDupeFilter
 
+from newscrawl.context import CrawlContext
 from newscrawl.formats import today
 from newscrawl.meta import RUN_KINDS
 from newscrawl.redis.keys import (
@@ -88,8 +89,6 @@ class RedisDupeFilter(BaseDupeFilter):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisDupeFilter:
-        from newscrawl.context import CrawlContext
-
         context = CrawlContext.of(crawler)
         config = context.config.scheduling
         return cls(

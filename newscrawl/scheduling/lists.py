@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from newscrawl.context import CrawlContext
 from newscrawl.redis.keys import CRAWL_WALK
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lua import load
@@ -62,8 +63,6 @@ class ListWalks:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ListWalks:
-        from newscrawl.context import CrawlContext
-
         ttl = CrawlContext.of(crawler).config.scheduling.run_ttl
         return cls(RedisDupeFilter.from_crawler(crawler), ttl=ttl)
 

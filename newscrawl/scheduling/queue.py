@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 from scrapy_redis.queue import Base
 
+from newscrawl.meta import SITE, RequestKind
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.serializer import SerializationError
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
 
     from newscrawl.redis import RetryPolicy
+    from newscrawl.redis.keys import CrawlKeys
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +199,15 @@ class LeasedPriorityQueue(Base):
         self._requeue = server.register_script(_REQUEUE)
         self._ack = server.register_script(_ACK)
         self._mark_done = server.register_script(_MARK_DONE)
+
+    @classmethod
+    def from_keys(cls, server: redis.Redis, spider: Spider, keys: CrawlKeys, worker_id: str,
+                  **options: Any) -> LeasedPriorityQueue:
+        """The queue of a crawl's keys, held by worker ``worker_id``."""
+        return cls(server, spider, keys.queue, inflight_key=keys.inflight, seq_key=keys.seq,
+                   deadletter_key=keys.deadletter, pending_key=keys.pending,
+                   failures_key=keys.failures, retry_key=keys.retry,
+                   owners_key=keys.inflight_owners, worker_id=worker_id, **options)
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -427,8 +438,6 @@ class LeasedPriorityQueue(Base):
         """Remove the queued entries whose site (meta ``newscrawl_site``) ``keep`` rejects, with
         their pending counts; returns site -> entries removed. For a run taken over with another
         sites file (run.py): its queue holds requests for sites no longer crawled."""
-        from newscrawl.meta import SITE
-
         dropped: dict[str, int] = {}
         cursor = 0
         while True:
@@ -467,8 +476,6 @@ class LeasedPriorityQueue(Base):
         """site -> queued article entries that were queued as new links (not a retry, a redirect's
         hop or a forced request): what a run that takes over this queue will finish. One pass
         over the queue (ZSCAN), made once by the worker that claims a run."""
-        from newscrawl.meta import SITE, RequestKind
-
         counts: dict[str, int] = {}
         cursor = 0
         while True:

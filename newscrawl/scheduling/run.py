@@ -1,17 +1,7 @@
-"""The run marker and worker liveness: one run of the crawl at a time, joined by extra workers,
-taken over at once when none of its workers is alive.
-
-The first worker of a run claims ``{prefix}:{spider}:run`` and schedules the start pages. Every
-worker keeps a heartbeat, ``{prefix}:{spider}:worker:{id}`` with a TTL of
-``NEWSCRAWL_HEARTBEAT_SECONDS`` refreshed every quarter of it, and the requests it holds are
-listed with its id in ``{prefix}:{spider}:inflight:owners``. A worker that finds a run with a live
-worker joins it: it drops its own start requests and helps with the queue, unless its sites file
-differs from the run's (refused: :class:`RunRefused`). A run none of whose workers is alive
-(killed, stopped with Ctrl-C, crashed) is taken over at once: its in-flight requests go back to
-the queue and the new worker starts a run of its own, with the start pages. While a run goes on,
-each heartbeat also moves the requests of workers whose heartbeat is gone back to the queue,
-within seconds. The marker lives while any worker of the run lives (``NEWSCRAWL_RUN_TTL`` after
-the last heartbeat) and is deleted when the run is finished (queue drained and nothing in flight).
+"""The run's life for one worker: the run marker (one run at a time, joined by extra workers,
+taken over at once when none of its workers is alive), the heartbeats that keep it and requeue
+the requests of dead workers, and the idle exit that ends it.
+See docs/design/scheduling.md ("Runs, cron and several workers").
 """
 
 from __future__ import annotations
@@ -22,26 +12,42 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import DontCloseSpider
 
 from newscrawl.faults import RunRefused
+from newscrawl.meta import SITE, request_kind
 from newscrawl.scheduling.lua import load
-from newscrawl.scheduling.queue import MAX_PRIORITY, PRIORITY_SPAN
+from newscrawl.scheduling.queue import (
+    FILTERED_DONE,
+    MAX_PRIORITY,
+    MODE_FORCE_PENDING,
+    MODE_ONCE,
+    PRIORITY_SPAN,
+    PUSHED,
+    LeasedPriorityQueue,
+)
+from newscrawl.scheduling.serializer import SerializationError
+from newscrawl.scheduling.stopping import REASON_REDIS_UNAVAILABLE, REASON_SYSTEM_FAULT
+from newscrawl.scheduling.waiting import ArticleWait
 
 if TYPE_CHECKING:
     import redis
     from scrapy.crawler import Crawler
 
+    from newscrawl.context import SchedulingConfig
     from newscrawl.redis import RetryPolicy
+    from newscrawl.redis.keys import CrawlKeys
+    from newscrawl.scheduling.dupefilter import RedisDupeFilter
+    from newscrawl.sitestats import SiteStats
 
 logger = logging.getLogger(__name__)
 
-#: Close reason of the spider when Redis stayed unreachable (exit code 3).
-REASON_REDIS_UNAVAILABLE = "redis_unavailable"
-#: Close reason of the spider when a fault of the crawl's own machinery stopped it
-#: (newscrawl.faults: a full disk, Redis refusing writes, an index of another version).
-REASON_SYSTEM_FAULT = "system_fault"
+__all__ = ["REASON_REDIS_UNAVAILABLE", "REASON_SYSTEM_FAULT", "RunLife", "RunMarker",
+           "current_run", "set_current_run"]
 
 _RUN_ATTR = "_newscrawl_run_id"
 
@@ -94,17 +100,12 @@ def _text(value: object) -> str:
 
 @dataclass
 class RunMarker:
+    """The run marker and this worker's heartbeat in Redis (see the module docstring)."""
+
     server: redis.Redis
-    key: str
-    queue_key: str
-    inflight_key: str
-    pending_key: str
+    keys: CrawlKeys
     ttl: int
     retry: RetryPolicy
-    seq_key: str = ""
-    registry_key: str = ""
-    worker_prefix: str = ""  # + worker id: its heartbeat key
-    owners_key: str = ""  # in-flight entry -> the worker holding it
     heartbeat_seconds: float = 10.0
     sites: str = ""  # fingerprint of this worker's sites (sites_fingerprint)
     run_id: str = ""
@@ -118,12 +119,21 @@ class RunMarker:
     worker_id: str = field(default_factory=lambda: worker_name())
 
     @property
+    def key(self) -> str:
+        return self.keys.run_marker
+
+    @property
     def sites_key(self) -> str:
         return self.key + ":sites"
 
     @property
+    def worker_prefix(self) -> str:
+        """+ a worker id: its heartbeat key."""
+        return self.keys.worker("")
+
+    @property
     def heartbeat_key(self) -> str:
-        return self.worker_prefix + self.worker_id
+        return self.keys.worker(self.worker_id)
 
     def _info(self) -> str:
         return json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
@@ -139,8 +149,8 @@ class RunMarker:
         script = self.server.register_script(_CLAIM)
         code, run_id, other, rescued, sites = self.retry.call(
             script,
-            keys=[self.key, self.sites_key, self.queue_key, self.inflight_key, self.pending_key,
-                  self.seq_key, self.registry_key, self.heartbeat_key, self.owners_key],
+            keys=[self.key, self.sites_key, self.keys.queue, self.keys.inflight, self.keys.pending,
+                  self.keys.seq, self.keys.workers, self.heartbeat_key, self.keys.inflight_owners],
             args=[new_id, self.ttl, self.worker_id, int(self.heartbeat_seconds * 1000),
                   self._info(), self.worker_prefix, self.sites],
             what="claim run",
@@ -159,7 +169,7 @@ class RunMarker:
         its heartbeat would otherwise live up to NEWSCRAWL_HEARTBEAT_SECONDS), so a crawl
         started right after a kill -9 takes the run over at once."""
         host = socket.gethostname()
-        raw = self.retry.call(self.server.hgetall, self.registry_key, what="read workers")
+        raw = self.retry.call(self.server.hgetall, self.keys.workers, what="read workers")
         for worker, info in raw.items():
             try:
                 data = json.loads(info)
@@ -176,8 +186,8 @@ class RunMarker:
         script = self.server.register_script(_HEARTBEAT)
         live, rescued, busy = self.retry.call(
             script,
-            keys=[self.registry_key, self.heartbeat_key, self.key, self.sites_key,
-                  self.inflight_key, self.queue_key, self.seq_key, self.owners_key],
+            keys=[self.keys.workers, self.heartbeat_key, self.key, self.sites_key,
+                  self.keys.inflight, self.keys.queue, self.keys.seq, self.keys.inflight_owners],
             args=[self.worker_id, int(self.heartbeat_seconds * 1000), self.run_id, self._info(),
                   self.worker_prefix, self.ttl],
             what="heartbeat",
@@ -188,7 +198,7 @@ class RunMarker:
 
     def workers(self) -> list[dict[str, object]]:
         """The registered workers that are alive (their info: host, pid, run, last beat)."""
-        raw = self.retry.call(self.server.hgetall, self.registry_key, what="read workers")
+        raw = self.retry.call(self.server.hgetall, self.keys.workers, what="read workers")
         alive = []
         for worker, info in raw.items():
             if self.retry.call(self.server.exists, self.worker_prefix + _text(worker),
@@ -202,7 +212,7 @@ class RunMarker:
     def leave(self) -> None:
         """This worker stops: its heartbeat and registry entry go."""
         script = self.server.register_script(_LEAVE)
-        self.retry.call(script, keys=[self.registry_key, self.heartbeat_key],
+        self.retry.call(script, keys=[self.keys.workers, self.heartbeat_key],
                         args=[self.worker_id], what="leave run")
 
     def _refresh(self, ttl: str) -> bool:
@@ -228,3 +238,170 @@ def current_run(crawler: Crawler) -> str | None:
     """The id of the run this worker works for (None before the scheduler opened)."""
     run_id = getattr(crawler, _RUN_ATTR, None)
     return run_id if isinstance(run_id, str) and run_id else None
+
+
+class RunLife:
+    """This worker's part in the run: starting, joining or taking it over, its heartbeats, the
+    idle exit and the end of the run (called by the scheduler)."""
+
+    def __init__(self, crawler: Crawler, marker: RunMarker, config: SchedulingConfig,
+                 site_stats: SiteStats, inc: Callable[[str, int], None]) -> None:
+        self.crawler = crawler
+        self.marker = marker
+        self.config = config
+        self.site_stats = site_stats
+        self._inc = inc
+        self.queue: LeasedPriorityQueue | None = None
+        self.df: RedisDupeFilter | None = None
+        self._last_beat = time.monotonic()
+        self._idle_since: float | None = None
+        #: the run is done (the idle exit): closing ends it
+        self.finished = False
+
+    def start(self, df: RedisDupeFilter, queue: LeasedPriorityQueue, sites: object) -> bool:
+        """Claim the run (Redis must be reachable: retried up to
+        NEWSCRAWL_REDIS_RETRY_SECONDS); True if this worker started it or took it over: then
+        it also readies the queue for the run. ``sites``: the spider's sites (a dict), if any."""
+        self.queue, self.df = queue, df
+        run = self.marker
+        claimed = run.claim()
+        set_current_run(self.crawler, run.run_id)
+        if run.rescued:
+            self._inc("requeued_dead_worker", run.rescued)
+        if claimed and run.took_over:
+            self._inc("run_took_over", 1)
+            adopted = ArticleWait(df, ttl=self.config.run_ttl,
+                                  wait_seconds=self.config.article_wait).adopt(
+                run.run_id, str(run.took_over))
+            if adopted:
+                logger.info("%d article links of run %s were still waiting: they wait in run %s",
+                            adopted, run.took_over, run.run_id)
+            logger.info(
+                "Took over crawl run %s: none of its workers is alive (%d requests they held"
+                " put back in the queue); started run %s (this worker schedules the start pages)",
+                run.took_over, run.rescued, run.run_id)
+        inherited: dict[str, int] = {}
+        if claimed:
+            self._inc("run_started", 1)
+            if not run.took_over:
+                logger.info("Started crawl run %s (this worker schedules the start pages)",
+                            run.run_id)
+            if isinstance(sites, dict) and run.previous_sites \
+                    and run.previous_sites != run.sites:
+                self._drop_removed_sites(sites)
+            # articles an earlier run queued and left: "new" for this run, which finishes them
+            inherited = queue.first_queued_articles()
+            df.prune()
+            self._queue_failed(sites)
+        else:
+            self._inc("run_joined", 1)
+            logger.info("Joined crawl run %s as an extra worker (start pages skipped)",
+                        run.run_id)
+        self.site_stats.start_run(run.server, run.keys.for_run(run.run_id).runstats,
+                                  self.config.run_ttl, took_over=run.took_over if claimed else "",
+                                  worker=run.worker_id)
+        if inherited:
+            for site, n in inherited.items():
+                self.site_stats.inc(site, "links", "new", count=n)
+            logger.info("%d article requests queued by an earlier run count as new in this run",
+                        sum(inherited.values()))
+        return claimed
+
+    def _drop_removed_sites(self, sites: dict[str, Any]) -> None:
+        """The queue of a run crawled with another sites file: requests for sites no longer in
+        this file are dropped (counted, one INFO line naming the sites)."""
+        assert self.queue is not None
+        dropped = self.queue.drop_sites(lambda site: site in sites)
+        if dropped:
+            self._inc("dropped_removed_site", sum(dropped.values()))
+            logger.info("Dropped %d queued requests of sites not in this sites file: %s",
+                        sum(dropped.values()),
+                        ", ".join(f"{site} ({n})" for site, n in sorted(dropped.items())))
+
+    def _queue_failed(self, sites: object) -> None:
+        """Queue again what failed in earlier runs (the retry hash), wherever it sits: a page
+        below the list pages a walk reads again is not linked again by them. Articles keep their
+        de-duplication (done or already queued: skipped); a source page is queued once per
+        run like any other."""
+        assert self.queue is not None and self.df is not None
+        queued = skipped = 0
+        for fp, record in self.queue.retry_records():
+            raw = record.get("entry")
+            try:
+                entry = self.queue.decode(raw.encode("utf-8") if isinstance(raw, str) else b"")
+            except (SerializationError, ValueError, TypeError, KeyError) as exc:
+                logger.warning("Dropping an unreadable failed-request record (%s)", exc)
+                self.queue.forget_retry(fp)
+                continue
+            request = entry.request
+            site = request.meta.get(SITE)
+            if isinstance(sites, dict) and isinstance(site, str) and site not in sites:
+                skipped += 1  # its site is not in this sites file: kept for a crawl that has it
+                continue
+            kind = request_kind(request)
+            spec = self.df.spec(request, kind, entry.fp, self.marker.run_id)
+            payload = self.queue.encode(
+                request, kind=kind, fp=entry.fp,
+                pending=spec.mode in (MODE_ONCE, MODE_FORCE_PENDING), origins=entry.origins)
+            result = self.queue.push_entry(payload, request.priority, spec)
+            if result == PUSHED:
+                queued += 1
+            elif result == FILTERED_DONE:
+                self.queue.forget_retry(fp)  # done since (e.g. by a redirect of another link)
+        if queued:
+            self._inc("retried_failures", queued)
+            logger.info("Queued %d requests that failed in earlier runs (tried up to"
+                        " NEWSCRAWL_MAX_ATTEMPTS=%d times)", queued, self.config.max_attempts)
+        if skipped:
+            logger.info("Kept %d failed requests of sites not in this sites file for later",
+                        skipped)
+
+    def busy(self) -> None:
+        """This worker got work."""
+        self._idle_since = None
+        self.marker.idle = False
+
+    def beat_if_due(self) -> None:
+        if time.monotonic() - self._last_beat >= self.config.heartbeat_interval:
+            self.heartbeat()
+
+    def heartbeat(self) -> None:
+        self._last_beat = time.monotonic()
+        if self.site_stats is not None:
+            self.marker.pages = self.site_stats.pages_fetched()  # what the site figures count
+        self.marker.heartbeat()
+        if self.marker.rescued:
+            self._inc("requeued_dead_worker", self.marker.rescued)
+            logger.info("Requeued %d requests of a worker that stopped beating",
+                        self.marker.rescued)
+
+    def idle(self, busy: bool) -> None:
+        """The engine is idle; ``busy``: this worker holds requests, or the run has some queued
+        or in flight. Raises DontCloseSpider while the run may still get work."""
+        if busy:
+            self.busy()
+            raise DontCloseSpider
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+        self.marker.idle = True
+        self.heartbeat()
+        # Nothing queued or in flight anywhere and every other live worker idle too (its start
+        # pages all scheduled): no one can add work, done now. A worker still busy may add some
+        # (its start pages): waited for, up to NEWSCRAWL_IDLE_EXIT_SECONDS.
+        if self.marker.busy_others and now - self._idle_since < self.config.idle_exit_seconds:
+            raise DontCloseSpider
+        self.finished = True
+        logger.info("Queue empty and nothing in flight for %.1f s: done", now - self._idle_since)
+
+    def end(self) -> None:
+        """The worker closes normally: the run ends if it is finished."""
+        if self.finished and self.marker.release():
+            logger.info("Crawl run %s finished", self.marker.run_id)
+
+    def end_after_fault(self) -> None:
+        """The crawl stopped on a fault: the run this worker started ends, so the next crawl
+        starts a run of its own (with the start pages) instead of joining a stopped one."""
+        if self.marker.release():
+            logger.info("Crawl run %s stopped; the next crawl starts a new run",
+                        self.marker.run_id)

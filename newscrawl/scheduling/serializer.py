@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
+from scrapy.http import FormRequest, JsonRequest, XmlRpcRequest
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -36,8 +37,6 @@ ALLOWED_CLASSES: dict[str, type[Request]] = {}
 
 def _allowed_classes() -> dict[str, type[Request]]:
     if not ALLOWED_CLASSES:
-        from scrapy.http import FormRequest, JsonRequest, XmlRpcRequest
-
         for cls in (FormRequest, JsonRequest, XmlRpcRequest):
             ALLOWED_CLASSES[cls.__module__ + "." + cls.__name__] = cls
     return ALLOWED_CLASSES
