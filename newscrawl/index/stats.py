@@ -8,7 +8,8 @@ from typing import Any
 import redis
 
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
-from newscrawl.index.simhash_index import _glob_escape, _load_lua, _text
+from newscrawl.index.records import glob_escape, text
+from newscrawl.index.scripts import COUNT_DOCS, lua_bucket_format
 from newscrawl.redis.keys import DUPLICATES, SIMHASH_META
 
 
@@ -32,12 +33,13 @@ def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[st
     """
     meta_key = SIMHASH_META.format(prefix=prefix)
     raw_meta = client.hgetall(meta_key)
-    meta = {_text(k): _text(v) for k, v in raw_meta.items()}
+    meta = {text(k): text(v) for k, v in raw_meta.items()}
     sizes: dict[int, list[int]] = {0: [], 1: [], 2: [], 3: []}
     hashtable = 0
     articles = 0
-    count_docs = client.register_script(_load_lua("count_docs.lua"))
-    pattern = _glob_escape(prefix) + ":simhash:[0-3]:*"
+    count_docs = client.register_script(COUNT_DOCS)
+    bucket_format = lua_bucket_format(prefix)
+    pattern = glob_escape(prefix) + ":simhash:[0-3]:*"
     batch: list[str] = []
 
     def flush() -> None:
@@ -48,19 +50,19 @@ def index_stats(client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> dict[st
             pipe.object("encoding", key)
         block0 = [k for k in batch if k[len(prefix) + len(":simhash:")] == "0"]
         if block0:
-            count_docs(keys=block0, client=pipe)
+            count_docs(keys=[meta_key, *block0], args=[bucket_format], client=pipe)
         results = pipe.execute()
         if block0:
             articles += int(results[-1])
         for i, key in enumerate(batch):
             block = int(key[len(prefix) + len(":simhash:")])
             sizes[block].append(int(results[2 * i]))
-            if _text(results[2 * i + 1] or "") == "hashtable":
+            if text(results[2 * i + 1] or "") == "hashtable":
                 hashtable += 1
         batch.clear()
 
     for key in client.scan_iter(match=pattern, count=1000):
-        batch.append(_text(key))
+        batch.append(text(key))
         if len(batch) >= 1000:
             flush()
     if batch:
