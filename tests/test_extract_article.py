@@ -49,9 +49,13 @@ def test_reporter_byline_in_parentheses_and_editor_line() -> None:
     art = extract_article(zh_page(tail="<p>（记者 李四）</p>"), "http://x.example/n/1.html")
     assert art is not None
     assert art.author == "李四"
+    # an editor is not an author
     art = extract_article(zh_page(tail="<p>责任编辑：王五</p>"), "http://x.example/n/1.html")
     assert art is not None
-    assert art.author == "王五"
+    assert art.author is None
+    art = extract_article(zh_page(tail="<p>（责任编辑：王五）</p>"), "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author is None
 
 
 @pytest.mark.parametrize(
@@ -246,7 +250,8 @@ def test_fragment_without_article_text_is_still_none() -> None:
         # a forum page's navigation after the label
         ("info", "作者：首页 论坛 帖子 回复", None),
         # the name stops at the next label or a non-name word
-        ("tail", "<p>责任编辑：吕峥 来源：新华网</p>", "吕峥"),
+        ("tail", "<p>作者：吕峥 来源：新华网</p>", "吕峥"),
+        ("tail", "<p>责任编辑：吕峥 来源：新华网</p>", None),
         ("tail", "<p>（记者陈智 整合）</p>", "陈智"),
         # a name glued to 记者 is taken when it starts with a surname
         ("info", "本报记者王五", "王五"),
@@ -255,8 +260,8 @@ def test_fragment_without_article_text_is_still_none() -> None:
         ("info", "记者 张三 通讯员 李四", "张三; 李四"),
         ("info", "本报实习生 刘国栋 周炜本报记者 王燕平", "刘国栋; 周炜; 王燕平"),
         ("tail", "<p>本报记者王五报道</p>", "王五"),
-        # an empty label does not take the next line's label for a name
-        ("info", "作者：<br>责任编辑：肖春芳", "肖春芳"),
+        # an empty label does not take the next line's label for a name, nor the editor
+        ("info", "作者：<br>责任编辑：肖春芳", None),
         # a transliteration printed with the name stays with it
         ("info", "作者：周思博 (Joel Spolsky) 译：陈斌", "周思博 (Joel Spolsky)"),
         # an agency is an author
@@ -473,3 +478,21 @@ def test_character_counts_follow_their_definitions() -> None:
         assert cjk_share(text) == expected
 
     check()
+
+
+def test_info_line_byline_when_the_headline_runs_into_the_body() -> None:
+    """A page whose first paragraph starts with the headline (the text source ran them together):
+    the byline of the info line between the printed headline and the body is the author, and the
+    editor line that ends the body is not."""
+    title = "统计局发布一季度经济数据国内生产总值同比增长"
+    html = (
+        f"<html><head><title>{title}_示例网</title></head><body>"
+        "<div class='nav'><a href='/'>首页</a> <a href='/n'>新闻</a></div>"
+        f"<div class='article'><h1>{title}</h1>"
+        "<div class='info'>2024-03-15 来源：本网 作者：王芳</div>"
+        f"<div class='content'><p>{title}国家统计局今天发布数据显示，一季度国内生产总值同比增长。</p>"
+        f"<p>{P2}</p><p>{P3}</p><p>（责任编辑：王明）</p></div></div></body></html>"
+    )
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == "王芳"

@@ -51,7 +51,7 @@ def trim_edges(text: str, *, keep_chars: int = 0) -> tuple[str, list[str]]:
     only text is a disclaimer keeps it: no body is worse).
     """
     trimmed, cut = _trim(text)
-    if keep_chars and sum(1 for c in trimmed if not c.isspace()) < keep_chars:
+    if keep_chars and len("".join(trimmed.split())) < keep_chars:
         return text, []
     return trimmed, cut
 

@@ -142,7 +142,7 @@ class _Votes:
 
 
 def _clean(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    return " ".join(text.split())
 
 
 def usable_title(text: str | None) -> str | None:
@@ -306,9 +306,9 @@ def _anchor(lines: list[str], body: str) -> int | None:
     A paragraph is a body line of some length ending like a sentence; lines the extractor kept
     from the page's chrome (a copyright line, a menu) usually do not.
     """
-    squeezed = [re.sub(r"\s+", "", ln) for ln in lines]
+    squeezed = ["".join(ln.split()) for ln in lines]
     for raw in body.split("\n"):
-        line = re.sub(r"\s+", "", raw)
+        line = "".join(raw.split())
         if len(line) < _ANCHOR_MIN_CHARS or not (
             _SENTENCE_END.search(line) or len(_SENTENCE_MARK.findall(line)) >= 2
         ):

@@ -1,8 +1,8 @@
 """Chinese byline patterns that the extraction library misses.
 
 Portals print the author in the text around the article, not in metadata: ``作者：张三``,
-``（记者 李四）``, ``本报记者 王五``, ``文/赵六``, ``责任编辑：孙七``. :func:`author_from_lines`
-looks for them in the text just before and just after the article body.
+``（记者 李四）``, ``本报记者 王五``, ``文/赵六``. :func:`author_from_lines` looks for them in the
+text just before and just after the article body. An editor (``责任编辑：孙七``) is not an author.
 """
 
 from __future__ import annotations
@@ -87,8 +87,6 @@ _PATTERNS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(rf"{_reporter(_REPORTER)}{_SEP}?({_NAMES})"),
      frozenset({"before", "head", "tail", "after"})),
     (re.compile(rf"(?:^|\s)文\s*[/／|]\s*({_NAMES})"), frozenset({"before", "head", "tail"})),
-    (re.compile(rf"(?:责任)?编辑\s*[:：]\s*({_NAMES}|{_LATIN_NAME})"),
-     frozenset({"before", "head", "tail", "after"})),
 )
 
 
@@ -141,7 +139,7 @@ def _chained(zone: str, pos: int) -> list[str]:
     return out
 
 
-# The first three patterns name the writer (作者, 记者); the others (文/, 编辑) are weaker: the
+# The first three patterns name the writer (作者, 记者); the last (文/) is weaker: the
 # caller may prefer page metadata to them.
 BYLINE_PATTERNS = 3
 
