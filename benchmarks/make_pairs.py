@@ -1,26 +1,18 @@
-"""Write labelled near-duplicate pairs (JSONL) from the dev corpora, for ``newscrawl eval``.
+"""Write labelled near-duplicate pairs (JSON Lines) from the dev corpora, for ``newscrawl eval``.
 
-Positives: every edit kind of ``evalkit.edits`` applied to every article of at least
-200 characters of THUCNews dev500 and the SogouCS sample (plus the sample's real exact duplicates);
-negatives: 3 same-category partners per article and the Sohu 2021 text-matching pairs (same event /
-same topic / unrelated; near-identical ones left out and counted).
-
-    python benchmarks/make_pairs.py --corpus CORPUS/dev --out pairs.jsonl [--seed 1]
+docs/benchmarks.md#make_pairspy.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: F401  (tests/ and this tree on sys.path)
+from evalkit import PairSet, load_sogou, load_sohu_pairs, load_thucnews, make_pairs
 
-from evalkit import PairSet, load_sogou, load_sohu_pairs, load_thucnews, make_pairs  # noqa: E402
-
-from newscrawl.evaluation import write_pairs  # noqa: E402
+from newscrawl.evaluation import write_pairs
 
 
 def build(corpus: Path, seed: int = 1, negatives_per_doc: int = 3) -> PairSet:

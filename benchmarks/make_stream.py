@@ -1,73 +1,6 @@
-"""Build the stream benchmark: a crawl-like stream of news texts with reprints and daily reports.
+"""Build the stream benchmark: news texts with reprints and daily template reports, in crawl order.
 
-    python benchmarks/make_stream.py --corpus PATH/TO/corpus/dev --out stream/ [--seed 1]
-
-A crawl compares every new article with every stored one; this stream is judged that way
-(``benchmarks/bench_stream.py`` runs it through ``newscrawl dedup``). It spans ``--days`` (10)
-simulated days and holds:
-
-* **corpus articles**: all of THUCNews dev500 (``thuc-NNNN``, line number), the SogouCS sample's
-  records with a body (``sogou-NNN``, title + newline + body, their real URLs), and both texts of
-  ``--sohu-pairs`` (100) randomly picked same-event pairs (grade 5) of each Sohu 2021 file
-  (``sohu-dd-NNNa``/``b``, ``sohu-dc-NNNa``/``b``; a text met in several pairs is one document). The
-  two texts of a pair are different articles on the same event, put within two days of each other:
-  hard negatives that must be kept.
-* **reprints**: of the corpus articles of at least ``MIN_REPRINT_CHARS`` (120) characters (shorter
-  Sohu texts are headlines or snippets that portals do not reprint as articles), 45 % get one
-  reprint later in the stream and 15 % two
-  (``<id>~r1``, ``<id>~r2``), on the same day or up to 3 days later, each with 1-3 edits of
-  ``evalkit.edits.STREAM_EDITS`` (source line, editor line, footer, "相关阅读"
-  headline list, image captions, headline tag, reworded headline, editor's note, a dropped
-  sentence, truncation, typos, punctuation width), applied text edits first, then the headline,
-  then what a portal wraps around a text.
-* **daily template reports** written by ``evalkit.templates.daily_reports``: weather,
-  exchange rate, market close, lottery, fuel and gold prices, air quality, traffic restrictions and
-  sports results, several cities / outlets / wordings, one report a series a day
-  (``tpl-<kind><n>-MMDD``, e.g. ``tpl-fx2-0305``). Each is a distinct article. 20 % of them are
-  reprinted the same day by another site (``~r1``) with light edits (source or editor line,
-  footer, tag, width, related reading): those are reprints.
-
-**Ground truth among corpus articles.** The corpora hold duplicates of their own (the SogouCS
-sample has 7 bodies under two URLs each; Sohu pairs can be near-identical texts; THUCNews has
-camera price reports of one shop that differ in price and a sentence). Every pair of corpus texts
-(stream and background) is compared by character 3-gram Jaccard (after NFKC, case folding and
-dropping punctuation and spaces, as the pair benchmark's ``char3_jaccard``); candidates come from a
-bottom-64 MinHash sketch of each text's 3-grams (any shared sketch value), then the exact Jaccard
-is computed:
-
-* Jaccard >= ``REPRINT`` (0.9): one document. Such texts are joined into a cluster; in the stream
-  the earliest member is the original and the later ones are labelled ``reprint`` with edit
-  ``exact`` (same normalised text) or ``near_exact``.
-* ``NEAR_EXACT`` (0.5) <= Jaccard < 0.9: ambiguous (a headline with a clause more, one price
-  report and the next, the same event retold). Neither dropping nor keeping one against the other
-  is judged: each lists the other's cluster original in ``near``, and the scorer counts such a
-  drop apart (neither correct nor wrong).
-* A background text with Jaccard >= 0.5 to a stream text is left out of the background (counted
-  in ``summary.json``).
-
-The template reports are not compared with each other: they are distinct by construction, however
-alike they read. A generated reprint inherits its source's cluster original and ``near`` list.
-
-Output files in ``--out``:
-
-* ``stream.jsonl``: one JSON object per line, in stream order, in the input shape of
-  ``newscrawl dedup``: ``{"id": str, "text": str, "url": str, "title": str}`` (ids and urls are
-  unique; ``title`` may be "").
-* ``labels.jsonl``: one object per line, same order: ``id``; ``kind``: ``original`` (a corpus
-  article reprinted later in the stream), ``distinct`` (a corpus article with no reprint),
-  ``template`` (a daily report), ``reprint``; ``original``: for a reprint the id of its cluster's
-  original (the first document of the cluster in the stream), else null; ``edit``: list of the
-  edit kinds of a reprint (``[]`` for the others); ``length``: characters of ``text``; and
-  ``source`` (thucnews, sogou, sohu_dd, sohu_dc, template), ``group`` (a Sohu pair ``sohu_dc:17``
-  or a template series ``fx/美元/a``, else null), ``name`` (a template report's "series date",
-  else null), ``day`` (0-based simulated day), ``near`` (ids of cluster originals a drop against
-  which is ambiguous, usually ``[]``).
-* ``background.jsonl``: the other dev texts (same shape as the stream): the Sohu texts not in the
-  stream, the cwced hand-cleaned bodies, the Readability and ScrapingHub article bodies and the
-  Clough-Stevenson answers, near-duplicates of stream texts left out.
-* ``summary.json``: counts.
-
-Deterministic for a given corpus and ``--seed``.
+What the stream holds and how it is labelled: docs/benchmarks.md#make_streampy-bench_streampy.
 """
 
 from __future__ import annotations
@@ -78,7 +11,6 @@ import html
 import json
 import random
 import re
-import sys
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -86,12 +18,10 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from evalkit.edits import STREAM_EDITS, EditContext  # noqa: E402
-from evalkit.pairs import load_sogou, load_thucnews  # noqa: E402
-from evalkit.templates import daily_reports  # noqa: E402
+import _common  # noqa: F401  (tests/ and this tree on sys.path)
+from evalkit.edits import STREAM_EDITS, EditContext
+from evalkit.pairs import load_sogou, load_thucnews
+from evalkit.templates import daily_reports
 
 NEAR_EXACT = 0.5
 REPRINT = 0.9

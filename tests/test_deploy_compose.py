@@ -156,11 +156,13 @@ def test_redis_uses_official_image_pinned_to_a_major(redis_svc: dict[str, Any]) 
 def test_redis_config_file_and_start_script_are_mounted_read_only(
     redis_svc: dict[str, Any],
 ) -> None:
-    for vol in redis_svc["volumes"]:
-        if isinstance(vol, str) and vol.startswith("./"):
-            source, target, mode = vol.split(":")
-            assert (ROOT / source).is_file(), source
-            assert mode == "ro", vol
+    host_files = [vol for vol in redis_svc["volumes"]
+                  if isinstance(vol, str) and vol.startswith("./")]
+    assert len(host_files) >= 2, redis_svc["volumes"]  # redis.conf and start.sh
+    for vol in host_files:
+        source, target, mode = vol.split(":")
+        assert (ROOT / source).is_file(), source
+        assert mode == "ro", vol
     command = redis_svc["command"]
     command = shlex.split(command) if isinstance(command, str) else command
     assert command[-1] == "/usr/local/etc/redis/start.sh"
@@ -183,6 +185,7 @@ def test_redis_listpack_limits_suit_the_simhash_index(redis_svc: dict[str, Any])
 
     conf = redis_conf_directives(redis_svc)
     # At least what the index asks for (it cannot CONFIG SET as the crawler's ACL user).
+    assert COMPACT_HASH_CONFIG
     for name, wanted in COMPACT_HASH_CONFIG.items():
         listpack_name = name.replace("ziplist", "listpack")
         assert int(conf[listpack_name]) >= wanted, name
@@ -218,14 +221,17 @@ def test_env_example_ships_no_secret_and_env_is_never_committed_or_built() -> No
 
 
 def test_redis_port_published_on_loopback_only(redis_svc: dict[str, Any]) -> None:
-    for ip in published_host_ips(redis_svc):
+    ips = published_host_ips(redis_svc)
+    assert ips, redis_svc.get("ports")  # (the check below needs a published port to look at)
+    for ip in ips:
         assert ip == "127.0.0.1", f"Redis published beyond loopback: {redis_svc['ports']}"
 
 
 def test_no_other_service_publishes_a_port(compose: dict[str, Any]) -> None:
-    for name, svc in compose["services"].items():
-        if name != "redis":
-            assert not svc.get("ports"), name
+    others = {name: svc for name, svc in compose["services"].items() if name != "redis"}
+    assert "crawler" in others, sorted(compose["services"])
+    for name, svc in others.items():
+        assert not svc.get("ports"), name
 
 
 def test_redis_data_on_a_named_volume(compose: dict[str, Any], redis_svc: dict[str, Any]) -> None:
@@ -478,6 +484,7 @@ def test_dockerfile_installs_with_the_constraints_file() -> None:
 def test_image_ships_no_sites_file() -> None:
     # The portals come from the host (compose mounts ./sites.toml); an image built from this
     # repository must not crawl the shipped portals on its own.
+    assert dockerfile_copied()
     for source in dockerfile_copied():
         assert source not in (".", "./", "*"), f"COPY {source}: copies the whole context"
         path = ROOT / source

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from crawlrun import wait_for
 from scrapy import Request, Spider
 from scrapy.utils.httpobj import urlparse_cached
 
@@ -21,7 +22,8 @@ class MySpider(Spider):
     name = "unit"
 
 
-LIMITS = {"a.test": (2, 0), "b.test": (2, 0), "slow.test": (0, 150), "one.test": (1, 0)}
+LIMITS = {"a.test": (2, 0), "b.test": (2, 0), "slow.test": (0, 150), "one.test": (1, 0),
+          "late.test": (0, 60_000)}
 
 
 def host_slot(request: Request) -> q.HostSlot:
@@ -62,6 +64,25 @@ def ack(queue: q.LeasedPriorityQueue, entry: q.Entry) -> None:
     assert queue.ack(entry, q.OUTCOME_DONE, [], 1, 3) == q.ACK_DONE
 
 
+def redis_ms(r: Any) -> int:
+    """The Redis clock (what the scripts read), in ms."""
+    seconds, micros = r.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def granted_after(r: Any, queue: q.LeasedPriorityQueue, timeout: float = 30) -> tuple[str, int]:
+    """Pop until a request is granted: its URL and the Redis clock just after its grant.
+    Timestamps, not the test's own sleeps, carry the timing assertions: a loaded machine can
+    only make the waits longer."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        entry = queue.pop()
+        if entry is not None:
+            return entry.request.url, redis_ms(r)
+        time.sleep(0.01)
+    raise AssertionError("nothing granted")
+
+
 def test_a_busy_host_waits_in_order_while_others_go_ahead(r: Any) -> None:
     queue = make_queue(r)
     push(queue, "http://a.test/1", "http://a.test/2", "http://a.test/3", "http://b.test/1",
@@ -78,43 +99,61 @@ def test_a_busy_host_waits_in_order_while_others_go_ahead(r: Any) -> None:
 
 def test_the_delay_holds_a_host_until_its_next_allowed_time(r: Any) -> None:
     queue = make_queue(r)
-    push(queue, "http://slow.test/1", "http://slow.test/2", "http://b.test/1")
-    assert urls(queue, 3) == ["http://slow.test/1", "http://b.test/1", None]
-    assert 0 < r.pttl("t:unit:slots:slow.test:next") <= 150
-    time.sleep(0.2)
-    assert urls(queue, 1) == ["http://slow.test/2"]
+    # a delay of a minute: held whatever the machine's load
+    push(queue, "http://late.test/1", "http://late.test/2", "http://b.test/1")
+    assert urls(queue, 3) == ["http://late.test/1", "http://b.test/1", None]
+    assert 0 < r.pttl("t:unit:slots:late.test:next") <= 60_000
+    # 150 ms: the next request is granted once they have passed on the Redis clock, not before
+    push(queue, "http://slow.test/1", "http://slow.test/2")
+    before = redis_ms(r)
+    assert urls(queue, 1) == ["http://slow.test/1"]
+    url, granted = granted_after(r, queue)
+    assert url == "http://slow.test/2" and granted - before >= 150
 
 
 def test_the_delay_is_jittered_like_scrapy(r: Any) -> None:
     queue = make_queue(r, randomize=True)
-    ttls = set()
+    delays = []
     for i in range(30):
-        push(queue, f"http://slow.test/{i}")
+        push(queue, f"http://late.test/{i}")
+        before = redis_ms(r)
         assert queue.pop() is not None
-        ttls.add(r.pttl("t:unit:slots:slow.test:next"))
-        r.delete("t:unit:slots:slow.test:next")
-    assert all(75 - 1 <= t <= 225 for t in ttls), ttls
-    # spread over the range: 30 uniform draws all above 110 or all below 190: p < 0.001
-    assert min(ttls) < 110 and max(ttls) > 190, sorted(ttls)
+        after = redis_ms(r)
+        # the key holds the next allowed time (grant time + delay), the grant between the clocks
+        next_allowed = int(r.get("t:unit:slots:late.test:next"))
+        delays.append((next_allowed - after, next_allowed - before))
+        r.delete("t:unit:slots:late.test:next")
+    # each delay lies in [low, high]: within 0.5-1.5 x the host's delay
+    assert all(30_000 - 1 <= high and low <= 90_000 for low, high in delays), delays
+    # spread over the range: 30 uniform draws all above 44 s or all below 76 s: p < 0.001
+    assert min(high for _, high in delays) < 44_000 and max(low for low, _ in delays) > 76_000
 
 
 def test_a_dead_workers_slot_frees_itself_when_its_lease_expires(r: Any) -> None:
     queue = make_queue(r, lease=0.1)
     push(queue, "http://one.test/1", "http://one.test/2")
-    assert urls(queue, 2) == ["http://one.test/1", None]
-    time.sleep(0.15)  # nobody acks, reaps or renews: the slot's lease alone runs out
-    assert urls(queue, 1) == ["http://one.test/2"]
+    before = redis_ms(r)
+    assert urls(queue, 1) == ["http://one.test/1"]
+    # nobody acks, reaps or renews: the slot's lease alone runs out, not before its 100 ms
+    url, granted = granted_after(r, queue)
+    assert url == "http://one.test/2" and granted - before >= 100
 
 
 def test_renewing_a_lease_keeps_its_slot(r: Any) -> None:
-    queue = make_queue(r, lease=0.3)
+    queue = make_queue(r, lease=1.0)
     push(queue, "http://one.test/1", "http://one.test/2")
     entry = queue.pop()
     assert entry is not None
-    for _ in range(3):
-        time.sleep(0.15)
+    renewed = last = redis_ms(r)
+    start = last
+    while renewed - start < 2_000:  # twice the lease, renewed well within it
+        time.sleep(0.1)
+        now = redis_ms(r)
+        if now - last >= 1_000:  # the machine stalled past the lease: start again
+            pytest.skip("renewals further apart than the lease on this loaded machine")
         assert queue.renew([entry.raw]) == 1
-    assert urls(queue, 1) == [None]
+        renewed = last = redis_ms(r)
+        assert urls(queue, 1) == [None]
 
 
 @pytest.mark.parametrize("how", ["ack", "requeue", "reap", "dead worker"])
@@ -129,8 +168,7 @@ def test_every_way_out_of_flight_frees_the_slot(r: Any, how: str) -> None:
     elif how == "requeue":
         assert queue.requeue(entry.raw)
     elif how == "reap":
-        time.sleep(0.1)
-        assert queue.reap() == 1
+        wait_for(lambda: queue.reap() == 1, timeout=30, what="the lease to expire")
     else:
         r.hset("t:unit:workers", "w-dead", "{}")  # registered, its heartbeat key gone
         marker = RunMarker(r, CrawlKeys("t", "unit"), ttl=60, retry=RetryPolicy(1),
@@ -222,37 +260,46 @@ def test_the_grant_keeps_a_host_at_the_shared_delay_for_every_worker(r: Any) -> 
         for queue in (one, two):
             queue.adapt_delay(slot, 0.6, True)
     push(one, "http://b.test/1", "http://b.test/2", "http://b.test/3")
+    before = redis_ms(r)
     assert urls(one, 1) == ["http://b.test/1"]
-    # the next turn is ~300 ms (0.6 s / 2) away, for the other worker too
-    assert 250 <= r.pttl("t:unit:slots:b.test:next") <= 300
-    assert urls(two, 1) == [None] and urls(one, 1) == [None]
-    time.sleep(0.32)
-    assert urls(two, 2) == ["http://b.test/2", None]
+    after = redis_ms(r)
+    # the next turn is ~300 ms (0.6 s / 2) after the grant, for the other worker too
+    next_allowed = int(r.get("t:unit:slots:b.test:next") or 0)
+    assert next_allowed - after <= 300 and 250 <= next_allowed - before
+    url, granted = granted_after(r, two)
+    assert url == "http://b.test/2" and granted >= next_allowed
+    assert urls(two, 1) == [None]
 
 
 def test_the_start_delay_holds_a_host_with_no_response_yet(r: Any) -> None:
     slow_start = q.Throttle(target_concurrency=1.0, start_ms=150.0, max_ms=3000.0, ttl_ms=60_000)
     one, two = (make_queue(r, worker=f"w{i}", throttle=slow_start) for i in range(2))
     push(one, "http://b.test/1", "http://b.test/2")
+    before = redis_ms(r)
     assert urls(one, 1) == ["http://b.test/1"]
-    assert 100 <= r.pttl("t:unit:slots:b.test:next") <= 150
-    assert urls(two, 1) == [None]
-    time.sleep(0.16)
-    assert urls(two, 1) == ["http://b.test/2"]
+    after = redis_ms(r)
+    next_allowed = int(r.get("t:unit:slots:b.test:next") or 0)
+    assert next_allowed - after <= 150 <= next_allowed - before  # the delay: grant + 150 ms
+    url, granted = granted_after(r, two)
+    assert url == "http://b.test/2" and granted >= next_allowed
 
 
 def test_a_pop_that_grants_nothing_says_when_a_delayed_host_is_free(r: Any) -> None:
     queue = make_queue(r)
-    push(queue, "http://slow.test/1", "http://slow.test/2", "http://slow.test/3",
+    push(queue, "http://late.test/1", "http://late.test/2", "http://late.test/3",
          "http://one.test/1", "http://one.test/2")
-    assert urls(queue, 3) == ["http://slow.test/1", "http://one.test/1", None]
-    # slow.test waits for its delay (150 ms), one.test for a slot: the scheduler asks again then
-    assert queue.next_turn_ms is not None and 100 <= queue.next_turn_ms <= 150
-    time.sleep(queue.next_turn_ms / 1000 + 0.01)
-    assert urls(queue, 2) == ["http://slow.test/2", None]
-    assert queue.next_turn_ms is not None  # slow.test's delay again
-    time.sleep(0.16)
-    assert urls(queue, 2) == ["http://slow.test/3", None]
+    assert urls(queue, 3) == ["http://late.test/1", "http://one.test/1", None]
+    # late.test waits for its delay (a minute), one.test for a slot: the scheduler asks again
+    # when the delay ends (the key's time to live when the pop looked, so no less than now)
+    ttl = r.pttl("t:unit:slots:late.test:next")
+    assert queue.next_turn_ms is not None and 0 < ttl <= queue.next_turn_ms <= 60_000
+    r.delete("t:unit:slots:late.test:next")  # its delay is over
+    assert urls(queue, 2) == ["http://late.test/2", None]
+    assert queue.next_turn_ms is not None  # late.test's delay again
+    r.delete("t:unit:slots:late.test:next")
+    assert urls(queue, 2) == ["http://late.test/3", None]
+    r.delete("t:unit:slots:late.test:next")
+    assert urls(queue, 1) == [None]
     assert queue.next_turn_ms is None  # only one.test's slot holds its request back
 
 
