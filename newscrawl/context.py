@@ -235,6 +235,7 @@ def check_settings(settings: BaseSettings) -> None:
             "it has no effect", name, scrapy_name)
     for setting in REGISTRY:
         read_setting(settings, setting.name)
+    CrawlConfig.from_settings(settings)  # what only the configuration checks (appendfsync)
     idf_file = read_setting(settings, "NEWSCRAWL_IDF_FILE")
     if idf_file and read_setting(settings, "NEWSCRAWL_DEDUP_ENABLED"):
         _check_idf_file(idf_file)
@@ -252,7 +253,6 @@ def _check_idf_file(path: str) -> None:
     except OSError as exc:
         raise ConfigError(f"NEWSCRAWL_IDF_FILE: cannot read {path}: {exc.strerror or exc}"
                           ) from exc
-    CrawlConfig.from_settings(settings)  # what only the configuration checks (appendfsync)
 
 
 class CrawlContext:
