@@ -17,7 +17,10 @@ def main() -> int:
         os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "newscrawl.settings")
         from scrapy.cmdline import execute
 
-        execute(["scrapy", "crawl", "portal", *sys.argv[2:]])  # exits with the crawl's code
+        args = sys.argv[2:]
+        if args[:1] == ["portal"]:  # `newscrawl crawl portal ...`, as one writes `scrapy crawl`
+            args = args[1:]
+        execute(["scrapy", "crawl", "portal", *args])  # exits with the crawl's code
         return 0
     from newscrawl.cli import main as cli_main
 

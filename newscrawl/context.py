@@ -236,6 +236,23 @@ def check_settings(settings: BaseSettings) -> None:
     for setting in REGISTRY:
         read_setting(settings, setting.name)
     CrawlConfig.from_settings(settings)  # what only the configuration checks (appendfsync)
+    idf_file = read_setting(settings, "NEWSCRAWL_IDF_FILE")
+    if idf_file and read_setting(settings, "NEWSCRAWL_DEDUP_ENABLED"):
+        _check_idf_file(idf_file)
+
+
+def _check_idf_file(path: str) -> None:
+    """:class:`ConfigError` when ``NEWSCRAWL_IDF_FILE`` cannot be read or parsed, before the crawl
+    starts (the worker process that fingerprints would otherwise meet it mid-start)."""
+    from newscrawl.simhash.idf import IdfFormatError, load_idf  # not at import: jieba is slow
+
+    try:
+        load_idf(path)
+    except IdfFormatError as exc:
+        raise ConfigError(f"NEWSCRAWL_IDF_FILE: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"NEWSCRAWL_IDF_FILE: cannot read {path}: {exc.strerror or exc}"
+                          ) from exc
 
 
 class CrawlContext:

@@ -55,6 +55,22 @@ def test_a_bad_setting_is_one_line_naming_it(tmp_path: Path, setting: str, messa
     assert "Traceback" not in log and "Task exception" not in log
 
 
+@pytest.mark.parametrize("content,message", [
+    (None, "NEWSCRAWL_IDF_FILE: cannot read"),
+    ("新闻 abc\n", "NEWSCRAWL_IDF_FILE: "),
+])
+def test_an_unreadable_idf_file_is_one_line_naming_the_setting(
+        tmp_path: Path, content: str | None, message: str) -> None:
+    idf = tmp_path / "idf.txt"
+    if content is not None:
+        idf.write_text(content, encoding="utf-8")
+    code, log = start_errors(tmp_path, "-s", f"NEWSCRAWL_IDF_FILE={idf}")
+    assert code == 1, log[-3000:]
+    errors = [line for line in log.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and message in errors[0], log[-3000:]
+    assert "Traceback" not in log and "Task exception" not in log
+
+
 def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
         tmp_path: Path, portal: MockPortal) -> None:
     portal.set("/", html_page(list_html("首页", [])))

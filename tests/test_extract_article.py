@@ -320,6 +320,34 @@ def test_boilerplate_that_ends_a_body_is_cut(tail: str) -> None:
     assert art.text.split("\n") == [P1, P2, P3]
 
 
+@pytest.mark.parametrize(
+    "dateline",
+    ["<p>2026-11-25 09:00</p>", "<p>发布时间：2026-11-21 09:15 来源：本地新闻网 作者：王明</p>",
+     "<p>2026年11月25日 来源：新华社</p>"],
+)
+def test_a_date_line_that_starts_the_body_is_cut(dateline: str) -> None:
+    # a page whose date line is the body's first paragraph (no info <div> of its own), and its
+    # reprint posted at another time: both texts must be the story alone, or the near-duplicate
+    # check compares the two times and stores the reprint too
+    def page(line: str) -> str:
+        return (f"<html><head><meta charset='utf-8'><title>标题</title></head><body><article>"
+                f"<h1>消防安全宣传走进中小学</h1>{line}<p>{P1}</p><p>{P2}</p><p>{P3}</p>"
+                "</article></body></html>")
+
+    original = extract_article(page(dateline), "http://x.example/n/1.html")
+    reprint = extract_article(page("<p>2026-11-26 15:00</p>"), "http://y.example/n/2.html")
+    assert original is not None and reprint is not None
+    assert original.text.split("\n") == [P1, P2, P3] == reprint.text.split("\n")
+
+
+def test_a_body_that_opens_with_a_date_keeps_its_sentence() -> None:
+    first = "2026年11月25日，市消防救援支队在全市中小学开展冬季消防安全宣传活动。"
+    html = zh_page().replace(f"<p>{P1}</p>", f"<p>{first}</p><p>{P1}</p>")
+    art = extract_article(html, "http://x.example/n/1.html")
+    assert art is not None
+    assert art.text.split("\n")[0] == first
+
+
 def test_english_related_list_at_the_end_is_cut() -> None:
     paras = [f"The council met on Tuesday to discuss the budget for item {i}, and the members "
              "agreed to publish the figures before the next session of the assembly."

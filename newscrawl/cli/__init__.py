@@ -59,7 +59,9 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         prog="newscrawl",
         description="Look at what newscrawl crawled: fingerprints, the near-duplicate index, "
         "recorded duplicates, the crawl's Redis; and a demo crawl.",
-        epilog="Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (Ctrl-C). "
+        epilog="`newscrawl crawl [OPTIONS]` runs the crawl: `scrapy crawl portal [OPTIONS]` "
+        "(-a sites=FILE, -s NAME=VALUE, -O FILE), with Ctrl-C and SIGTERM handled from its "
+        "start. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (Ctrl-C). "
         "`newscrawl COMMAND --help` for the options of a command.",
         parents=[common],
     )

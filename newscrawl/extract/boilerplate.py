@@ -1,5 +1,5 @@
-"""Boilerplate that ends an article body: disclaimers, copyright and ICP lines, report addresses,
-"related" lists.
+"""Boilerplate at a body's edges: disclaimers, copyright and ICP lines, report addresses, "related"
+lists at its end; a date or info line (``发布时间：... 来源：... 作者：...``) at its start.
 
 The extraction library keeps such lines when the portal prints them inside the article container.
 :data:`EDGE_PATTERNS` is the one table of them (``benchmarks/bench_extraction.py`` reports how
@@ -38,6 +38,18 @@ RELATED_HEADINGS = re.compile(
     r"|^related\s*:",
     re.I,
 )
+# A date: 2026-11-25, 2026/11/25, 2026.11.25, 2026年11月25日.
+_DATE = re.compile(
+    r"(?:19|20)\d\d\s*(?:[-/.]\s*\d{1,2}\s*[-/.]\s*\d{1,2}|年\s*\d{1,2}\s*月\s*\d{1,2}\s*日)")
+# What else a date line may hold: times, labels and their short values (a name, an outlet).
+_DATELINE_REST = re.compile(
+    r"^(?:[\s\d:：|｜/\-.()（）\[\]【】]"
+    r"|(?:发布|更新|发表|来源|稿源|作者|记者|编辑|责任编辑|时间|日期|浏览|阅读|点击|字号|大|中|小)"
+    r"(?:次数|量)?\s*[:：]?\s*[^\s:：|｜]{0,12})*$"
+)
+# A date line is short; the first lines of a body are looked at, no more.
+_DATELINE_CHARS = 80
+_DATELINE_LINES = 2
 # A line of a "related" list is short: a headline, not a paragraph.
 _LIST_LINE_CHARS = 100
 # How far from the end a "related" heading is looked for.
@@ -56,9 +68,24 @@ def trim_edges(text: str, *, keep_chars: int = 0) -> tuple[str, list[str]]:
     return trimmed, cut
 
 
+def _is_dateline(line: str) -> bool:
+    """A line that only dates the article (and names its source or author): no body text."""
+    line = line.strip()
+    if not line or len(line) > _DATELINE_CHARS:
+        return False
+    date = _DATE.search(line)
+    if date is None:
+        return False
+    return bool(_DATELINE_REST.match(line[: date.start()] + " " + line[date.end():]))
+
+
 def _trim(text: str) -> tuple[str, list[str]]:
     lines = text.split("\n")
     cut: list[str] = []
+    for _ in range(_DATELINE_LINES):
+        if len(lines) > 1 and _is_dateline(lines[0]):
+            del lines[0]
+            cut.append("dateline")
     while lines:
         last = lines[-1].strip()
         name = next((n for n, p in EDGE_PATTERNS if p.search(last)), None)
