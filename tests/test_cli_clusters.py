@@ -121,6 +121,8 @@ def test_clusters_original_title_from_the_record_first(
                              "--store-dir", str(tmp_path / "none"))  # fmt: skip
     assert code == 0, err
     assert json_lines(out)[0]["original_title"] == "记录里的标题"
+    code, out, err = run_cli(capsys, *url_args, "clusters", "--store-dir", str(tmp_path / "none"))
+    assert out.rstrip().endswith("1 of 1 original shown (1 near-duplicate recorded), newest first")
 
 
 def test_a_copy_stored_before_the_original_published_first_joins_its_cluster(

@@ -208,10 +208,10 @@ def cmd_clusters(args: argparse.Namespace) -> int:
             print(
                 f"  d={d.distance:<2} {_when(d.seen_at)}  {d.url}" + (f"  [{site}]" if site else "")
             )
-    print(
-        f"\n{len(clusters)} of {total_clusters} originals shown ({total_records} near-duplicates "
-        "recorded), newest first"
-    )
+    records = "near-duplicate" if total_records == 1 else "near-duplicates"
+    originals = "original" if total_clusters == 1 else "originals"
+    print(f"\n{len(clusters)} of {total_clusters} {originals} shown ({total_records} {records}"
+          " recorded), newest first")
     return ExitCode.OK
 
 
