@@ -384,6 +384,7 @@ def test_unreachable_redis_is_a_clear_error(
     assert code == 1 and "cannot reach Redis (redis://127.0.0.1:1/0)" in err
     code, _, err = run_cli(capsys, "--data-dir", str(tmp_path / "none"), "duplicates")
     assert code == 1 and "no newscrawl data directory" in err
+    assert "or check the path" in err and "pass --data-dir" not in err  # it was passed
     code, _, err = run_cli(capsys, "--redis-url", "notaurl", "stats")
     assert code == 1 and err.startswith("newscrawl: error: bad Redis URL notaurl:")
 

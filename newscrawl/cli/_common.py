@@ -262,10 +262,10 @@ def open_redis(args: argparse.Namespace, *, create: bool = False) -> Iterator[An
         data_dir = resolve_data_dir(args.data_dir)
         where = f"embedded Redis in {data_dir}"
         if not data_dir.is_dir() and not create:
-            raise CliError(
-                f"no newscrawl data directory at {data_dir} (run a crawl first, or pass "
-                "--data-dir / --redis-url / set REDIS_URL)"
-            )
+            hint = ("run a crawl with this data directory first, or check the path"
+                    if args.data_dir else
+                    "run a crawl first, or pass --data-dir / --redis-url / set REDIS_URL")
+            raise CliError(f"no newscrawl data directory at {data_dir} ({hint})")
     try:
         client = get_client(url, args.data_dir, socket_connect_timeout=5, socket_timeout=60)
     except ValueError as exc:  # redis-py's verdict on a malformed URL
