@@ -3,11 +3,8 @@
 -- version ("" = unchecked), ARGV[4] doc id, ARGV[5] today (day number), ARGV[6] now (seconds),
 -- ARGV[7] sketch ("" = none). Returns 1 if the fingerprint is new, else 0.
 local fp, version, doc, today, now = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
-local qs = ARGV[7]
-if qs == '' then
-  qs = nil
-end
-local refused = bad_input(fp, qs) or bad_day(today, qs) or version_error(version, true)
+local qs = sketch_arg(ARGV[7])
+local refused = write_refused(fp, today, version, qs)
 if refused then
   return refused
 end

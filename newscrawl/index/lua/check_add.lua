@@ -11,11 +11,8 @@
 -- entries that are not near are left to prune.lua.
 local fp, version, maxd = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local min_day, doc, today, now = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7]), ARGV[8]
-local qs = ARGV[9]
-if qs == '' then
-  qs = nil
-end
-local refused = bad_input(fp, qs) or bad_day(today, qs) or version_error(version, true)
+local qs = sketch_arg(ARGV[9])
+local refused = write_refused(fp, today, version, qs)
 if refused then
   return refused
 end

@@ -72,6 +72,19 @@ local function version_error(version, writing)
   return nil
 end
 
+-- A script's sketch argument: nil for "" (a fingerprint stored or looked up without a sketch).
+local function sketch_arg(value)
+  if value == '' then
+    return nil
+  end
+  return value
+end
+
+-- The error reply a writing script (add, check_add) returns before it writes, or nil.
+local function write_refused(fp, today, version, qs)
+  return bad_input(fp, qs) or bad_day(today, qs) or version_error(version, true)
+end
+
 -- A block-0 record: day, doc id, sketch (nil when stored without one); nil when unreadable.
 -- With a sketch: <code byte 1-5><day, 2 bytes big-endian><sketch><doc id without the prefix the
 -- code names>; without: "<day>:<doc id>".

@@ -4,10 +4,7 @@
 -- retention), ARGV[6] sketch ("" = none), ARGV[7] its thresholds.
 -- Returns a flat array {distance, fingerprint hex, doc id, ...}, nearest first.
 local fp, version, maxd, min_day = ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
-local qs = ARGV[6]
-if qs == '' then
-  qs = nil
-end
+local qs = sketch_arg(ARGV[6])
 local refused = bad_input(fp, qs) or version_error(version, false)
 if refused then
   return refused
