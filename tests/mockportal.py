@@ -203,6 +203,8 @@ class MockPortal:
         self.articles: dict[str, Article] = {}
         self.delays: dict[str, float] = {}  # path -> seconds to wait before answering
         self.failures: dict[str, list[int | None]] = {}  # path -> [status, remaining or None]
+        self.held: set[str] = set()  # paths answered only once :meth:`release` is called
+        self._released = threading.Event()
         self.in_flight = 0  # requests being answered now
         self.peak_in_flight = 0  # the most requests ever answered at once
         # [path, arrival, end of the answer] (time.monotonic()) of every request
@@ -243,6 +245,7 @@ class MockPortal:
                     else:
                         page = portal.pages.get(path)
                     delay = portal.delays.get(path, 0.0)
+                    held = path in portal.held
                     failure = portal.failures.get(path)
                     if failure is not None:
                         status, remaining = failure
@@ -253,6 +256,8 @@ class MockPortal:
                                 del portal.failures[path]
                 if page is None:
                     page = Page(b"<html><body>not found</body></html>", status=404)
+                if held:
+                    portal._released.wait(timeout=120)
                 if delay:
                     time.sleep(delay)
                 self.send_response(page.status)
@@ -354,6 +359,18 @@ class MockPortal:
                     self.delays[path] = seconds
                 else:
                     self.delays.pop(path, None)
+
+    def hold(self, paths: Iterable[str]) -> None:
+        """Keep requests to these paths waiting (up to 120 s) until :meth:`release`."""
+        with self._lock:
+            self._released.clear()
+            self.held.update(paths)
+
+    def release(self) -> None:
+        """Answer the held requests, and stop holding."""
+        with self._lock:
+            self.held.clear()
+        self._released.set()
 
     def fail(self, path: str, times: int | None = None, status: int = 503) -> None:
         """Answer ``path`` with ``status`` for the next ``times`` requests (None: until

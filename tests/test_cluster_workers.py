@@ -116,9 +116,19 @@ def test_late_cron_worker_joins_the_running_run(
     workers.append(first)
     wait_for(lambda: sum(article_hits(articles(portals)).values()) >= 3, timeout=60,
              what="the first worker fetching articles")
-    late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
-                       log_path=tmp_path / "late.log")
-    workers.append(late)
+    # Hold the first worker's next article pages until the late worker has joined, so the
+    # queue still has work for it however long a loaded machine takes to start it.
+    for portal in (portals.a, portals.b):
+        portal.hold(path for p, path in articles(portals) if p is portal)
+    try:
+        late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                           log_path=tmp_path / "late.log")
+        workers.append(late)
+        wait_for(lambda: "Joined crawl run" in late.log(), timeout=90,
+                 what="the late worker joining the run")
+    finally:
+        for portal in (portals.a, portals.b):
+            portal.release()
     r_first, r_late = finished(first), finished(late)
     assert "Joined crawl run" in r_late.log and "Joined crawl run" not in r_first.log
     assert r_late.stats.get("newscrawl/scheduler/start_skipped", 0) == 2  # one per portal
