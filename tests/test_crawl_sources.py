@@ -241,7 +241,7 @@ def test_joining_worker_leaves_sitemaps_and_feeds_to_the_run(
     add_articles(p, range(1, 9))
     p.set("/sitemap.xml", xml_page(urlset([p.url(art(i)) for i in range(1, 5)])))
     p.set("/rss.xml", xml_page(rss(rss_links(p, [5, 6, 7, 8]))))
-    p.delay([art(i) for i in range(1, 9)], 2.0)  # long enough for the late worker to join
+    p.delay([art(i) for i in range(1, 9)], 0.5)
     sites = tmp_path / "sites.toml"
     sites.write_text(
         f'[[sites]]\nname = "maps"\narticle_url = {ARTICLE_URL}\n'
@@ -253,9 +253,15 @@ def test_joining_worker_leaves_sitemaps_and_feeds_to_the_run(
     workers.append(first)
     wait_for(lambda: sum(p.hit_counts().get(art(i), 0) for i in range(1, 9)) >= 2, timeout=60,
              what="the first worker fetching articles")
-    late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
-                       log_path=tmp_path / "late.log")
-    workers.append(late)
+    p.hold(art(i) for i in range(1, 9))  # the run stays open however slow the late start is
+    try:
+        late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
+                           log_path=tmp_path / "late.log")
+        workers.append(late)
+        wait_for(lambda: "Joined crawl run" in late.log(), timeout=90,
+                 what="the late worker joining the run")
+    finally:
+        p.release()
     r_first, r_late = first.wait(), late.wait()
     assert r_first.returncode == 0 and r_late.returncode == 0, r_late.log[-3000:]
     assert "Joined crawl run" in r_late.log
