@@ -1,5 +1,6 @@
 """The extraction library's calls: its tree of the page, its body text, and its metadata (title,
-date, author) read only when our own rules found nothing.
+date, author) read only when our own rules found nothing; its author search alone when only the
+author is asked for, skipped on a page where none of its author paths can match.
 
 See docs/design/extraction.md.
 """
@@ -7,17 +8,21 @@ See docs/design/extraction.md.
 from __future__ import annotations
 
 import copy
+import logging
 import re
 
 import lxml.html
 import trafilatura
-from trafilatura.metadata import extract_metadata
+from lxml import etree
+from trafilatura.metadata import examine_meta, extract_author, extract_meta_json, extract_metadata
 from trafilatura.utils import load_html
 
 from newscrawl.errors import NewscrawlError
 from newscrawl.extract.dates import ParsedDate, parse_date
 
-__all__ = ["ExtractionError", "LibraryMetadata", "library_body", "library_tree"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["ExtractionError", "LibraryMetadata", "library_author", "library_body", "library_tree"]
 
 # The extraction library treats a page as HTML only when "html" is among its first 50 characters.
 _LIBRARY_SNIFF = re.compile("html", re.I)
@@ -68,6 +73,42 @@ def library_body(tree: lxml.html.HtmlElement, url: str, favor: str | None) -> ob
         raise ExtractionError(f"trafilatura failed on {url}: {exc!r}") from exc
 
 
+# What the library's author paths (trafilatura.xpaths.AUTHOR_XPATHS) test: these attributes, an
+# <author> element, an element with a <rel> child. A page where no value of them holds one of the
+# words below (any case) has no element those paths select, in its tree or in any pruned copy.
+_AUTHOR_ATTRIBUTES = etree.XPath(
+    "//@class|//@id|//@rel|//@itemprop|//@data-testid|//@data-component", smart_strings=False)
+_AUTHOR_ELEMENTS = etree.XPath("boolean(//author|//rel)")
+_AUTHOR_WORDS = re.compile(
+    "author|byl|bbl|username|screenname|writer|channel-name|zuozhe|bianji|xiaobian|submitted-by"
+    "|posted-by|journalist-name", re.I)
+
+
+def _may_name_author(tree: lxml.html.HtmlElement) -> bool:
+    """Whether the library's author paths can select an element of ``tree``."""
+    if _AUTHOR_ELEMENTS(tree):
+        return True
+    values = _AUTHOR_ATTRIBUTES(tree)
+    return isinstance(values, list) and bool(_AUTHOR_WORDS.search("\n".join(map(str, values))))
+
+
+def library_author(tree: lxml.html.HtmlElement) -> str | None:
+    """The author the library's metadata pass gives the page: its author ``<meta>`` (a name of
+    two words or more), then its JSON-LD, then its author paths over the page, the same steps
+    as ``extract_metadata`` without the title, date, site name and tag searches. Leaves ``tree``
+    as it is."""
+    metadata = examine_meta(tree)
+    if metadata.author and " " not in metadata.author:
+        metadata.author = None
+    try:
+        metadata = extract_meta_json(tree, metadata)
+    except Exception as exc:  # as the library's own pass: its JSON-LD reader has bugs
+        logger.debug("JSON-LD metadata not read: %s", exc)
+    if metadata.author:
+        return str(metadata.author)
+    return extract_author(tree) if _may_name_author(tree) else None
+
+
 class LibraryMetadata:
     """The library's title, date and author of a page, read the first time one is asked for.
 
@@ -80,6 +121,7 @@ class LibraryMetadata:
         self._url = url
         self._extensive = extensive
         self._document: object | None = None
+        self._author: tuple[str | None] | None = None
 
     def _read(self, field: str) -> str | None:
         if self._tree is None:
@@ -106,5 +148,14 @@ class LibraryMetadata:
         return parse_date(self._read("date"))
 
     def author(self) -> str | None:
-        return self._read("author")
+        """The library's author: from its whole metadata pass when that ran already, otherwise
+        from :func:`library_author`, which gives the same."""
+        if self._document is not None or self._tree is None:
+            return self._read("author")
+        if self._author is None:
+            try:
+                self._author = (library_author(self._tree),)
+            except Exception as exc:  # the library's failure modes are not enumerable
+                raise ExtractionError(f"trafilatura failed on {self._url}: {exc!r}") from exc
+        return self._author[0] or None
 
