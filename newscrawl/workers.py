@@ -13,9 +13,11 @@ import collections
 import contextlib
 import logging
 import multiprocessing
+import pickle
 import queue
 import signal
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,6 +88,48 @@ def _run(kind: str, payload: Any, idf_file: str | None) -> Any:
     return _analyze(payload, idf_file)
 
 
+class RemoteTraceback(Exception):
+    """The cause of an exception a worker raised: its traceback there, as text."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _raised_again(exc: BaseException, worker_traceback: str) -> BaseException:
+    exc.__cause__ = RemoteTraceback(worker_traceback)
+    return exc
+
+
+class _Raised:
+    """An exception sent back by a worker: unpickled, it is the exception itself, caused by a
+    :class:`RemoteTraceback` of the worker's traceback."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+        self.traceback = "".join(traceback.format_exception(exc))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _raised_again, (self.exc, self.traceback)
+
+
+# A reply: (the result, None), (None, the exception raised), or None: run the job in-process.
+Outcome = tuple[Any, BaseException | None]
+
+
+def _outcome(kind: str, payload: Any, idf_file: str | None) -> tuple[Any, Any] | None:
+    """The job's result, or the exception it raised when that can be sent back (None: it
+    cannot, the caller runs the job itself)."""
+    try:
+        return _run(kind, payload, idf_file), None
+    except Exception as exc:
+        raised = _Raised(exc)
+        try:
+            pickle.loads(pickle.dumps(raised))
+        except Exception:
+            return None
+        return None, raised
+
+
 class _Records(logging.Handler):
     """Keeps the worker's log records of one job, to be logged again by the caller."""
 
@@ -107,8 +151,8 @@ class _Records(logging.Handler):
 
 def _serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level: int) -> None:
     """Worker process: its decision version first (None without fingerprints), then
-    ``(request id, kind, payload)`` in, ``(request id, result or None on an error, log records
-    at ``log_level`` or above)`` out.
+    ``(request id, kind, payload)`` in, ``(request id, outcome, log records at ``log_level`` or
+    above)`` out (:func:`_outcome`).
 
     A thread reads the pipe into a queue, so the caller's ``send`` never waits on a worker that
     is itself waiting for the caller to read its answers."""
@@ -137,12 +181,11 @@ def _serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level
     threading.Thread(target=read, daemon=True).start()
     while (job := jobs.get()) is not None:
         request_id, kind, payload = job
-        result = None  # an error: recomputed in-process, raised for its page or text
-        with contextlib.suppress(Exception):
-            result = _run(kind, payload, idf_file)
+        outcome = _outcome(kind, payload, idf_file)
         logged = records.take()
         try:
-            conn.send((request_id, result, logged if result is not None else []))
+            # without an outcome the caller runs the job again and logs what it logs
+            conn.send((request_id, outcome, logged if outcome is not None else []))
         except (OSError, ValueError):
             return
 
@@ -165,7 +208,7 @@ class _Worker:
                                    daemon=True, name="newscrawl-fingerprint")
         self.process.start()
         child.close()
-        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.pending: dict[int, asyncio.Future[Outcome | None]] = {}
         self.in_pipe = 0  # sent, not answered yet
         self.waiting: collections.deque[tuple[int, str, Any]] = collections.deque()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -181,9 +224,9 @@ class _Worker:
             raise WorkerFailed(f"fingerprint worker did not start: {error}")
         self.version = None if version is None else str(version)
 
-    def submit(self, kind: str, payload: Any) -> asyncio.Future[Any]:
-        """The future of the job's result (None: run it in-process). Raises RuntimeError
-        without a running loop, :class:`WorkerFailed` when the worker is gone."""
+    def submit(self, kind: str, payload: Any) -> asyncio.Future[Outcome | None]:
+        """The future of the job's :data:`Outcome` (None: run it in-process). Raises
+        RuntimeError without a running loop, :class:`WorkerFailed` when the worker is gone."""
         if self.broken:
             raise WorkerFailed("worker is gone")
         loop = asyncio.get_running_loop()
@@ -192,7 +235,7 @@ class _Worker:
             loop.add_reader(self.conn.fileno(), self._on_readable)
             self.loop = loop
         self._next_id += 1
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[Outcome | None] = loop.create_future()
         self.pending[self._next_id] = future
         self.waiting.append((self._next_id, kind, payload))
         self._send_waiting()
@@ -315,14 +358,24 @@ class WorkerPool:
         return sum(not w.broken for w in self._workers)
 
     async def _call(self, kind: str, payload: Any, local: Callable[[], Any]) -> Any:
+        """The job's result from a worker, or the exception it raised there raised here; run
+        here when no worker takes it (none left, no running loop, a worker gone mid-job)."""
         live = [w for w in self._workers if not w.broken]
+        outcome: Outcome | None = None
         if live:
             worker = min(live, key=lambda w: len(w.pending))
-            with contextlib.suppress(RuntimeError):  # no running loop, or WorkerFailed
-                result = await worker.submit(kind, payload)
-                if result is not None:
-                    return result
-        return local()
+            try:
+                future = worker.submit(kind, payload)
+            except RuntimeError:  # no running loop, or WorkerFailed
+                future = None
+            if future is not None:
+                outcome = await future
+        if outcome is None:
+            return local()
+        result, error = outcome
+        if error is not None:
+            raise error
+        return result
 
     async def fingerprint(self, text: str) -> Result:
         if isinstance(text, str) and len(text) > self.max_chars:
@@ -332,8 +385,8 @@ class WorkerPool:
         return result
 
     async def extract(self, job: PageJob) -> Extracted:
-        """:func:`extract_page` of ``job``; an error in a worker is raised by running it again
-        here, with its traceback."""
+        """:func:`extract_page` of ``job``; an exception it raises in a worker is raised here,
+        caused by a :class:`RemoteTraceback` of the worker's traceback."""
         result: Extracted = await self._call("extract", job, lambda: extract_page(job))
         return result
 

@@ -15,7 +15,7 @@ import pytest
 from crawlrun import FAST, assert_stored_once, run_crawl, start_crawl, stored_urls, url_of, wait_for
 from mockportal import Layout, MockPortal, sites_toml
 
-from newscrawl.workers import Extracted, PageJob, WorkerPool, extract_page
+from newscrawl.workers import Extracted, PageJob, RemoteTraceback, WorkerPool, extract_page
 
 
 def jobs_of(*portals: MockPortal) -> list[PageJob]:
@@ -63,8 +63,9 @@ def test_pages_extracted_in_the_worker_equal_in_process(portals: Layout) -> None
 
 
 def test_an_extraction_error_is_raised_as_in_process(caplog: pytest.LogCaptureFixture) -> None:
-    """A page extraction raises on is raised by ``extract`` with the in-process exception; the
-    worker stays in use for the next page."""
+    """A page extraction raises on is raised by ``extract`` with the in-process exception, the
+    one raised in the worker (its traceback there the cause; the page is not extracted a second
+    time here); the worker stays in use for the next page."""
     bad = PageJob("<html>not bytes</html>", "http://x/a/1.html", None, None, None)  # type: ignore[arg-type]
     with pytest.raises(TypeError) as in_process:
         extract_page(bad)
@@ -75,6 +76,9 @@ def test_an_extraction_error_is_raised_as_in_process(caplog: pytest.LogCaptureFi
         with pytest.raises(TypeError) as through_pool:
             asyncio.run(pool.extract(bad))
         assert str(through_pool.value) == str(in_process.value)
+        cause = through_pool.value.__cause__
+        assert isinstance(cause, RemoteTraceback)
+        assert "in _outcome" in str(cause) and "in extract_page" in str(cause)
         assert asyncio.run(pool.extract(good)) == extract_page(good)
         assert pool.processes == 1
         assert "worker process failed" not in caplog.text
