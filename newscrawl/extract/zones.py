@@ -7,6 +7,8 @@ See docs/design/extraction.md.
 from __future__ import annotations
 
 import bisect
+import itertools
+import operator
 import re
 
 import lxml.html
@@ -50,20 +52,17 @@ def above_body(zone: str, body: str) -> str:
     return zone[:pos] if pos >= 0 else zone
 
 
-_SQUEEZE_RUN = re.compile(r"[^\s|]+")
 _SQUEEZABLE = re.compile(r"[\s|]+")
 
 
 def _squeeze(text: str) -> tuple[str, list[int], list[int]]:
     """``text`` without whitespace and ``|``, with where each kept run starts in the squeezed text
-    and in ``text`` (see ``_raw_index``)."""
-    runs = _SQUEEZE_RUN.findall(text)
-    raw_starts = [m.start() for m in _SQUEEZE_RUN.finditer(text)]
-    starts: list[int] = []
-    at = 0
-    for run in runs:
-        starts.append(at)
-        at += len(run)
+    and in ``text`` (see ``_raw_index``; a run may be empty at either end)."""
+    runs = _SQUEEZABLE.split(text)
+    gaps = map(len, _SQUEEZABLE.findall(text))
+    lengths = list(map(len, runs))
+    starts = list(itertools.accumulate(lengths, initial=0))
+    raw_starts = list(itertools.accumulate(map(operator.add, lengths, gaps), initial=0))
     return "".join(runs), starts, raw_starts
 
 
