@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 from bench_crawl import TimedPortal  # noqa: E402
-from bench_peers import ARTICLE_RE, COMMON, LIST_RE, RedisServer, build  # noqa: E402
+from bench_peers import ARTICLE_RE, COMMON, LIST_RE, Server, build  # noqa: E402
 from crawlrun import crawl_command, crawl_env, parse_stats  # noqa: E402
 from mockportal import Page  # noqa: E402
 
@@ -141,7 +141,7 @@ def run_profiled(variant: str, portal: TimedPortal, work: Path,
                  tree: Path | None) -> dict[str, Any]:
     work.mkdir(parents=True)
     prof = work / "run.prof"
-    server = RedisServer(work) if variant != "A" else None
+    server = Server(work) if variant != "A" else None
     try:
         portal.reset()
         if server is None:
