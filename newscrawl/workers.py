@@ -16,9 +16,10 @@ import multiprocessing
 import pickle
 import queue
 import signal
+import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -194,6 +195,26 @@ def _serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level
 MAX_IN_PIPE = 32
 
 
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """While a worker process is started: a spawned process imports the caller's ``__main__``
+    first, unless it has neither a spec nor a file. The worker needs nothing of it, and the
+    ``scrapy`` command's script imports all of Scrapy."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    names = [name for name in ("__spec__", "__file__") if name in main.__dict__]
+    saved: dict[str, Any] = {name: main.__dict__[name] for name in names}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
 class WorkerFailed(NewscrawlError, RuntimeError):
     """The worker process died or could not take the request."""
 
@@ -206,7 +227,8 @@ class _Worker:
         self.conn, child = ctx.Pipe(duplex=True)
         self.process = ctx.Process(target=_serve, args=(child, idf_file, fingerprints, log_level),
                                    daemon=True, name="newscrawl-fingerprint")
-        self.process.start()
+        with _main_module_hidden():
+            self.process.start()
         child.close()
         self.pending: dict[int, asyncio.Future[Outcome | None]] = {}
         self.in_pipe = 0  # sent, not answered yet

@@ -112,3 +112,36 @@ def test_a_burst_of_texts_does_not_deadlock_the_pipes(tmp_path: Path) -> None:
         pytest.fail("1,500 texts at once did not come back within 90 s: the pipes deadlocked")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "ok"
+
+
+MAIN_SCRIPT = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+with open(sys.argv[2], "a", encoding="utf-8") as fh:  # once per process that runs this script
+    fh.write(f"{os.getpid()}\\n")
+from newscrawl.workers import WorkerPool
+
+if __name__ == "__main__":
+    spec, path = __spec__, __file__
+    pool = WorkerPool(None, 1, fingerprints=False)
+    try:
+        assert pool.processes == 1, "the worker did not start"
+        assert (__spec__, __file__) == (spec, path), "__main__ not restored"
+    finally:
+        pool.close()
+    print("ok")
+"""
+
+
+def test_the_worker_does_not_import_the_callers_main_script(tmp_path: Path) -> None:
+    """A worker started by a script (the ``scrapy`` command's imports all of Scrapy) does not
+    run that script's imports again: only the caller ran it."""
+    script = tmp_path / "main.py"
+    script.write_text(MAIN_SCRIPT, encoding="utf-8")
+    ran = tmp_path / "ran.txt"
+    tests_dir = str(Path(__file__).resolve().parent)
+    proc = subprocess.run([sys.executable, str(script), tests_dir, str(ran)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "ok"
+    assert len(ran.read_text(encoding="utf-8").split()) == 1
