@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import children_cpu, round_order, spread
+from _common import children_cpu, round_order, sites_toml, spread
 from crawlrun import run_crawl
 from mockportal import Article, MockPortal, Page, html_page, list_html
 
@@ -144,13 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[Run]] = {k: [] for k in names}
     sites_dir = Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     sites = sites_dir / "sites.toml"
-    sites.write_text(
-        '[[sites]]\nname = "bench"\n'
-        f'start_urls = ["{portal.base}/"]\n'
-        "article_url = '/a/\\d+\\.html$'\nfollow_url = '/list/\\d+\\.html$'\n"
-        "max_list_depth = 1\n",
-        encoding="utf-8",
-    )
+    sites.write_text(sites_toml({"bench": portal.base}, max_list_depth=1), encoding="utf-8")
     started = time.perf_counter()
     try:
         for round_ in range(args.rounds):

@@ -1,15 +1,8 @@
 """newscrawl against the crawlers it replaces, on local portals built from dev corpus text.
 
-    python benchmarks/bench_peers.py --corpus CORPUS/dev [--articles 400] [--rounds 2]
-        [--latency-ms 0] [--portal third --portal none --portal all] [--byline-share F]
-        [--editor-line yes|no] [--chrome-kb 22-34] [--only A --only C] [--baseline-src DIR]
-
-Variants (each a real crawl in its own process, ``CONCURRENT_REQUESTS=16``, 16 per domain):
-A plain Scrapy + the same trafilatura call (``peers_spider.py``), B scrapy-redis + the seeds'
-recipe, C newscrawl (``REDIS_URL``), E C with dedup off, M C imported from ``--baseline-src``.
-Each round runs every variant once, in alternating order; with several portals the last table
-is the worst portal per variant. The portal, the variants and every column are described in
-docs/benchmarks.md#bench_peerspy.
+Variants A (plain Scrapy + trafilatura), B (scrapy-redis + the seeds' recipe), C (newscrawl), E (C
+with dedup off), M (C imported from ``--baseline-src``), each a real crawl, in interleaved rounds.
+The portal, the variants, every column and the figures: docs/benchmarks.md#bench_peerspy.
 """
 
 from __future__ import annotations
@@ -28,18 +21,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(HERE))
-
-from bench_crawl import TimedPortal, children_cpu, spread  # noqa: E402
-from crawlrun import parse_stats, run_crawl  # noqa: E402
-from evalkit.pairs import load_sogou, load_thucnews  # noqa: E402
-from make_stream import near_exact_pairs  # noqa: E402
-from mockportal import Page, html_page, list_html  # noqa: E402
-from redisserver import RedisServer  # noqa: E402
+from _common import HERE, children_cpu, sites_toml, spread
+from bench_crawl import TimedPortal
+from crawlrun import parse_stats, run_crawl
+from evalkit.pairs import SOGOU, SOHU, THUCNEWS, load_sogou, load_thucnews
+from make_stream import near_exact_pairs
+from mockportal import Page, html_page, list_html
+from redisserver import RedisServer
 
 # MEMUSAGE_CHECK_INTERVAL_SECONDS: Scrapy samples the process's RSS every second, not every minute
 COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
@@ -71,14 +59,14 @@ class Story:
 def corpus_texts(corpus: Path) -> list[tuple[str, str]]:
     """(title, body) of the dev corpus's articles, near-duplicates among them left out."""
     out: list[tuple[str, str]] = []
-    for d in load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"):
+    for d in load_thucnews(corpus / THUCNEWS):
         head, _, body = d.text.partition("　")  # the headline runs into the body
         title = head if 4 <= len(head) <= 40 and body else d.text[:20]
         out.append((title, body or d.text))
-    for d in load_sogou(corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"):
+    for d in load_sogou(corpus / SOGOU):
         title, _, body = d.text.partition("\n")
         out.append((title, body or title))
-    with open(corpus / "sohu2021_textmatch_text2vec/dc-test.jsonl", encoding="utf-8") as fh:
+    with open(corpus / SOHU / "dc-test.jsonl", encoding="utf-8") as fh:
         for line in fh:
             text = json.loads(line)["sentence2"]
             out.append((text[:18], text))
@@ -272,26 +260,33 @@ def score(stories: list[Story], drops: list[tuple[str, str]]) -> tuple[int, int]
     return caught, distinct
 
 
-def run_peer(variant: str, portal: TimedPortal, work: Path, server: Server | None) -> tuple[
-    dict[str, Any], list[tuple[str, str]]
-]:  # fmt: skip
-    out = work / "items.jsonl"
+def peer_command(base: str, out: Path,
+                 server: Server | None = None) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of variant A (B with ``server``): ``peers_spider.py`` run by
+    ``scrapy runspider``, its items written to ``out``."""
     pipelines = {"peers_spider.StorePipeline": 300}
     settings = [*COMMON, f"PEERS_OUT={out}", f"PEERS_ARTICLE={ARTICLE_RE}", f"PEERS_LIST={LIST_RE}",
                 "ROBOTSTXT_OBEY=True", "TELNETCONSOLE_ENABLED=False"]  # fmt: skip
-    if variant == "B":
-        assert server is not None
+    if server is not None:
         pipelines["peers_spider.SeedsDedupPipeline"] = 100
         settings += ["SCHEDULER=scrapy_redis.scheduler.Scheduler",
                      "DUPEFILTER_CLASS=scrapy_redis.dupefilter.RFPDupeFilter",
                      f"REDIS_URL={server.url}"]  # fmt: skip
     settings.append("ITEM_PIPELINES=" + json.dumps(pipelines))
-    cmd = [sys.executable, "-m", "scrapy", "runspider", str(HERE / "peers_spider.py"),
-           "-a", f"start={portal.base}/"]  # fmt: skip
+    cmd = ["scrapy", "runspider", str(HERE / "peers_spider.py"), "-a", f"start={base}/"]
     for s in settings:
         cmd += ["-s", s]
     env = {k: v for k, v in os.environ.items() if k not in ("SCRAPY_SETTINGS_MODULE", "REDIS_URL")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    return cmd, env
+
+
+def run_peer(variant: str, portal: TimedPortal, work: Path, server: Server | None) -> tuple[
+    dict[str, Any], list[tuple[str, str]]
+]:  # fmt: skip
+    out = work / "items.jsonl"
+    cmd, env = peer_command(portal.base, out, server if variant == "B" else None)
+    cmd = [sys.executable, "-m", *cmd]
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=3600)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
@@ -475,12 +470,8 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                 )
                 sites = tmp / f"sites-{name}.toml"
-                sites.write_text(
-                    f'[[sites]]\nname = "peers"\nstart_urls = ["{portal.base}/"]\n'
-                    f"article_url = '{ARTICLE_RE}'\nfollow_url = '{LIST_RE}'\n"
-                    "max_list_depth = 1\n",
-                    encoding="utf-8",
-                )
+                sites.write_text(sites_toml({"peers": portal.base}, max_list_depth=1),
+                                 encoding="utf-8")
                 runs: dict[str, list[Run]] = {v: [] for v in names}
                 for r in range(args.rounds):
                     print(f"{name}: round {r + 1}/{args.rounds}", file=sys.stderr)

@@ -65,6 +65,11 @@ def char3_jaccard(a: str, b: str) -> float:
 
 
 # --- corpus loaders ------------------------------------------------------------------------------
+THUCNEWS = "thucnews_sample/cnews.dev500.txt"  # in the dev corpus
+SOGOU = "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"
+SOHU = "sohu2021_textmatch_text2vec"
+
+
 def load_thucnews(path: str | os.PathLike[str]) -> list[Doc]:
     """THUCNews lines ``category<TAB>text``."""
     docs = []
