@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import HERE, children_cpu, sites_toml, spread
+from _common import HERE, children_cpu, sites_toml, spread, table
 from bench_crawl import TimedPortal
 from crawlrun import parse_stats, run_crawl
 from evalkit.pairs import SOGOU, SOHU, THUCNEWS, load_sogou, load_thucnews
@@ -34,6 +34,7 @@ COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
           "CONCURRENT_REQUESTS_PER_DOMAIN=16", "LOG_LEVEL=INFO",
           "MEMUSAGE_CHECK_INTERVAL_SECONDS=1")  # fmt: skip
 ARTICLE_RE, LIST_RE = r"/a/\d+\.html$", r"/list/\d+\.html$"
+REPRINT_SHARE = 0.1
 VARIANTS = {
     "A": "plain Scrapy + trafilatura, memory scheduler, no dedup",
     "B": "scrapy-redis + jieba top-20 / simhash / HGETALL scan",
@@ -369,30 +370,24 @@ def paired(runs: dict[str, list[Run]], v: str, b: str) -> tuple[list[float], lis
             [x.cpu_ms / y.cpu_ms for x, y in pairs])
 
 
-def table(runs: dict[str, list[Run]], n_reprints: int) -> None:
+def report(runs: dict[str, list[Run]], n_reprints: int) -> None:
     """The medians table and the paired ratios to A and B of one portal's runs."""
-    print("| variant | pages/s | CPU ms / article | peak RSS MiB | Redis B / URL |"
-          " Redis B / article | reprints caught | distinct articles dropped |")
-    print("|---|" + "---:|" * 7)
-    for v, rs in runs.items():
-        def cell(values: list[Any], fmt: str = "{:.0f}") -> str:
-            return spread(values, fmt) if values else "–"
+    def cell(values: list[Any], fmt: str = "{:.0f}") -> str:
+        return spread(values, fmt) if values else "–"
 
-        caught = "–" if v in ("A", "E") else f"{cell([r.reprints_caught for r in rs])} of " \
-            f"{n_reprints}"
-        print(f"| {v}. {VARIANTS[v]} | {cell([r.pages_per_s for r in rs], '{:.1f}')} | "
-              f"{cell([r.cpu_ms for r in rs], '{:.1f}')} | {max(r.rss_mib for r in rs):.0f} | "
-              f"{cell([r.redis_bytes_per_url for r in rs if r.redis_bytes_per_url])} | "
-              f"{cell([r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article])} | "
-              f"{caught} | {cell([r.distinct_dropped for r in rs])} |")
+    table(["variant", "pages/s", "CPU ms / article", "peak RSS MiB", "Redis B / URL",
+           "Redis B / article", "reprints caught", "distinct articles dropped"],
+          ([f"{v}. {VARIANTS[v]}", cell([r.pages_per_s for r in rs], "{:.1f}"),
+            cell([r.cpu_ms for r in rs], "{:.1f}"), f"{max(r.rss_mib for r in rs):.0f}",
+            cell([r.redis_bytes_per_url for r in rs if r.redis_bytes_per_url]),
+            cell([r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article]),
+            "–" if v in ("A", "E") else f"{cell([r.reprints_caught for r in rs])} of {n_reprints}",
+            cell([r.distinct_dropped for r in rs])] for v, rs in runs.items()))
     bases = [b for b in ("A", "B") if b in runs]
     if bases:
         print("\nPaired ratios (same round): pages/s and CPU ms per article over A and B\n")
-        print("| variant | " + " | ".join(f"pages/s / {b} | CPU / {b}" for b in bases) + " |")
-        print("|---|" + "---:|---:|" * len(bases))
-        for v in runs:
-            cells = [spread(x) for b in bases for x in paired(runs, v, b)]
-            print(f"| {v} | " + " | ".join(cells) + " |")
+        table(["variant", *(f"{x} / {b}" for b in bases for x in ("pages/s", "CPU"))],
+              ([v, *(spread(x) for b in bases for x in paired(runs, v, b))] for v in runs))
 
 
 def worst(results: dict[str, dict[str, list[Run]]]) -> None:
@@ -402,9 +397,7 @@ def worst(results: dict[str, dict[str, list[Run]]]) -> None:
     bases = [b for b in ("A", "B") if b in names]
     if not bases:
         return
-    print("\nWorst portal (paired medians over rounds; the portal in brackets)\n")
-    print("| variant | " + " | ".join(f"pages/s / {b} | CPU / {b}" for b in bases) + " |")
-    print("|---|" + "---:|---:|" * len(bases))
+    rows = []
     for v in names:
         cells = []
         for b in bases:
@@ -413,31 +406,25 @@ def worst(results: dict[str, dict[str, list[Run]]]) -> None:
             low = min(med, key=lambda p: med[p][0])
             high = max(med, key=lambda p: med[p][1])
             cells += [f"{med[low][0]:.2f} ({low})", f"{med[high][1]:.2f} ({high})"]
-        print(f"| {v} | " + " | ".join(cells) + " |")
+        rows.append([v, *cells])
+    print("\nWorst portal (paired medians over rounds; the portal in brackets)\n")
+    table(["variant", *(f"{x} / {b}" for b in bases for x in ("pages/s", "CPU"))], rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--corpus", required=True, type=Path, help="the dev corpus directory")
     ap.add_argument("--articles", type=int, default=400, help="article pages, reprints included")
-    ap.add_argument("--reprint-share", type=float, default=0.1)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--latency-ms", type=float, default=0.0)
     ap.add_argument("--portal", action="append", choices=sorted(PORTALS),
                     help="portal kinds to crawl, each in turn (default: all)")
-    ap.add_argument("--byline-share", type=float,
-                    help="share of pages with a byline (instead of the portal kinds')")
-    ap.add_argument("--editor-line", choices=("yes", "no"),
-                    help="an editor line on every page (instead of the portal kinds')")
-    ap.add_argument("--chrome-kb", default="22-34", help="portal chrome per page, KB (LOW-HIGH)")
     ap.add_argument("--only", action="append", choices=sorted(VARIANTS))
     ap.add_argument("--baseline-src", type=Path,
                     help="variant M: newscrawl imported from this tree (a checkout of main)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every run here")
     args = ap.parse_args(argv)
-    low, _, high = args.chrome_kb.partition("-")
-    chrome_kb = (int(low), int(high or low))
 
     global BASELINE
     BASELINE = args.baseline_src.resolve() if args.baseline_src else None
@@ -450,15 +437,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in args.portal or list(PORTALS):
             kind = PORTALS[name]
-            kind = PortalKind(
-                kind.byline_share if args.byline_share is None else args.byline_share,
-                kind.editor_line if args.editor_line is None else args.editor_line == "yes",
-                chrome_kb,
-            )
             portal = TimedPortal(latency=args.latency_ms / 1000)
             portal.start()
             try:
-                stories = build(portal, args.corpus, args.articles, args.reprint_share, args.seed,
+                stories = build(portal, args.corpus, args.articles, REPRINT_SHARE, args.seed,
                                 kind)  # fmt: skip
                 sizes = sorted(len(p.body) for path, p in portal.pages.items()
                                if path.startswith("/a/"))  # fmt: skip
@@ -490,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
           " [min, max]")  # fmt: skip
     for name, runs in results.items():
         print(f"\n### portal {name}: {PORTALS[name]}\n")
-        table(runs, reprints[name])
+        report(runs, reprints[name])
     if len(results) > 1:
         worst(results)
     if args.json:

@@ -10,19 +10,16 @@ import argparse
 import json
 import os
 import pstats
-import random
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import sites_toml
+from _common import sites_toml, table
 from bench_crawl import TimedPortal
-from bench_peers import ARTICLE_RE, COMMON, Server, build, peer_command
+from bench_peers import COMMON, REPRINT_SHARE, PortalKind, Server, build, peer_command
 from crawlrun import crawl_command, crawl_env, parse_stats
-from mockportal import Page
 
 # Runs the command after "--" under cProfile with the main thread's CPU clock, then writes the
 # profile and the process's CPU (all threads) next to it.
@@ -102,23 +99,6 @@ def rules(prof_path: Path) -> dict[str, float]:
             if "newscrawl/extract/" in k[0]}  # fmt: skip
 
 
-def set_portal(portal: Any, byline: float, editor: bool, seed: int) -> None:
-    """Every article page gets (or loses) its ``作者：`` byline with probability ``byline`` and,
-    with ``editor``, an editor line after its last paragraph."""
-    rng = random.Random(seed)
-    for path, page in list(portal.pages.items()):
-        if not re.match(ARTICLE_RE.rstrip("$"), path):
-            continue
-        html = re.sub(r" 作者：\S{2,3}(?=</div>)", "", page.body.decode("utf-8"))
-        if rng.random() < byline:
-            html = html.replace("</div><div class='content'>",
-                                f" 作者：{rng.choice(['张伟', '王芳', '李强'])}</div>"
-                                "<div class='content'>", 1)  # fmt: skip
-        if editor and "责任编辑" not in html:
-            html = html.replace("</p></div></div>", "</p><p>（责任编辑：王明）</p></div></div>", 1)
-        portal.set(path, Page(html.encode("utf-8"), page.content_type))
-
-
 def run_profiled(variant: str, portal: TimedPortal, work: Path,
                  tree: Path | None) -> dict[str, Any]:
     work.mkdir(parents=True)
@@ -173,7 +153,6 @@ def main(argv: list[str] | None = None) -> int:
                               "byline=0.33,editor=1"]  # fmt: skip
     portal = TimedPortal()
     portal.start()
-    build(portal, args.corpus, args.articles, 0.1, args.seed)
     variants: list[tuple[str, Path | None]] = [("A", None), ("C", None)]
     if args.before:
         variants.append(("C before", args.before))
@@ -182,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="profile-peers-") as tmp:
             for n, spec in enumerate(portals):
                 opts = dict(kv.split("=") for kv in spec.split(","))
-                set_portal(portal, float(opts.get("byline", 0)), opts.get("editor", "0") == "1",
-                           args.seed + n)
+                build(portal, args.corpus, args.articles, REPRINT_SHARE, args.seed,
+                      PortalKind(float(opts.get("byline", 0)), opts.get("editor", "0") == "1"))
                 for v, (variant, tree) in enumerate(variants):
                     row = run_profiled(variant, portal, Path(tmp) / f"{n}-{v}", tree)
                     row["portal"] = spec
@@ -195,12 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     cols = [*STAGES, "other threads", "redis-server"]
-    print("| portal | variant | CPU ms/article (process) | " + " | ".join(cols) + " |")
-    print("|---|---|---:|" + "---:|" * len(cols))
-    for r in results:
-        ms = r["ms_per_article"]
-        print(f"| {r['portal']} | {r['variant']} | {r['process_cpu_ms']:.1f} | "
-              + " | ".join(f"{ms[c]:.2f}" for c in cols) + " |")
+    table(["portal", "variant", "CPU ms/article (process)", *cols],
+          ([r["portal"], r["variant"], f"{r['process_cpu_ms']:.1f}",
+            *(f"{r['ms_per_article'][c]:.2f}" for c in cols)] for r in results),
+          "ll" + "r" * (len(cols) + 1))
     return 0
 
 
