@@ -11,7 +11,6 @@ import html
 import json
 import random
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import _common  # noqa: F401  (tests/ and this tree on sys.path)
 from evalkit.edits import STREAM_EDITS, EditContext
-from evalkit.pairs import SOGOU, SOHU, THUCNEWS, load_sogou, load_thucnews
+from evalkit.pairs import SOGOU, SOHU, THUCNEWS, grams, load_sogou, load_thucnews, normalise
 from evalkit.templates import daily_reports
 
 NEAR_EXACT = 0.5
@@ -68,18 +67,6 @@ class Doc:
 
 
 # --- near-exact duplicates ----------------------------------------------------------------------
-_DROP_RE = re.compile(r"[\W_]+")
-
-
-def normalise(text: str) -> str:
-    return _DROP_RE.sub("", unicodedata.normalize("NFKC", text).casefold())
-
-
-def grams(text: str) -> set[str]:
-    t = normalise(text)
-    return {t[i : i + 3] for i in range(max(len(t) - 2, 1))}
-
-
 def _sketch(g: set[str]) -> list[int]:
     hashes = (int.from_bytes(hashlib.blake2b(x.encode(), digest_size=8).digest(), "big") for x in g)
     return sorted(hashes)[:SKETCH]

@@ -1,11 +1,7 @@
-"""The peer crawlers of benchmarks/bench_peers.py, run with ``scrapy runspider`` (not newscrawl).
-
-A: plain Scrapy, the article pages through the same ``trafilatura.bare_extraction`` call as
-newscrawl's extraction, every item stored. B: the same spider on scrapy-redis (its README's
-scheduler and dupefilter) with the seeds' near-duplicate recipe (``baselines.SeedsRecipe``, an
-HGETALL scan of every stored fingerprint, distance <= 3).
-Settings read: ``PEERS_OUT`` (JSON Lines), ``PEERS_ARTICLE``, ``PEERS_LIST`` (URL regexes),
-``REDIS_URL``.
+"""The peer crawlers of bench_peers.py, run with ``scrapy runspider``: A, plain Scrapy with the same
+trafilatura call as newscrawl; B, the same on scrapy-redis with the seeds' recipe (baselines.py)
+and an HGETALL scan. Settings: ``PEERS_OUT``, ``PEERS_ARTICLE``, ``PEERS_LIST``, ``REDIS_URL``.
+docs/benchmarks.md#bench_peerspy.
 """
 
 from __future__ import annotations
