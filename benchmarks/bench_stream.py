@@ -80,7 +80,7 @@ def run_python(docs: Sequence[dict[str, Any]], background: Sequence[dict[str, An
     return rows, elapsed
 
 
-def run_cli(stream_file: Path, background: Sequence[Path], extra: Sequence[str],
+def run_cli(stream_file: Path, background: Sequence[Path],
             newscrawl: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], float]:
     """``newscrawl dedup`` on a fresh data dir: the background files first, then the stream.
 
@@ -99,7 +99,6 @@ def run_cli(stream_file: Path, background: Sequence[Path], extra: Sequence[str],
             cmd = [*command, "dedup", "--data-dir", str(data_dir)]
             for f in files:
                 cmd += ["--jsonl", str(f.resolve())]
-            cmd += extra
             done = subprocess.run(cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True)
             if done.returncode != 0:
                 raise SystemExit(f"{shlex.join(cmd)} exited {done.returncode}: "
@@ -318,12 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--engine", choices=("cli", "python"), default="cli")
     ap.add_argument("--max-distance", type=int, nargs="+", default=[3],
                     help="python engine: one run per distance (default 3)")
-    ap.add_argument("--dedup-arg", action="append", default=[],
-                    help="cli engine: extra argument for newscrawl dedup (repeatable)")
     ap.add_argument("--newscrawl", help="cli engine: the newscrawl command to run, e.g. 'newscrawl'"
                     " or 'env PYTHONPATH=/other/checkout python -m newscrawl.cli' (default: this "
                     "repository's, through python -m newscrawl.cli)")
-    ap.add_argument("--label", help="name of the run in the tables (cli engine)")
     ap.add_argument("--json", type=Path, help="write the scores as JSON here")
     args = ap.parse_args(argv)
     stream = read_jsonl(args.stream / "stream.jsonl")
@@ -340,8 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "score": score(stream, labels, rows, background)})  # fmt: skip
     else:
         newscrawl = shlex.split(args.newscrawl) if args.newscrawl else None
-        rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, args.dedup_arg, newscrawl)
-        name = args.label or " ".join(["newscrawl dedup", *args.dedup_arg])
+        rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, newscrawl)
+        name = "newscrawl dedup"
         results.append({"run": name + bg_note, "seconds": secs, "docs_per_s": len(stream) / secs,
                         "score": score(stream, labels, rows, background)})  # fmt: skip
     try:
