@@ -419,12 +419,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-ms", type=float, default=0.0)
     ap.add_argument("--portal", action="append", choices=sorted(PORTALS),
                     help="portal kinds to crawl, each in turn (default: all)")
+    ap.add_argument("--byline-share", type=float,
+                    help="share of pages with a byline (instead of the portal kinds')")
+    ap.add_argument("--editor-line", choices=("yes", "no"),
+                    help="an editor line on every page (instead of the portal kinds')")
+    ap.add_argument("--chrome-kb", default="22-34", help="portal chrome per page, KB (LOW-HIGH)")
     ap.add_argument("--only", action="append", choices=sorted(VARIANTS))
     ap.add_argument("--baseline-src", type=Path,
                     help="variant M: newscrawl imported from this tree (a checkout of main)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every run here")
     args = ap.parse_args(argv)
+    low, _, high = args.chrome_kb.partition("-")
+    chrome_kb = (int(low), int(high or low))
 
     global BASELINE
     BASELINE = args.baseline_src.resolve() if args.baseline_src else None
@@ -437,6 +444,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in args.portal or list(PORTALS):
             kind = PORTALS[name]
+            kind = PortalKind(
+                kind.byline_share if args.byline_share is None else args.byline_share,
+                kind.editor_line if args.editor_line is None else args.editor_line == "yes",
+                chrome_kb,
+            )
             portal = TimedPortal(latency=args.latency_ms / 1000)
             portal.start()
             try:
