@@ -201,6 +201,7 @@ class Scheduler(BaseScheduler):
         # Everything built to open the crawl (modules, settings, the components) lives as long
         # as the crawl: kept out of the collector's full passes, which run every few seconds and
         # stop the event loop, and with it the pull for requests, for as long as they take.
+        gc.collect()
         gc.freeze()
 
     def close(self, reason: str) -> None:
