@@ -138,6 +138,12 @@ def stored_urls(workdir: Path) -> Counter[str]:
 
 # --- assertions on a crawl of the mock portals (tests/mockportal.py) --------------------------
 
+#: Extraction and fingerprints in the crawl process (``NEWSCRAWL_FINGERPRINT_WORKERS=0``): no
+#: worker process to start, importing extraction and the segmenter again (a spawned process).
+#: For the tests that check something else; the e2e, fault, signal, worker, reliability and
+#: cluster tests keep the default worker process, so its path stays covered.
+IN_PROCESS = "NEWSCRAWL_FINGERPRINT_WORKERS=0"
+
 #: Worker settings for the reliability/cluster tests: no AutoThrottle, short leases and retry
 #: windows, one Scrapy retry, pages up to 200 kB (the mock's oversize page is over it).
 FAST = (
