@@ -158,21 +158,25 @@ REPLY_WAIT = 0.005
 
 
 class _Replies:
-    """A worker's replies, sent as lists: a reply waits while more jobs are queued, at most
-    REPLY_WAIT seconds, so fast jobs (fingerprints) cost the two processes one message for
-    several, and a slow one (an extraction) goes out alone, at once."""
+    """A worker's replies, sent as lists. A reply is held while more jobs are queued and the
+    first reply held plus the job just done (the next one is likely alike) stays under
+    REPLY_WAIT: fast jobs (fingerprints) cost the two processes one message for several, a slow
+    one (an extraction) goes out at once, and a held reply waits at most REPLY_WAIT plus one
+    job."""
 
     def __init__(self, conn: Connection, jobs: queue.SimpleQueue[Any]) -> None:
         self.conn = conn
         self.jobs = jobs
         self.replies: list[tuple[int, Any, list[logging.LogRecord]]] = []
-        self.since = 0.0
+        self.since = self.last = time.monotonic()
 
     def send(self, reply: tuple[int, Any, list[logging.LogRecord]]) -> None:
+        now = time.monotonic()
+        took, self.last = now - self.last, now  # the job's time (and any wait for it)
         if not self.replies:
-            self.since = time.monotonic()
+            self.since = now
         self.replies.append(reply)
-        if self.jobs.empty() or time.monotonic() - self.since >= REPLY_WAIT:
+        if self.jobs.empty() or now - self.since + took >= REPLY_WAIT:
             self.flush()
 
     def flush(self) -> None:
