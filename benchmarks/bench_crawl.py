@@ -11,13 +11,11 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from _common import children_cpu, round_order, spread
+from _common import children_cpu, round_order, sites_toml, spread, table
 from crawlrun import run_crawl
 from mockportal import Article, MockPortal, Page, html_page, list_html
 
@@ -53,32 +51,26 @@ class Run:
 
 
 class TimedPortal(MockPortal):
-    """Records when article pages were requested."""
+    """A mock portal that answers every page ``latency`` seconds late (a remote portal) and
+    tells when its article pages were requested."""
 
     def __init__(self, host: str = "127.0.0.1", latency: float = 0.0) -> None:
         super().__init__(host)
-        self.latency = latency  # seconds each page waits before it is served (a remote portal)
-        self.article_times: list[float] = []
-        self._tlock = threading.Lock()
-        handler: Any = self.server.RequestHandlerClass  # a handler class with do_GET
-        original = handler.do_GET
-        portal = self
+        self.latency = latency
 
-        def do_get(h: object) -> None:
-            if portal.latency:
-                time.sleep(portal.latency)
-            if "/a/" in h.path:  # type: ignore[attr-defined]
-                with portal._tlock:
-                    portal.article_times.append(time.perf_counter())
-            original(h)
+    def set(self, path: str, page: Page) -> None:
+        super().set(path, page)
+        self.delay([path], self.latency)
 
-        handler.do_GET = do_get
+    @property
+    def article_times(self) -> list[float]:
+        with self._lock:
+            return [start for path, start, _ in self.answers if "/a/" in path]
 
     def reset(self) -> None:
-        with self._tlock:
-            self.article_times.clear()
         with self._lock:
             self.hits.clear()
+            self.answers.clear()
 
 
 def build(portal: MockPortal, n_articles: int, per_list: int = 50) -> int:
@@ -144,13 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[Run]] = {k: [] for k in names}
     sites_dir = Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     sites = sites_dir / "sites.toml"
-    sites.write_text(
-        '[[sites]]\nname = "bench"\n'
-        f'start_urls = ["{portal.base}/"]\n'
-        "article_url = '/a/\\d+\\.html$'\nfollow_url = '/list/\\d+\\.html$'\n"
-        "max_list_depth = 1\n",
-        encoding="utf-8",
-    )
+    sites.write_text(sites_toml({"bench": portal.base}, max_list_depth=1), encoding="utf-8")
     started = time.perf_counter()
     try:
         for round_ in range(args.rounds):
@@ -167,13 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{args.articles} article pages, {args.latency_ms:g} ms portal latency, "
           f"{args.rounds} round(s) in {minutes:.1f} min, "
           f"{os.cpu_count()} CPUs; median over rounds [min, max]\n")
-    print("| configuration | pages/s | CPU ms/page | max RSS MiB (crawl process) |")
-    print("|---|---:|---:|---:|")
-    for name in names:
-        rs = runs[name]
-        print(f"| {name} | {spread([r.pages_per_s for r in rs], '{:.1f}')} | "
-              f"{spread([r.cpu_ms_per_page for r in rs], '{:.1f}')} | "
-              f"{max(r.rss_mib for r in rs):.0f} |")
+    table(["configuration", "pages/s", "CPU ms/page", "max RSS MiB (crawl process)"],
+          ([name, spread([r.pages_per_s for r in rs], "{:.1f}"),
+            spread([r.cpu_ms_per_page for r in rs], "{:.1f}"), f"{max(r.rss_mib for r in rs):.0f}"]
+           for name, rs in runs.items()))
     rows = []
     for name in names:
         off = CONFIGS[name][1]
@@ -191,13 +174,11 @@ def main(argv: list[str] | None = None) -> int:
                   for m, r in zip(runs[mem_off], runs[redis_off], strict=True)]
     if rows:
         print("\nCost, paired per round (configuration / its baseline of the same round):\n")
-        print("| configuration | baseline | pages/s ratio | cost % of throughput |"
-              " extra CPU ms/page | rounds <= 10 % |")
-        print("|---|---|---:|---:|---:|---:|")
-        for name, ratio, costs, cpu in rows:
-            met = sum(c <= 10 for c in costs)
-            print(f"| {name} | {CONFIGS[name][1]} | {spread(ratio)} | "
-                  f"{spread(costs, '{:.1f}')} | {spread(cpu, '{:.2f}')} | {met}/{len(costs)} |")
+        table(["configuration", "baseline", "pages/s ratio", "cost % of throughput",
+               "extra CPU ms/page", "rounds <= 10 %"],
+              ([name, CONFIGS[name][1], spread(ratio), spread(costs, "{:.1f}"),
+                spread(cpu, "{:.2f}"), f"{sum(c <= 10 for c in costs)}/{len(costs)}"]
+               for name, ratio, costs, cpu in rows), "ll" + "r" * 4)
     if ratios:
         print(f"\nmemory / redis scheduler (pipeline off, paired): {spread(ratios)}")
     return 0

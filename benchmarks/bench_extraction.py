@@ -1,60 +1,34 @@
-"""Compare article extractors and decoders on the labelled pages of the dev corpus.
+"""Decoding and article extraction on the labelled pages of the dev corpus, against baselines.
 
-    python benchmarks/bench_extraction.py --corpus CORPUS/dev [--variants]
-    python benchmarks/bench_extraction.py --corpus CORPUS/dev --titles-only
-    python benchmarks/bench_extraction.py --corpus CORPUS/dev --paired newscrawl nc-no-source
-
-Prints markdown tables:
-1. decoding: our byte-trusting decoder vs trusting the declaration (w3lib/Scrapy behaviour), also
-   with a wrong HTTP header (``charset=iso-8859-1``, a common server default);
-2. extraction, per dataset and extractor: body token F1 (characters for Chinese, words for
-   English), title / date (day level) accuracy where labelled, authors right / wrong / empty on
-   the pages with an author label (a wrong author is worse than none), sources right / wrong /
-   missed against ``benchmarks/labels/sources.tsv`` (a page not listed names no outlet: any source
-   found there is wrong), pages whose title or text
-   shows mojibake (``has_mojibake``), pages without an article, pages/s (extraction only, after
-   decoding); the first row is trafilatura alone, the baseline;
-3. titles, per dataset: the title newscrawl chooses against the extraction library's title alone
-   (``library_title`` below, kept for this comparison only): pages
-   with an article, share with a title, share whose title is the headline labelled in
-   ``benchmarks/labels/titles.tsv`` (our labels of the dev pages; Mozilla's expected titles for the
-   other readability pages). Right = equal to the label up to white space, case and width;
-4. boilerplate: per dataset, how many bodies each pattern of ``newscrawl.extract.boilerplate``
-   cut at their end.
-
-``--paired A B`` times two extractors on the same pages, alternating A and B page by page for
-``--rounds`` rounds (CPU time of this process), and prints their ratio: on a shared, noisy machine
-the pages/s columns vary by about x2, the paired ratio by a few per cent.
-
-Extractors: ``trafilatura alone`` (bare_extraction, metadata on, library defaults), ``gne``
-(GeneralNewsExtractor, defaults), ``newscrawl`` (newscrawl.extract.extract_article). With
-``--variants`` also newscrawl with single knobs switched (what each added pass is worth).
+newscrawl next to trafilatura alone and GNE: body F1, titles, dates, authors, sources, mojibake,
+boilerplate cut; ``--paired A B`` times two extractors page by page. Every table and the figures:
+docs/benchmarks.md#bench_extractionpy.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import logging
 import re
 import statistics
-import sys
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import lxml.html
+from _common import HERE
+from _common import markdown as table
 from w3lib.encoding import html_to_unicode
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from newscrawl.extract import MIN_BODY_CHARS, decode_html_detailed, has_mojibake  # noqa: E402
-from newscrawl.extract.article import DEFAULT_STRATEGY, _extract, _Strategy  # noqa: E402
-from newscrawl.extract.boilerplate import EDGE_PATTERNS, trim_edges  # noqa: E402
+from newscrawl.extract import MIN_BODY_CHARS, decode_html_detailed, has_mojibake
+from newscrawl.extract.article import DEFAULT_STRATEGY, _extract, _Strategy
+from newscrawl.extract.boilerplate import EDGE_PATTERNS, trim_edges
 
 
 @dataclass
@@ -200,9 +174,8 @@ LOADERS: dict[str, Callable[[Path], list[Page]]] = {
     "scrapinghub_aeb_en_news": load_aeb,
 }
 
-LABELS = Path(__file__).resolve().parent / "labels" / "titles.tsv"
-AUTHOR_LABELS = Path(__file__).resolve().parent / "labels" / "authors.tsv"
-SOURCE_LABELS = Path(__file__).resolve().parent / "labels" / "sources.tsv"
+LABELS, AUTHOR_LABELS, SOURCE_LABELS = (HERE / "labels" / f"{name}.tsv"
+                                        for name in ("titles", "authors", "sources"))
 
 
 def load_title_labels(path: Path) -> dict[str, str]:
@@ -372,7 +345,7 @@ BASELINE = "trafilatura alone"
 def methods(variants: bool) -> dict[str, Callable[[str, str], Out | None]]:
     out: dict[str, Callable[[str, str], Out | None]] = {
         BASELINE: run_trafilatura,
-        "gne": run_gne,
+        **({"gne": run_gne} if importlib.util.find_spec("gne") else {}),  # not a dependency
         "newscrawl": make_newscrawl(DEFAULT_STRATEGY),
     }
     if variants:
@@ -491,12 +464,6 @@ def edge_report(pages: list[Page]) -> str:
     return table(["dataset", "pages"] + names, rows)
 
 
-def table(header: list[str], rows: Iterable[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def decoding_report(pages: list[Page]) -> str:
     rows = []
     for ds in sorted({p.dataset for p in pages}):
@@ -554,8 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     for ds in args.datasets:
         pages += LOADERS[ds](args.corpus)
     if not pages:
-        print(f"no pages found under {args.corpus}", file=sys.stderr)
-        return 1
+        raise SystemExit(f"no pages found under {args.corpus}")
     labels = load_title_labels(args.titles) if args.titles.is_file() else {}
     author_labels = load_title_labels(args.authors) if args.authors.is_file() else {}
     source_labels = load_title_labels(args.sources) if args.sources.is_file() else {}
@@ -569,8 +535,7 @@ def main(argv: list[str] | None = None) -> int:
         fns = methods(variants=True)
         unknown = [n for n in args.paired if n not in fns]
         if unknown:
-            print(f"unknown extractor(s): {', '.join(unknown)}", file=sys.stderr)
-            return 2
+            ap.error(f"unknown extractor(s): {', '.join(unknown)}")
         print(paired_report(pages, args.paired, fns, args.rounds))
         return 0
     print("## Titles\n")

@@ -1,15 +1,8 @@
 """Fingerprint speed, whole process: the seeds' recipe against newscrawl's fingerprint path.
 
-Each method runs in a fresh Python process that imports, initialises and handles every text once;
-the parent measures its wall time and CPU time (the process and its children). Methods:
-``rjieba`` (the fingerprint alone), ``decision`` (fingerprint + 34-byte sketch, what the crawl's
-fingerprint worker computes), ``pipe`` (the decision through the crawl's ``WorkerPool`` with one
-worker process: worker start-up and pipe included). Methods are interleaved over the runs;
-ratios are paired per run.
-``--reference`` runs the same methods with another tree's newscrawl (a directory, or a git
-revision checked out in a temporary worktree) and checks that every fingerprint and sketch is
-the same. Recall/precision at Hamming <= 3 on reprint pairs made from the articles.
-See docs/benchmarks.md#bench_fingerprintpy.
+Each method (``rjieba``, ``decision``, ``pipe``) runs in a fresh process, interleaved over the
+runs, ratios paired per run; ``--reference`` also runs another tree's and checks equal results.
+Methods, columns and figures: docs/benchmarks.md#bench_fingerprintpy.
 """
 
 from __future__ import annotations
@@ -26,14 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO as ROOT
+from baselines import SeedsRecipe
+from evalkit import load_sogou, load_thucnews, make_pairs
+from evalkit.pairs import SOGOU, SOHU, THUCNEWS
 
-from baselines import SeedsRecipe  # noqa: E402
-from evalkit import load_sogou, load_thucnews, make_pairs  # noqa: E402
-
-from newscrawl.evaluation import evaluate  # noqa: E402
-from newscrawl.simhash import get_fingerprinter  # noqa: E402
+from newscrawl.evaluation import evaluate
+from newscrawl.simhash import get_fingerprinter
 
 WORKER = r"""
 import hashlib, json, logging, sys, time
@@ -56,12 +48,9 @@ elif method == "decision":
     run = lambda: [(a.fingerprint, a.sketch) for a in map(analyze, texts)]
 elif method == "pipe":
     import asyncio
-    try:
-        from newscrawl.workers import WorkerPool as FingerprintPool
-    except ImportError:  # a reference tree from before the worker pool also extracted
-        from newscrawl.simhash.pool import FingerprintPool
+    from newscrawl.workers import WorkerPool
     async def both():
-        pool = FingerprintPool(None, 1)
+        pool = WorkerPool(None, 1)
         try:
             return list(await asyncio.gather(*map(pool.fingerprint, texts)))
         finally:
@@ -73,9 +62,6 @@ out = run()
 digest = hashlib.sha256(repr(out).encode()).hexdigest()
 print(json.dumps({"n": len(out), "digest": digest, "in_process": time.perf_counter() - t0}))
 """
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def run_worker(method: str, path: str, root: Path) -> dict[str, float | str]:
     """One fresh process handling every text with ``method``, newscrawl imported from ``root``:
@@ -103,13 +89,11 @@ METHODS = ("rjieba", "decision", "pipe")
 def load_texts(corpus: Path, which: str) -> list[str]:
     """THUCNews dev500 + the SogouCS sample; with ``all`` also both sides of every Sohu 2021
     pair and the cwced cleaned texts. Distinct non-blank texts, in order."""
-    docs = load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt") + load_sogou(
-        corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"
-    )
+    docs = load_thucnews(corpus / THUCNEWS) + load_sogou(corpus / SOGOU)
     texts = [d.text for d in docs]
     if which == "all":
         for name in ("dd-test.jsonl", "dc-test.jsonl"):
-            with open(corpus / "sohu2021_textmatch_text2vec" / name, encoding="utf-8") as fh:
+            with open(corpus / SOHU / name, encoding="utf-8") as fh:
                 for line in fh:
                     row = json.loads(line)
                     texts += [row["sentence1"], row["sentence2"]]
@@ -185,10 +169,8 @@ def main() -> None:
               f"| {same} |")  # fmt: skip
 
     if args.quality:
-        pairs = make_pairs(load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"), seed=1).pairs
-        pairs += make_pairs(
-            load_sogou(corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"), seed=2
-        ).pairs
+        pairs = make_pairs(load_thucnews(corpus / THUCNEWS), seed=1).pairs
+        pairs += make_pairs(load_sogou(corpus / SOGOU), seed=2).pairs
         for name, fp in (("seeds", SeedsRecipe()), ("newscrawl", get_fingerprinter())):
             row = evaluate(pairs, fp).at(3)
             print(f"\n{name}: recall@3 {row.recall:.4f}, precision@3 {row.precision:.4f} "

@@ -1,9 +1,7 @@
-"""Benchmark of the Redis near-duplicate index (newscrawl.index) on the embedded Redis.
+"""The Redis near-duplicate index (newscrawl.index) at N fingerprints on the embedded Redis.
 
-Loads N fingerprints with 60-90 character URLs, then times check_and_add (new fingerprints and
-near-duplicates) and query from one client in interleaved rounds against PING round trips, and
-reports CPU per call and used_memory per fingerprint. Prints a markdown table; options: --help.
-Figures and commands: docs/benchmarks.md#bench_indexpy.
+check_and_add and query from one client in interleaved rounds against PING round trips, CPU per
+call, used_memory per fingerprint. Figures and commands: docs/benchmarks.md#bench_indexpy.
 """
 
 from __future__ import annotations
@@ -11,7 +9,6 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -20,30 +17,15 @@ from functools import partial
 from pathlib import Path
 
 import redis
+from _common import table
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from newscrawl.connection import close_embedded, open_embedded
+from newscrawl.index import SimhashIndex, blocks_of, ensure_compact_encoding, index_stats
+from newscrawl.simhash.sketch import SKETCH_BYTES
 
-from newscrawl.connection import close_embedded, open_embedded  # noqa: E402
-from newscrawl.index import (  # noqa: E402
-    SimhashIndex,
-    blocks_of,
-    ensure_compact_encoding,
-    index_stats,
-)
-from newscrawl.simhash.sketch import SKETCH_BYTES  # noqa: E402
-
-DOMAINS = [
-    "news.sina.com.cn",
-    "www.thepaper.cn",
-    "news.163.com",
-    "www.xinhuanet.com",
-    "news.sohu.com",
-    "www.chinanews.com.cn",
-    "finance.ifeng.com",
-    "world.people.com.cn",
-    "www.bbc.co.uk",
-    "www.theguardian.com",
-]
+DOMAINS = ["news.sina.com.cn", "www.thepaper.cn", "news.163.com", "www.xinhuanet.com",
+           "news.sohu.com", "www.chinanews.com.cn", "finance.ifeng.com", "world.people.com.cn",
+           "www.bbc.co.uk", "www.theguardian.com"]
 SECTIONS = ["politics", "world", "china", "finance", "tech", "sports", "society", "local"]
 SLUG_WORDS = "city council budget vote storm flood market shares rise fall talks trade new".split()
 
@@ -123,10 +105,7 @@ def stop_server(client: redis.Redis) -> None:
 
 
 def print_rows(rows: list[tuple[str, str]]) -> None:
-    print("| measure | value |")
-    print("|---|---|")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
+    table(["measure", "value"], rows, "ll")
 
 
 def timed(calls: Iterable[Callable[[], object]], per_round: int) -> tuple[float, int]:

@@ -1,28 +1,20 @@
-"""Benchmark of SimhashIndex.prune() (the crawl's daily prune) on the embedded Redis.
+"""SimhashIndex.prune() (the crawl's daily prune) at N fingerprints on the embedded Redis.
 
-Loads N fingerprints (a share of them stored more than the retention ago), then times prune()
-twice: the first deletes the expired ones, the second finds nothing (the daily cost when little
-expired: one SCAN of all block-0 buckets and an HGETALL of each). Prints a markdown table::
-
-    python benchmarks/bench_index_prune.py                       # 1,000,000, 10 % expired
-    python benchmarks/bench_index_prune.py -n 100000 --expired 0.5
+Times a prune that deletes the expired share, then one that finds nothing. Figures and commands:
+docs/benchmarks.md#bench_index_prunepy.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_index import bench_server, print_rows, stop_server
 
-from bench_index import bench_server, print_rows, stop_server  # noqa: E402
-
-from newscrawl.index import SimhashIndex  # noqa: E402
+from newscrawl.index import SimhashIndex
 
 DAY = 86400.0
 

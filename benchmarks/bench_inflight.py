@@ -22,10 +22,13 @@ crawl in its own process:
 
 Per run, measured at the portals: pages/s (article pages / (last article request - first)),
 **in flight / N** (the time-weighted mean of requests being answered at once, over all hosts,
-from the first article request to the end of the last, divided by N) and the most requests any
-one host answered at once (its limit holds); and the CPU of the crawl's processes (with C's
-redis-server) per article page. Every round runs each variant once, in alternating
-order; prints medians [min, max] and C's paired ratios to A.
+from the first article request to the end of the last, divided by N), the same per host over its
+limit (the least of the hosts: a host the worker left idle shows here) and the most requests any
+one host answered at once (its limit holds); the CPU of the crawl's processes (with C's
+redis-server) per article page; and the crawl's wall time, start to exit (a crawl whose
+downloads run ahead of its processing shows here, not in pages/s). Every round runs each variant
+once, in alternating order; prints medians [min, max], the paired ratios to A and, with C0, C's
+paired ratios to C0.
 """
 
 from __future__ import annotations
@@ -65,8 +68,10 @@ class Run:
     pages_per_s: float
     pages: int
     in_flight: float  # time-weighted mean in flight / N
+    host_in_flight: float  # the least host's time-weighted mean in flight / its limit
     most_per_host: int
     cpu_ms: float  # CPU of the crawl's processes (and its redis-server) per article page
+    wall_s: float  # the crawl process, start to exit
 
 
 def portals(n_hosts: int, articles: int, latency: float) -> list[MockPortal]:
@@ -99,18 +104,22 @@ def reset(ps: list[MockPortal]) -> None:
             p.answers.clear()
 
 
-def measure(ps: list[MockPortal], n: int) -> tuple[float, int, float, int]:
-    """(pages/s, article pages, mean in flight / n, most at once at one host)."""
-    answers = []
+def measure(ps: list[MockPortal], n: int, per_host: int
+            ) -> tuple[float, int, float, float, int]:
+    """(pages/s, article pages, mean in flight / n, the least host's mean in flight / per_host,
+    most at once at one host), from the first article request to the end of the last."""
+    answers: list[list[tuple[str, float, float]]] = []
     for p in ps:
         with p._lock:
-            answers += [(path, start, end) for path, start, end in p.answers if end is not None]
-    arts = [(s, e) for path, s, e in answers if path.startswith("/a/")]
+            answers.append([(path, start, end) for path, start, end in p.answers
+                            if end is not None])  # fmt: skip
+    arts = [(s, e) for host in answers for path, s, e in host if path.startswith("/a/")]
     first, last = min(s for s, _ in arts), max(e for _, e in arts)
     last_start = max(s for s, _ in arts)
-    busy = sum(max(0.0, min(e, last) - max(s, first)) for _, s, e in answers)
+    busy = [sum(max(0.0, min(e, last) - max(s, first)) for _, s, e in host) for host in answers]
     most = max(p.most_at_once() for p in ps)
-    return len(arts) / (last_start - first), len(arts), busy / (last - first) / n, most
+    return (len(arts) / (last_start - first), len(arts), sum(busy) / (last - first) / n,
+            min(busy) / (last - first) / per_host, most)
 
 
 def run_once(variant: str, ps: list[MockPortal], per_host: int, work: Path,
@@ -118,6 +127,7 @@ def run_once(variant: str, ps: list[MockPortal], per_host: int, work: Path,
     work.mkdir(parents=True)
     reset(ps)
     cpu0 = children_cpu()
+    started = time.perf_counter()
     redis_cpu = 0.0
     settings = ["AUTOTHROTTLE_ENABLED=False", f"CONCURRENT_REQUESTS={CONCURRENCY}",
                 f"CONCURRENT_REQUESTS_PER_DOMAIN={per_host}", "LOG_LEVEL=INFO",
@@ -156,13 +166,15 @@ def run_once(variant: str, ps: list[MockPortal], per_host: int, work: Path,
         if result.returncode != 0:
             print(result.log[-3000:], file=sys.stderr)
             raise SystemExit(f"variant {variant}: exit code {result.returncode}")
+    wall = time.perf_counter() - started
     cpu = children_cpu() - cpu0 + redis_cpu
-    rate, pages, in_flight, most = measure(ps, min(CONCURRENCY, per_host * len(ps)))
+    rate, pages, in_flight, host_in_flight, most = measure(
+        ps, min(CONCURRENCY, per_host * len(ps)), per_host)
     shutil.rmtree(work, ignore_errors=True)
     print(f"  {variant}: {pages} pages, {rate:.1f} pages/s, in flight / N {in_flight:.2f},"
-          f" most at once per host {most}, {cpu * 1000 / pages:.1f} CPU ms / page",
-          file=sys.stderr)  # fmt: skip
-    return Run(variant, rate, pages, in_flight, most, cpu * 1000 / pages)
+          f" least host {host_in_flight:.2f}, most at once per host {most},"
+          f" {cpu * 1000 / pages:.1f} CPU ms / page, {wall:.1f} s", file=sys.stderr)  # fmt: skip
+    return Run(variant, rate, pages, in_flight, host_in_flight, most, cpu * 1000 / pages, wall)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,9 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     minutes = (time.perf_counter() - started) / 60
     print(f"\n{args.latency_ms:g} ms latency, CONCURRENT_REQUESTS={CONCURRENCY}, {args.rounds}"
           f" round(s) in {minutes:.1f} min; median [min, max]\n")  # fmt: skip
-    print("| scenario | variant | pages/s | in flight / N | most at once per host |"
-          " CPU ms / page | pages/s / A (paired) |")  # fmt: skip
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
+    print("| scenario | variant | pages/s | in flight / N | least host's in flight / limit |"
+          " most at once per host | CPU ms / page | crawl s | pages/s / A (paired) |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for scenario, runs in results.items():
         n_hosts, per_host = SCENARIOS[scenario]
         label = f"{n_hosts} host{'s' if n_hosts > 1 else ''}, {per_host} at once each"
@@ -215,8 +228,19 @@ def main(argv: list[str] | None = None) -> int:
                              for x, a in zip(rs, runs["A"], strict=True)]))  # fmt: skip
             rate = spread([r.pages_per_s for r in rs], "{:.1f}")
             print(f"| {label} | {v}. {VARIANTS[v]} | {rate}"
-                  f" | {spread([r.in_flight for r in rs])} | {max(r.most_per_host for r in rs)}"
-                  f" | {spread([r.cpu_ms for r in rs], '{:.1f}')} | {ratio} |")  # fmt: skip
+                  f" | {spread([r.in_flight for r in rs])}"
+                  f" | {spread([r.host_in_flight for r in rs])}"
+                  f" | {max(r.most_per_host for r in rs)}"
+                  f" | {spread([r.cpu_ms for r in rs], '{:.1f}')}"
+                  f" | {spread([r.wall_s for r in rs], '{:.1f}')} | {ratio} |")  # fmt: skip
+    for scenario, runs in results.items():
+        if "C" in runs and "C0" in runs:
+            pairs = list(zip(runs["C"], runs["C0"], strict=True))
+            print(f"\n{scenario}: C / C0 (paired): pages/s "
+                  f"{spread([c.pages_per_s / b.pages_per_s for c, b in pairs])}, in flight "
+                  f"{spread([c.in_flight / b.in_flight for c, b in pairs])}, CPU ms / page "
+                  f"{spread([c.cpu_ms / b.cpu_ms for c, b in pairs])}, crawl s "
+                  f"{spread([c.wall_s / b.wall_s for c, b in pairs])}")  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps({s: {v: [asdict(r) for r in rs] for v, rs in runs.items()}
                                          for s, runs in results.items()}, indent=1),

@@ -1,15 +1,8 @@
 """newscrawl against the crawlers it replaces, on local portals built from dev corpus text.
 
-    python benchmarks/bench_peers.py --corpus CORPUS/dev [--articles 400] [--rounds 2]
-        [--latency-ms 0] [--portal third --portal none --portal all] [--byline-share F]
-        [--editor-line yes|no] [--chrome-kb 22-34] [--only A --only C] [--baseline-src DIR]
-
-Variants (each a real crawl in its own process, ``CONCURRENT_REQUESTS=16``, 16 per domain):
-A plain Scrapy + the same trafilatura call (``peers_spider.py``), B scrapy-redis + the seeds'
-recipe, C newscrawl (``REDIS_URL``), E C with dedup off, M C imported from ``--baseline-src``.
-Each round runs every variant once, in alternating order; with several portals the last table
-is the worst portal per variant. The portal, the variants and every column are described in
-docs/benchmarks.md#bench_peerspy.
+Variants A (plain Scrapy + trafilatura), B (scrapy-redis + the seeds' recipe), C (newscrawl), E (C
+with dedup off), M (C imported from ``--baseline-src``), each a real crawl, in interleaved rounds.
+The portal, the variants, every column and the figures: docs/benchmarks.md#bench_peerspy.
 """
 
 from __future__ import annotations
@@ -28,24 +21,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(HERE))
-
-from bench_crawl import TimedPortal, children_cpu, spread  # noqa: E402
-from crawlrun import parse_stats, run_crawl  # noqa: E402
-from evalkit.pairs import load_sogou, load_thucnews  # noqa: E402
-from make_stream import near_exact_pairs  # noqa: E402
-from mockportal import Page, html_page, list_html  # noqa: E402
-from redisserver import RedisServer  # noqa: E402
+from _common import HERE, children_cpu, sites_toml, spread, table
+from bench_crawl import TimedPortal
+from crawlrun import parse_stats, run_crawl
+from evalkit.pairs import SOGOU, SOHU, THUCNEWS, load_sogou, load_thucnews
+from make_stream import near_exact_pairs
+from mockportal import Page, html_page, list_html
+from redisserver import RedisServer
 
 # MEMUSAGE_CHECK_INTERVAL_SECONDS: Scrapy samples the process's RSS every second, not every minute
 COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
           "CONCURRENT_REQUESTS_PER_DOMAIN=16", "LOG_LEVEL=INFO",
           "MEMUSAGE_CHECK_INTERVAL_SECONDS=1")  # fmt: skip
 ARTICLE_RE, LIST_RE = r"/a/\d+\.html$", r"/list/\d+\.html$"
+REPRINT_SHARE = 0.1
 VARIANTS = {
     "A": "plain Scrapy + trafilatura, memory scheduler, no dedup",
     "B": "scrapy-redis + jieba top-20 / simhash / HGETALL scan",
@@ -71,14 +60,14 @@ class Story:
 def corpus_texts(corpus: Path) -> list[tuple[str, str]]:
     """(title, body) of the dev corpus's articles, near-duplicates among them left out."""
     out: list[tuple[str, str]] = []
-    for d in load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"):
+    for d in load_thucnews(corpus / THUCNEWS):
         head, _, body = d.text.partition("　")  # the headline runs into the body
         title = head if 4 <= len(head) <= 40 and body else d.text[:20]
         out.append((title, body or d.text))
-    for d in load_sogou(corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"):
+    for d in load_sogou(corpus / SOGOU):
         title, _, body = d.text.partition("\n")
         out.append((title, body or title))
-    with open(corpus / "sohu2021_textmatch_text2vec/dc-test.jsonl", encoding="utf-8") as fh:
+    with open(corpus / SOHU / "dc-test.jsonl", encoding="utf-8") as fh:
         for line in fh:
             text = json.loads(line)["sentence2"]
             out.append((text[:18], text))
@@ -272,26 +261,33 @@ def score(stories: list[Story], drops: list[tuple[str, str]]) -> tuple[int, int]
     return caught, distinct
 
 
-def run_peer(variant: str, portal: TimedPortal, work: Path, server: Server | None) -> tuple[
-    dict[str, Any], list[tuple[str, str]]
-]:  # fmt: skip
-    out = work / "items.jsonl"
+def peer_command(base: str, out: Path,
+                 server: Server | None = None) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of variant A (B with ``server``): ``peers_spider.py`` run by
+    ``scrapy runspider``, its items written to ``out``."""
     pipelines = {"peers_spider.StorePipeline": 300}
     settings = [*COMMON, f"PEERS_OUT={out}", f"PEERS_ARTICLE={ARTICLE_RE}", f"PEERS_LIST={LIST_RE}",
                 "ROBOTSTXT_OBEY=True", "TELNETCONSOLE_ENABLED=False"]  # fmt: skip
-    if variant == "B":
-        assert server is not None
+    if server is not None:
         pipelines["peers_spider.SeedsDedupPipeline"] = 100
         settings += ["SCHEDULER=scrapy_redis.scheduler.Scheduler",
                      "DUPEFILTER_CLASS=scrapy_redis.dupefilter.RFPDupeFilter",
                      f"REDIS_URL={server.url}"]  # fmt: skip
     settings.append("ITEM_PIPELINES=" + json.dumps(pipelines))
-    cmd = [sys.executable, "-m", "scrapy", "runspider", str(HERE / "peers_spider.py"),
-           "-a", f"start={portal.base}/"]  # fmt: skip
+    cmd = ["scrapy", "runspider", str(HERE / "peers_spider.py"), "-a", f"start={base}/"]
     for s in settings:
         cmd += ["-s", s]
     env = {k: v for k, v in os.environ.items() if k not in ("SCRAPY_SETTINGS_MODULE", "REDIS_URL")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    return cmd, env
+
+
+def run_peer(variant: str, portal: TimedPortal, work: Path, server: Server | None) -> tuple[
+    dict[str, Any], list[tuple[str, str]]
+]:  # fmt: skip
+    out = work / "items.jsonl"
+    cmd, env = peer_command(portal.base, out, server if variant == "B" else None)
+    cmd = [sys.executable, "-m", *cmd]
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=3600)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
@@ -374,30 +370,24 @@ def paired(runs: dict[str, list[Run]], v: str, b: str) -> tuple[list[float], lis
             [x.cpu_ms / y.cpu_ms for x, y in pairs])
 
 
-def table(runs: dict[str, list[Run]], n_reprints: int) -> None:
+def report(runs: dict[str, list[Run]], n_reprints: int) -> None:
     """The medians table and the paired ratios to A and B of one portal's runs."""
-    print("| variant | pages/s | CPU ms / article | peak RSS MiB | Redis B / URL |"
-          " Redis B / article | reprints caught | distinct articles dropped |")
-    print("|---|" + "---:|" * 7)
-    for v, rs in runs.items():
-        def cell(values: list[Any], fmt: str = "{:.0f}") -> str:
-            return spread(values, fmt) if values else "–"
+    def cell(values: list[Any], fmt: str = "{:.0f}") -> str:
+        return spread(values, fmt) if values else "–"
 
-        caught = "–" if v in ("A", "E") else f"{cell([r.reprints_caught for r in rs])} of " \
-            f"{n_reprints}"
-        print(f"| {v}. {VARIANTS[v]} | {cell([r.pages_per_s for r in rs], '{:.1f}')} | "
-              f"{cell([r.cpu_ms for r in rs], '{:.1f}')} | {max(r.rss_mib for r in rs):.0f} | "
-              f"{cell([r.redis_bytes_per_url for r in rs if r.redis_bytes_per_url])} | "
-              f"{cell([r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article])} | "
-              f"{caught} | {cell([r.distinct_dropped for r in rs])} |")
+    table(["variant", "pages/s", "CPU ms / article", "peak RSS MiB", "Redis B / URL",
+           "Redis B / article", "reprints caught", "distinct articles dropped"],
+          ([f"{v}. {VARIANTS[v]}", cell([r.pages_per_s for r in rs], "{:.1f}"),
+            cell([r.cpu_ms for r in rs], "{:.1f}"), f"{max(r.rss_mib for r in rs):.0f}",
+            cell([r.redis_bytes_per_url for r in rs if r.redis_bytes_per_url]),
+            cell([r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article]),
+            "–" if v in ("A", "E") else f"{cell([r.reprints_caught for r in rs])} of {n_reprints}",
+            cell([r.distinct_dropped for r in rs])] for v, rs in runs.items()))
     bases = [b for b in ("A", "B") if b in runs]
     if bases:
         print("\nPaired ratios (same round): pages/s and CPU ms per article over A and B\n")
-        print("| variant | " + " | ".join(f"pages/s / {b} | CPU / {b}" for b in bases) + " |")
-        print("|---|" + "---:|---:|" * len(bases))
-        for v in runs:
-            cells = [spread(x) for b in bases for x in paired(runs, v, b)]
-            print(f"| {v} | " + " | ".join(cells) + " |")
+        table(["variant", *(f"{x} / {b}" for b in bases for x in ("pages/s", "CPU"))],
+              ([v, *(spread(x) for b in bases for x in paired(runs, v, b))] for v in runs))
 
 
 def worst(results: dict[str, dict[str, list[Run]]]) -> None:
@@ -407,9 +397,7 @@ def worst(results: dict[str, dict[str, list[Run]]]) -> None:
     bases = [b for b in ("A", "B") if b in names]
     if not bases:
         return
-    print("\nWorst portal (paired medians over rounds; the portal in brackets)\n")
-    print("| variant | " + " | ".join(f"pages/s / {b} | CPU / {b}" for b in bases) + " |")
-    print("|---|" + "---:|---:|" * len(bases))
+    rows = []
     for v in names:
         cells = []
         for b in bases:
@@ -418,14 +406,15 @@ def worst(results: dict[str, dict[str, list[Run]]]) -> None:
             low = min(med, key=lambda p: med[p][0])
             high = max(med, key=lambda p: med[p][1])
             cells += [f"{med[low][0]:.2f} ({low})", f"{med[high][1]:.2f} ({high})"]
-        print(f"| {v} | " + " | ".join(cells) + " |")
+        rows.append([v, *cells])
+    print("\nWorst portal (paired medians over rounds; the portal in brackets)\n")
+    table(["variant", *(f"{x} / {b}" for b in bases for x in ("pages/s", "CPU"))], rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--corpus", required=True, type=Path, help="the dev corpus directory")
     ap.add_argument("--articles", type=int, default=400, help="article pages, reprints included")
-    ap.add_argument("--reprint-share", type=float, default=0.1)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--latency-ms", type=float, default=0.0)
     ap.add_argument("--portal", action="append", choices=sorted(PORTALS),
@@ -463,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
             portal = TimedPortal(latency=args.latency_ms / 1000)
             portal.start()
             try:
-                stories = build(portal, args.corpus, args.articles, args.reprint_share, args.seed,
+                stories = build(portal, args.corpus, args.articles, REPRINT_SHARE, args.seed,
                                 kind)  # fmt: skip
                 sizes = sorted(len(p.body) for path, p in portal.pages.items()
                                if path.startswith("/a/"))  # fmt: skip
@@ -475,12 +464,8 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                 )
                 sites = tmp / f"sites-{name}.toml"
-                sites.write_text(
-                    f'[[sites]]\nname = "peers"\nstart_urls = ["{portal.base}/"]\n'
-                    f"article_url = '{ARTICLE_RE}'\nfollow_url = '{LIST_RE}'\n"
-                    "max_list_depth = 1\n",
-                    encoding="utf-8",
-                )
+                sites.write_text(sites_toml({"peers": portal.base}, max_list_depth=1),
+                                 encoding="utf-8")
                 runs: dict[str, list[Run]] = {v: [] for v in names}
                 for r in range(args.rounds):
                     print(f"{name}: round {r + 1}/{args.rounds}", file=sys.stderr)
@@ -499,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
           " [min, max]")  # fmt: skip
     for name, runs in results.items():
         print(f"\n### portal {name}: {PORTALS[name]}\n")
-        table(runs, reprints[name])
+        report(runs, reprints[name])
     if len(results) > 1:
         worst(results)
     if args.json:

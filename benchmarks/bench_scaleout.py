@@ -19,18 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from _common import children_cpu, round_order, spread
+from _common import children_cpu, round_order, sites_toml, spread
 from bench_polite import make_queue, measure, push
 from crawlrun import Worker, start_crawl
-from mockportal import (
-    Article,
-    MockPortal,
-    Page,
-    html_page,
-    list_html,
-    make_paragraphs,
-    make_title,
-)
+from mockportal import Article, MockPortal, Page, html_page, list_html, make_paragraphs, make_title
 from redisserver import RedisServer
 
 from newscrawl import defaults
@@ -80,13 +72,6 @@ def build_portals(n_hosts: int, per_host: int, latency: float) -> list[MockPorta
         portal.delay([ROBOTS, "/", *lists, *paths], latency)
         portals.append(portal)
     return portals
-
-
-def sites_toml(portals: list[MockPortal]) -> str:
-    return "".join(
-        f'[[sites]]\nname = "portal-{n}"\nstart_urls = ["{p.base}/"]\n'
-        "article_url = '/a/\\d+\\.html$'\nfollow_url = '/list/\\d+\\.html$'\n\n"
-        for n, p in enumerate(portals))
 
 
 def reset(portal: MockPortal) -> None:
@@ -265,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-scaleout-"))
     try:
         sites = tmp / "sites.toml"
-        sites.write_text(sites_toml(portals), encoding="utf-8")
+        sites.write_text(sites_toml({f"portal-{n}": p.base for n, p in enumerate(portals)}),
+                         encoding="utf-8")
         for r in range(args.rounds):
             order = round_order(configs, r)
             for n, w in order:

@@ -43,9 +43,8 @@ def background_files(arg: Path) -> list[Path]:
 
 
 # --- engines ------------------------------------------------------------------------------------
-def run_python(
-    docs: Sequence[dict[str, Any]], background: Sequence[dict[str, Any]], max_distance: int
-) -> tuple[list[dict[str, Any]], float]:
+def run_python(docs: Sequence[dict[str, Any]], background: Sequence[dict[str, Any]],
+               max_distance: int) -> tuple[list[dict[str, Any]], float]:
     """(one output row per stream doc, seconds spent on the stream)."""
     from newscrawl.connection import close_embedded, open_embedded
     from newscrawl.index import SimhashIndex
@@ -81,12 +80,8 @@ def run_python(
     return rows, elapsed
 
 
-def run_cli(
-    stream_file: Path,
-    background: Sequence[Path],
-    extra: Sequence[str],
-    newscrawl: Sequence[str] | None = None,
-) -> tuple[list[dict[str, Any]], float]:
+def run_cli(stream_file: Path, background: Sequence[Path],
+            newscrawl: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], float]:
     """``newscrawl dedup`` on a fresh data dir: the background files first, then the stream.
 
     ``newscrawl``: the command to run (default: ``python -m newscrawl.cli`` of this repository)."""
@@ -104,14 +99,10 @@ def run_cli(
             cmd = [*command, "dedup", "--data-dir", str(data_dir)]
             for f in files:
                 cmd += ["--jsonl", str(f.resolve())]
-            cmd += extra
-            done = subprocess.run(
-                cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True, check=False
-            )
+            done = subprocess.run(cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True)
             if done.returncode != 0:
-                raise SystemExit(
-                    f"{shlex.join(cmd)} exited {done.returncode}: {done.stderr[-2000:]}"
-                )
+                raise SystemExit(f"{shlex.join(cmd)} exited {done.returncode}: "
+                                 f"{done.stderr[-2000:]}")
             return done.stdout
 
         if background:
@@ -131,14 +122,11 @@ class Group:
 
     def row(self) -> dict[str, Any]:
         d = self.distances
-        return {
-            "n": self.n,
-            "caught": self.caught,
-            "recall": round(self.caught / self.n, 4) if self.n else None,
-            "median_distance": statistics.median(d) if d else None,
-            "within_3": round(sum(x <= 3 for x in d) / len(d), 3) if d else None,
-            "within_7": round(sum(x <= 7 for x in d) / len(d), 3) if d else None,
-        }
+        return {"n": self.n, "caught": self.caught,
+                "recall": round(self.caught / self.n, 4) if self.n else None,
+                "median_distance": statistics.median(d) if d else None,
+                "within_3": round(sum(x <= 3 for x in d) / len(d), 3) if d else None,
+                "within_7": round(sum(x <= 7 for x in d) / len(d), 3) if d else None}
 
 
 def _band(length: int) -> str:
@@ -148,12 +136,9 @@ def _band(length: int) -> str:
     return "?"
 
 
-def score(
-    stream: Sequence[dict[str, Any]],
-    labels: Sequence[dict[str, Any]],
-    rows: Sequence[dict[str, Any]],
-    background: Sequence[dict[str, Any]] = (),
-) -> dict[str, Any]:
+def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
+          rows: Sequence[dict[str, Any]], background: Sequence[dict[str, Any]] = ()
+          ) -> dict[str, Any]:
     if len(rows) != len(stream):
         raise SystemExit(f"{len(rows)} output lines for {len(stream)} stream documents")
     label = {lab["id"]: lab for lab in labels}
@@ -298,11 +283,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
         )
     for res in results:
         s = res["score"]
-        out += ["", f"### {res['run']}", ""]
-        out += [
-            "| reprints | n | recall | median distance | <= 3 | <= 7 |",
-            "|---|---|---|---|---|---|",
-        ]
+        out += ["", f"### {res['run']}", "", "| reprints | n | recall | median distance | <= 3 "
+                "| <= 7 |", "|---|---|---|---|---|---|"]
         for section in ("by_edit", "by_single_edit", "by_edit_count", "by_length"):
             for k, row in s[section].items():
                 out.append(f"| {k} | {row['n']} | {_f(row['recall'])} | "
@@ -310,33 +292,21 @@ def markdown(results: list[dict[str, Any]]) -> str:
                            f"{_f(row['within_7'])} |")  # fmt: skip
         t = s["templates"]
         near = t["distance_to_nearest_earlier_same_kind"]
-        out += [
-            "",
-            f"Template reports: {t['dropped']} of {t['reports']} dropped; distance to the "
-            f"nearest earlier report of the same kind: median {_f(near['median'])}, "
-            f"{near['within_3']} of {near['n']} within 3, {near['within_7']} within 7.",
-        ]
+        out += ["", f"Template reports: {t['dropped']} of {t['reports']} dropped; distance to the "
+                f"nearest earlier report of the same kind: median {_f(near['median'])}, "
+                f"{near['within_3']} of {near['n']} within 3, {near['within_7']} within 7."]
         if t["dropped_names"]:
             out += ["", "Template reports dropped: " + "; ".join(t["dropped_names"])]
         hn = s["hard_negatives_dropped"]
         if hn:
-            out += [
-                "",
-                "Sohu same-event partners dropped: "
-                + "; ".join(f"{w['id']} as {w['duplicate_of']} (d={w['distance']})" for w in hn),
-            ]
+            out += ["", "Sohu same-event partners dropped: " + "; ".join(
+                f"{w['id']} as {w['duplicate_of']} (d={w['distance']})" for w in hn)]
         other = [w for w in s["wrong"] if w["kind"] != "template" and not w["same_group"]]
         if other:
-            out += [
-                "",
-                "Other wrong drops: "
-                + "; ".join(
-                    f"{w['id']} ({w['kind']}, {w['length']} chars) as {w['duplicate_of']} "
-                    f"(d={w['distance']})"
-                    for w in other[:40]
-                )
-                + (f"; ... {len(other) - 40} more" if len(other) > 40 else ""),
-            ]
+            out += ["", "Other wrong drops: " + "; ".join(
+                f"{w['id']} ({w['kind']}, {w['length']} chars) as {w['duplicate_of']} "
+                f"(d={w['distance']})" for w in other[:40]
+            ) + (f"; ... {len(other) - 40} more" if len(other) > 40 else "")]
     return "\n".join(out)
 
 
@@ -345,26 +315,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--stream", required=True, type=Path, help="directory of make_stream.py")
     ap.add_argument("--background", type=Path, help="JSONL file or directory checked in first")
     ap.add_argument("--engine", choices=("cli", "python"), default="cli")
-    ap.add_argument(
-        "--max-distance",
-        type=int,
-        nargs="+",
-        default=[3],
-        help="python engine: one run per distance (default 3)",
-    )
-    ap.add_argument(
-        "--dedup-arg",
-        action="append",
-        default=[],
-        help="cli engine: extra argument for newscrawl dedup (repeatable)",
-    )
-    ap.add_argument(
-        "--newscrawl",
-        help="cli engine: the newscrawl command to run, e.g. 'newscrawl' or "
-        "'env PYTHONPATH=/other/checkout python -m newscrawl.cli' (default: this repository's, "
-        "through python -m newscrawl.cli)",
-    )
-    ap.add_argument("--label", help="name of the run in the tables (cli engine)")
+    ap.add_argument("--max-distance", type=int, nargs="+", default=[3],
+                    help="python engine: one run per distance (default 3)")
+    ap.add_argument("--newscrawl", help="cli engine: the newscrawl command to run, e.g. 'newscrawl'"
+                    " or 'env PYTHONPATH=/other/checkout python -m newscrawl.cli' (default: this "
+                    "repository's, through python -m newscrawl.cli)")
     ap.add_argument("--json", type=Path, help="write the scores as JSON here")
     args = ap.parse_args(argv)
     stream = read_jsonl(args.stream / "stream.jsonl")
@@ -381,8 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "score": score(stream, labels, rows, background)})  # fmt: skip
     else:
         newscrawl = shlex.split(args.newscrawl) if args.newscrawl else None
-        rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, args.dedup_arg, newscrawl)
-        name = args.label or " ".join(["newscrawl dedup", *args.dedup_arg])
+        rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, newscrawl)
+        name = "newscrawl dedup"
         results.append({"run": name + bg_note, "seconds": secs, "docs_per_s": len(stream) / secs,
                         "score": score(stream, labels, rows, background)})  # fmt: skip
     try:
@@ -390,9 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. | head
         sys.stderr.close()
     if args.json:
-        args.json.write_text(
-            json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
-        )
+        args.json.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n",
+                             encoding="utf-8")
     return 0
 
 

@@ -11,22 +11,15 @@ from pathlib import Path
 
 import _common  # noqa: F401  (tests/ and this tree on sys.path)
 from evalkit import PairSet, load_sogou, load_sohu_pairs, load_thucnews, make_pairs
-from evalkit.pairs import write_pairs
+from evalkit.pairs import SOGOU, SOHU, THUCNEWS, write_pairs
 
 
 def build(corpus: Path, seed: int = 1, negatives_per_doc: int = 3) -> PairSet:
-    thuc = make_pairs(
-        load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"),
-        seed=seed,
-        negatives_per_doc=negatives_per_doc,
-    )
-    sogou = make_pairs(
-        load_sogou(corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"),
-        seed=seed + 1,
-        negatives_per_doc=negatives_per_doc,
-    )
-    sohu_dir = corpus / "sohu2021_textmatch_text2vec"
-    sohu = load_sohu_pairs([sohu_dir / "dd-test.jsonl", sohu_dir / "dc-test.jsonl"])
+    thuc = make_pairs(load_thucnews(corpus / THUCNEWS), seed=seed,
+                      negatives_per_doc=negatives_per_doc)
+    sogou = make_pairs(load_sogou(corpus / SOGOU), seed=seed + 1,
+                       negatives_per_doc=negatives_per_doc)
+    sohu = load_sohu_pairs([corpus / SOHU / "dd-test.jsonl", corpus / SOHU / "dc-test.jsonl"])
     out = PairSet(pairs=thuc.pairs + sogou.pairs + sohu.pairs)
     for part in (thuc, sogou, sohu):
         for kind, n in part.excluded.items():

@@ -11,7 +11,6 @@ import html
 import json
 import random
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import _common  # noqa: F401  (tests/ and this tree on sys.path)
 from evalkit.edits import STREAM_EDITS, EditContext
-from evalkit.pairs import load_sogou, load_thucnews
+from evalkit.pairs import SOGOU, SOHU, THUCNEWS, grams, load_sogou, load_thucnews, normalise
 from evalkit.templates import daily_reports
 
 NEAR_EXACT = 0.5
@@ -61,34 +60,13 @@ class Doc:
         return json.dumps(obj, ensure_ascii=False)
 
     def label_json(self) -> str:
-        obj = {
-            "id": self.id,
-            "kind": self.kind,
-            "original": self.original,
-            "edit": self.edit,
-            "length": len(self.text),
-            "source": self.source,
-            "group": self.group,
-            "name": self.name,
-            "day": int(self.time // DAY),
-            "near": self.near,
-        }
+        obj = {"id": self.id, "kind": self.kind, "original": self.original, "edit": self.edit,
+               "length": len(self.text), "source": self.source, "group": self.group,
+               "name": self.name, "day": int(self.time // DAY), "near": self.near}
         return json.dumps(obj, ensure_ascii=False)
 
 
 # --- near-exact duplicates ----------------------------------------------------------------------
-_DROP_RE = re.compile(r"[\W_]+")
-
-
-def normalise(text: str) -> str:
-    return _DROP_RE.sub("", unicodedata.normalize("NFKC", text).casefold())
-
-
-def grams(text: str) -> set[str]:
-    t = normalise(text)
-    return {t[i : i + 3] for i in range(max(len(t) - 2, 1))}
-
-
 def _sketch(g: set[str]) -> list[int]:
     hashes = (int.from_bytes(hashlib.blake2b(x.encode(), digest_size=8).digest(), "big") for x in g)
     return sorted(hashes)[:SKETCH]
@@ -114,22 +92,17 @@ def near_exact_pairs(texts: list[str]) -> list[tuple[int, int, float]]:
 def corpus_docs(corpus: Path, rng: random.Random, sohu_pairs: int) -> tuple[list[Doc], list[Doc]]:
     """(stream corpus articles, background texts)."""
     docs: list[Doc] = []
-    for d in load_thucnews(corpus / "thucnews_sample/cnews.dev500.txt"):
+    for d in load_thucnews(corpus / THUCNEWS):
         n = int(d.ident.split(":")[1])
         title = re.split(r"\s", d.text[:40], maxsplit=1)[0][:30]
-        docs.append(
-            Doc(
-                f"thuc-{n:04d}", d.text, f"https://thucnews.example/{n:04d}.html", title, "thucnews"
-            )
-        )
-    for n, d in enumerate(
-        load_sogou(corpus / "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat")
-    ):
+        docs.append(Doc(f"thuc-{n:04d}", d.text, f"https://thucnews.example/{n:04d}.html", title,
+                        "thucnews"))
+    for n, d in enumerate(load_sogou(corpus / SOGOU)):
         docs.append(Doc(f"sogou-{n:03d}", d.text, d.ident, d.text.split("\n", 1)[0], "sogou"))
     background: list[Doc] = []
     seen_text: dict[str, Doc] = {}
     for short in ("dd", "dc"):
-        path = corpus / f"sohu2021_textmatch_text2vec/{short}-test.jsonl"
+        path = corpus / SOHU / f"{short}-test.jsonl"
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
         same_event = [n for n, r in enumerate(rows) if r.get("label") == 5]
         chosen = set(rng.sample(same_event, min(sohu_pairs, len(same_event))))
@@ -138,14 +111,9 @@ def corpus_docs(corpus: Path, rng: random.Random, sohu_pairs: int) -> tuple[list
                 text = r[key].strip()
                 if not text or text in seen_text:
                     continue
-                doc = Doc(
-                    f"sohu-{short}-{n:03d}{side}",
-                    text,
-                    f"https://sohu2021.example/{short}/{n:03d}{side}.html",
-                    "",
-                    f"sohu_{short}",
-                    group=f"sohu_{short}:{n}",
-                )
+                doc = Doc(f"sohu-{short}-{n:03d}{side}", text,
+                          f"https://sohu2021.example/{short}/{n:03d}{side}.html", "",
+                          f"sohu_{short}", group=f"sohu_{short}:{n}")
                 seen_text[text] = doc
                 (docs if n in chosen else background).append(doc)
     background.extend(_background(corpus))
@@ -171,34 +139,19 @@ def _read_text(path: Path) -> str:
 
 def _background(corpus: Path) -> Iterable[Doc]:
     for path in sorted((corpus / "cwced_zh_handlabeled/cleaned").glob("*.txt")):
-        yield Doc(
-            f"bg-cwced-{path.stem[:8]}",
-            _read_text(path).strip(),
-            f"https://cwced.example/{path.stem}",
-            "",
-            "cwced",
-        )
+        yield Doc(f"bg-cwced-{path.stem[:8]}", _read_text(path).strip(),
+                  f"https://cwced.example/{path.stem}", "", "cwced")
     for path in sorted((corpus / "readability_testpages").glob("*/expected.html")):
         name = path.parent.name
-        yield Doc(
-            f"bg-readability-{name}",
-            _strip_html(_read_text(path)),
-            f"https://readability.example/{name}",
-            "",
-            "readability",
-        )
+        yield Doc(f"bg-readability-{name}", _strip_html(_read_text(path)),
+                  f"https://readability.example/{name}", "", "readability")
     gt = corpus / "scrapinghub_aeb_en_news/ground-truth.json"
     if gt.exists():
         for key, row in sorted(json.loads(gt.read_text(encoding="utf-8")).items()):
             yield Doc(f"bg-aeb-{key[:12]}", row["articleBody"], row.get("url") or key, "", "aeb")
     for path in sorted((corpus / "clough_stevenson_plagiarism_en/data").glob("*.txt")):
-        yield Doc(
-            f"bg-clough-{path.stem}",
-            _read_text(path).strip(),
-            f"https://clough.example/{path.stem}",
-            "",
-            "clough",
-        )
+        yield Doc(f"bg-clough-{path.stem}", _read_text(path).strip(),
+                  f"https://clough.example/{path.stem}", "", "clough")
 
 
 # --- the stream ---------------------------------------------------------------------------------
@@ -224,9 +177,8 @@ def _pick_edits(rng: random.Random) -> list[str]:
     return kinds
 
 
-def build(
-    corpus: Path, seed: int = 1, days: int = 10, sohu_pairs: int = 100
-) -> tuple[list[Doc], list[Doc], dict[str, object]]:
+def build(corpus: Path, seed: int = 1, days: int = 10,
+          sohu_pairs: int = 100) -> tuple[list[Doc], list[Doc], dict[str, object]]:
     rng = random.Random(seed)
     docs, background = corpus_docs(corpus, rng, sohu_pairs)
     span = days * DAY
@@ -247,19 +199,10 @@ def build(
             slugs[r.series] = f"{r.kind}{sum(k.startswith(r.kind + '/') for k in slugs) + 1}"
         slug = slugs[r.series]
         ident = f"tpl-{slug}-{r.date:%m%d}"
-        templates.append(
-            Doc(
-                ident,
-                r.text,
-                f"https://{_outlet_host(r.outlet)}.example/{r.kind}/{r.date:%Y%m%d}/{slug}.html",
-                r.title,
-                "template",
-                time=r.day * DAY + r.hour * 3600,
-                kind="template",
-                group=r.series,
-                name=r.name,
-            )
-        )
+        url = f"https://{_outlet_host(r.outlet)}.example/{r.kind}/{r.date:%Y%m%d}/{slug}.html"
+        templates.append(Doc(ident, r.text, url, r.title, "template",
+                             time=r.day * DAY + r.hour * 3600, kind="template", group=r.series,
+                             name=r.name))
     # ground truth among corpus texts (stream + background)
     pool = docs + background
     parent = list(range(len(pool)))
@@ -312,57 +255,30 @@ def build(
             when = min(span - 1, d.time + rng.uniform(600, 3 * DAY))
             ident = f"{d.id}~r{k}"
             text = _apply(d.text, kinds, rng, ctx)
-            reprints.append(
-                Doc(
-                    ident,
-                    text,
-                    _reprint_url(rng, when, ident),
-                    d.title,
-                    d.source,
-                    time=when,
-                    kind="reprint",
-                    original=d.original or d.id,
-                    edit=kinds,
-                    group=d.group,
-                    near=d.near,
-                )
-            )
+            reprints.append(Doc(ident, text, _reprint_url(rng, when, ident), d.title, d.source,
+                                time=when, kind="reprint", original=d.original or d.id,
+                                edit=kinds, group=d.group, near=d.near))
     for t in templates:
         if rng.random() < 0.2:
             kinds = rng.sample(TEMPLATE_EDITS, rng.randint(1, 2))
             when = t.time + rng.uniform(600, 6 * 3600)
             ident = f"{t.id}~r1"
-            reprints.append(
-                Doc(
-                    ident,
-                    _apply(t.text, kinds, rng, ctx),
-                    _reprint_url(rng, when, ident),
-                    t.title,
-                    "template",
-                    time=when,
-                    kind="reprint",
-                    original=t.id,
-                    edit=kinds,
-                    group=t.group,
-                    name=t.name,
-                )
-            )
+            reprints.append(Doc(ident, _apply(t.text, kinds, rng, ctx),
+                                _reprint_url(rng, when, ident), t.title, "template", time=when,
+                                kind="reprint", original=t.id, edit=kinds, group=t.group,
+                                name=t.name))
     stream = sorted(docs + templates + reprints, key=lambda d: d.time)
     reprinted = {d.original for d in stream if d.kind == "reprint"}
     for d in stream:
         if d.kind == "distinct" and d.id in reprinted:
             d.kind = "original"
     summary: dict[str, object] = {
-        "seed": seed,
-        "days": days,
-        "documents": len(stream),
+        "seed": seed, "days": days, "documents": len(stream),
         "kinds": dict(Counter(d.kind for d in stream)),
         "sources": dict(Counter(d.source for d in stream)),
         "edits": dict(Counter(k for d in stream for k in d.edit)),
-        "similar_pairs_in_corpus": len(pairs),
-        "ambiguous_pairs_in_stream": ambiguous,
-        "background": len(background),
-        "background_left_out_as_near_exact": len(dropped_bg),
+        "similar_pairs_in_corpus": len(pairs), "ambiguous_pairs_in_stream": ambiguous,
+        "background": len(background), "background_left_out_as_near_exact": len(dropped_bg),
     }
     return stream, background, summary
 
@@ -378,18 +294,12 @@ def write(out: Path, stream: list[Doc], background: list[Doc], summary: dict[str
     dup = [k for k, v in (ids + urls).items() if v > 1]
     if dup:
         raise SystemExit(f"duplicate ids or urls: {dup[:5]}")
-    (out / "stream.jsonl").write_text(
-        "".join(d.stream_json() + "\n" for d in stream), encoding="utf-8"
-    )
-    (out / "labels.jsonl").write_text(
-        "".join(d.label_json() + "\n" for d in stream), encoding="utf-8"
-    )
-    (out / "background.jsonl").write_text(
-        "".join(d.stream_json() + "\n" for d in background), encoding="utf-8"
-    )
-    (out / "summary.json").write_text(
-        json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
-    )
+    for name, lines in (("stream", [d.stream_json() for d in stream]),
+                        ("labels", [d.label_json() for d in stream]),
+                        ("background", [d.stream_json() for d in background])):
+        (out / f"{name}.jsonl").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n",
+                                      encoding="utf-8")
 
 
 def main() -> None:
@@ -398,12 +308,8 @@ def main() -> None:
     ap.add_argument("--out", required=True, type=Path, help="output directory")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--days", type=int, default=10, help="simulated days (default 10)")
-    ap.add_argument(
-        "--sohu-pairs",
-        type=int,
-        default=100,
-        help="same-event pairs taken from each Sohu 2021 file (default 100)",
-    )
+    ap.add_argument("--sohu-pairs", type=int, default=100,
+                    help="same-event pairs taken from each Sohu 2021 file (default 100)")
     args = ap.parse_args()
     if not (args.corpus / "thucnews_sample").is_dir():
         ap.error(f"{args.corpus} does not look like the dev corpora (no thucnews_sample/)")

@@ -1,16 +1,11 @@
-"""The peer crawlers of benchmarks/bench_peers.py, run with ``scrapy runspider`` (not newscrawl).
-
-A: plain Scrapy, the article pages through the same ``trafilatura.bare_extraction`` call as
-newscrawl's extraction, every item stored. B: the same spider on scrapy-redis (its README's
-scheduler and dupefilter) with the seeds' near-duplicate recipe (jieba ``extract_tags`` top 20,
-``simhash`` of them, an HGETALL scan of every stored fingerprint, distance <= 3).
-Settings read: ``PEERS_OUT`` (JSON Lines), ``PEERS_ARTICLE``, ``PEERS_LIST`` (URL regexes),
-``REDIS_URL``.
+"""The peer crawlers of bench_peers.py, run with ``scrapy runspider``: A, plain Scrapy with the same
+trafilatura call as newscrawl; B, the same on scrapy-redis with the seeds' recipe (baselines.py)
+and an HGETALL scan. Settings: ``PEERS_OUT``, ``PEERS_ARTICLE``, ``PEERS_LIST``, ``REDIS_URL``.
+docs/benchmarks.md#bench_peerspy.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -70,43 +65,27 @@ class StorePipeline:
         return item
 
 
-def _seeds_vote(tags: list[tuple[str, float]]) -> int:
-    v = [0.0] * 64
-    for word, weight in tags:
-        h = int(hashlib.md5(word.encode("utf-8")).hexdigest(), 16)
-        for i in range(64):
-            v[i] += weight if h >> i & 1 else -weight
-    return sum(1 << i for i in range(64) if v[i] > 0)
-
-
 class SeedsDedupPipeline:
     """jieba top-20 TF-IDF keywords -> simhash -> HGETALL scan of every stored fingerprint."""
 
     def open_spider(self, spider: scrapy.Spider) -> None:
-        import jieba.analyse
         import redis
+        from baselines import SeedsRecipe  # variant B only: A stays plain Scrapy
 
-        self.extract = jieba.analyse.extract_tags
+        self.fingerprint = SeedsRecipe().fingerprint
         self.client = redis.Redis.from_url(spider.settings.get("REDIS_URL"))
         self.log = open(spider.settings.get("PEERS_OUT"), "a", encoding="utf-8")  # noqa: SIM115
-        try:
-            from simhash import Simhash
-
-            self.simhash = lambda tags: Simhash(tags).value
-        except ImportError:
-            self.simhash = _seeds_vote
 
     def close_spider(self, spider: scrapy.Spider) -> None:
         self.log.close()
 
     def process_item(self, item: dict[str, Any], spider: scrapy.Spider) -> dict[str, Any]:
-        tags = self.extract(item["text"], topK=20, withWeight=True)
-        if not tags:
+        fp = self.fingerprint(item["text"])
+        if fp is None:
             return item
-        fp = int(self.simhash(tags))
         for key, url in self.client.hgetall(KEY).items():
             if (int(key, 16) ^ fp).bit_count() <= MAX_DISTANCE:
-                original = url.decode()
+                original = url.decode() if isinstance(url, bytes) else url
                 self.log.write(json.dumps({"url": item["url"], "duplicate_of": original}) + "\n")
                 raise DropItem(f"near-duplicate of {original}")
         self.client.hset(KEY, f"{fp:016x}", item["url"])

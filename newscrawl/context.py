@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -229,6 +230,8 @@ def check_settings(settings: BaseSettings) -> None:
             raise ConfigError(f"unknown setting {name}" + (
                 f" (did you mean {close[0]}?)" if close else "") + ": docs/settings.md lists"
                 " newscrawl's settings")
+    for message in unread_environment(os.environ):
+        logger.warning("%s", message)
     for name, scrapy_name in misspelt_scrapy_settings(settings):
         logger.warning(
             "setting %s is none of Scrapy's (did you mean %s?): unless an extension reads it, "
@@ -239,6 +242,33 @@ def check_settings(settings: BaseSettings) -> None:
     idf_file = read_setting(settings, "NEWSCRAWL_IDF_FILE")
     if idf_file and read_setting(settings, "NEWSCRAWL_DEDUP_ENABLED"):
         _check_idf_file(idf_file)
+
+
+#: ``NEWSCRAWL_*`` environment variables something reads: the crawl and the ``newscrawl``
+#: command (``NEWSCRAWL_DATA_DIR``, ``NEWSCRAWL_REDIS_PREFIX``, the environment-only ones) and
+#: the dependency audit (``deploy/audit.py``).
+READ_FROM_ENVIRONMENT = frozenset(
+    {"NEWSCRAWL_DATA_DIR", "NEWSCRAWL_REDIS_PREFIX", "NEWSCRAWL_AUDIT_STRICT", *ENVIRONMENT_ONLY})
+
+
+def unread_environment(environ: Mapping[str, str]) -> list[str]:
+    """One message for each ``NEWSCRAWL_*`` environment variable nothing reads: a setting put in
+    the environment (``NEWSCRAWL_MAX_DISTANCE=5`` in a compose file) or a misspelt variable
+    would otherwise leave its value silently unused."""
+    messages = []
+    for name in sorted(environ):
+        if not name.startswith("NEWSCRAWL_") or name in READ_FROM_ENVIRONMENT:
+            continue
+        if name in KNOWN_SETTINGS:
+            messages.append(
+                f"environment variable {name} is not read: {name} is a setting, give it as"
+                f" -s {name}=... or in the project's settings.py")
+            continue
+        close = difflib.get_close_matches(
+            name, sorted(READ_FROM_ENVIRONMENT | KNOWN_SETTINGS), n=1)
+        messages.append(f"environment variable {name} is none of newscrawl's" + (
+            f" (did you mean {close[0]}?)" if close else "") + ": it has no effect")
+    return messages
 
 
 def _check_idf_file(path: str) -> None:

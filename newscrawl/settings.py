@@ -31,6 +31,9 @@ AUTOTHROTTLE_START_DELAY = 1.0
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
 DOWNLOAD_TIMEOUT = 30
+# Scrapy starts this many tasks for each response's output (default 100); a page yields one item
+# or a list page's links, and an article waiting for the near-duplicate check's order holds them.
+CONCURRENT_ITEMS = 8
 DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 # A request that failed every retry is logged once, as a WARNING by the spider's errback (with a

@@ -18,6 +18,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -152,8 +153,8 @@ class _Records(logging.Handler):
 
 def _serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level: int) -> None:
     """Worker process: its decision version first (None without fingerprints), then
-    ``(request id, kind, payload)`` in, ``(request id, outcome, log records at ``log_level`` or
-    above)`` out (:func:`_outcome`).
+    lists of ``(request id, kind, payload)`` in, lists of ``(request id, outcome, log records at
+    ``log_level`` or above)`` out (:func:`_outcome`, :class:`_Replies`).
 
     A thread reads the pipe into a queue, so the caller's ``send`` never waits on a worker that
     is itself waiting for the caller to read its answers."""
@@ -175,20 +176,57 @@ def _serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level
                 message = conn.recv()
             except (EOFError, OSError):  # the calling process is gone
                 message = None
-            jobs.put(message)
             if message is None:
+                jobs.put(None)
                 return
+            for job in message:  # a list of jobs
+                jobs.put(job)
 
     threading.Thread(target=read, daemon=True).start()
+    out = _Replies(conn, jobs)
     while (job := jobs.get()) is not None:
         request_id, kind, payload = job
         outcome = _outcome(kind, payload, idf_file)
         logged = records.take()
         try:
             # without an outcome the caller runs the job again and logs what it logs
-            conn.send((request_id, outcome, logged if outcome is not None else []))
+            out.send((request_id, outcome, logged if outcome is not None else []))
         except (OSError, ValueError):
             return
+    with contextlib.suppress(OSError, ValueError):
+        out.flush()
+
+
+#: A worker's reply waits this long at most for others to go in the same message.
+REPLY_WAIT = 0.005
+
+
+class _Replies:
+    """A worker's replies, sent as lists. A reply is held while more jobs are queued and the
+    first reply held plus the job just done (the next one is likely alike) stays under
+    REPLY_WAIT: fast jobs (fingerprints) cost the two processes one message for several, a slow
+    one (an extraction) goes out at once, and a held reply waits at most REPLY_WAIT plus one
+    job."""
+
+    def __init__(self, conn: Connection, jobs: queue.SimpleQueue[Any]) -> None:
+        self.conn = conn
+        self.jobs = jobs
+        self.replies: list[tuple[int, Any, list[logging.LogRecord]]] = []
+        self.since = self.last = time.monotonic()
+
+    def send(self, reply: tuple[int, Any, list[logging.LogRecord]]) -> None:
+        now = time.monotonic()
+        took, self.last = now - self.last, now  # the job's time (and any wait for it)
+        if not self.replies:
+            self.since = now
+        self.replies.append(reply)
+        if self.jobs.empty() or now - self.since + took >= REPLY_WAIT:
+            self.flush()
+
+    def flush(self) -> None:
+        replies, self.replies = self.replies, []
+        if replies:
+            self.conn.send(replies)
 
 
 #: Jobs sent to a worker and not answered yet, at most: the rest wait in the calling process.
@@ -266,26 +304,27 @@ class _Worker:
         return future
 
     def _send_waiting(self) -> None:
-        """Send waiting jobs while fewer than MAX_IN_PIPE are unanswered."""
-        while self.waiting and self.in_pipe < MAX_IN_PIPE:
-            message = self.waiting.popleft()
+        """Send waiting jobs, in one message, while fewer than MAX_IN_PIPE are unanswered."""
+        count = min(len(self.waiting), MAX_IN_PIPE - self.in_pipe)
+        if count > 0:
+            message = [self.waiting.popleft() for _ in range(count)]
             try:
                 self.conn.send(message)
             except (OSError, ValueError) as exc:
                 self._fail(exc)
                 return
-            self.in_pipe += 1
+            self.in_pipe += count
 
     def _on_readable(self) -> None:
         try:
             while self.conn.poll():
-                request_id, result, records = self.conn.recv()
-                self.in_pipe -= 1
-                for record in records:  # the worker's log lines, in the crawl's log
-                    logging.getLogger(record.name).handle(record)
-                future = self.pending.pop(request_id, None)
-                if future is not None and not future.done():
-                    future.set_result(result)
+                for request_id, outcome, records in self.conn.recv():  # a list of replies
+                    self.in_pipe -= 1
+                    for record in records:  # the worker's log lines, in the crawl's log
+                        logging.getLogger(record.name).handle(record)
+                    future = self.pending.pop(request_id, None)
+                    if future is not None and not future.done():
+                        future.set_result(outcome)
         except (EOFError, OSError) as exc:
             self._fail(exc)
             return

@@ -8,6 +8,8 @@ its fingerprint worker process too) for the reliability and cluster tests.
 from __future__ import annotations
 
 import datetime
+import fcntl
+import json
 import os
 import re
 import signal
@@ -18,7 +20,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -121,6 +126,24 @@ def start_crawl(workdir: Path, sites: Path | None, *settings: str, log_path: Pat
     return Worker(workdir, sites, settings, redis_url, log_path, env)
 
 
+def once_per_session(tmp_path_factory: pytest.TempPathFactory, name: str,
+                     compute: Callable[[], Any]) -> Any:
+    """``compute()`` (JSON-able) run once for the whole test session, ``pytest -n`` included.
+
+    pytest-xdist hands a module's tests to whichever worker is free, and a module fixture runs
+    on each worker that got one of them: a fixture that crawls a lot computes its results here
+    instead. The first worker computes them while the others wait on a lock, then read them."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's directory, shared by its workers
+    path = root / f"{name}.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            path.write_text(json.dumps(compute(), default=str), encoding="utf-8")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
 def wait_for(cond: Callable[[], bool], timeout: float = 30, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not cond():
@@ -137,6 +160,12 @@ def stored_urls(workdir: Path) -> Counter[str]:
 
 
 # --- assertions on a crawl of the mock portals (tests/mockportal.py) --------------------------
+
+#: Extraction and fingerprints in the crawl process (``NEWSCRAWL_FINGERPRINT_WORKERS=0``): no
+#: worker process to start, importing extraction and the segmenter again (a spawned process).
+#: For the tests that check something else; the e2e, fault, signal, worker, reliability and
+#: cluster tests keep the default worker process, so its path stays covered.
+IN_PROCESS = "NEWSCRAWL_FINGERPRINT_WORKERS=0"
 
 #: Worker settings for the reliability/cluster tests: no AutoThrottle, short leases and retry
 #: windows, one Scrapy retry, pages up to 200 kB (the mock's oversize page is over it).

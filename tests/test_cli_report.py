@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from crawlrun import FAST, run_crawl
+from crawlrun import FAST, IN_PROCESS, run_crawl
 from mockportal import Layout, sites_toml
 
 from newscrawl.cli import main
@@ -45,7 +45,7 @@ def _crawled(tmp_path: Path, portals: Layout) -> Path:
         '\n[[sites]]\nname = "dead-site"\n'
         f'start_urls = ["http://{DEAD}/"]\n'
         "article_url = '/a/\\d+\\.html$'\n"), encoding="utf-8")
-    result = run_crawl(tmp_path, sites, *FAST, "RETRY_TIMES=0")
+    result = run_crawl(tmp_path, sites, *FAST, IN_PROCESS, "RETRY_TIMES=0")
     assert result.returncode == 0, result.log[-3000:]
     data = tmp_path / "data"
     stored = list(iter_articles(data / "articles"))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from crawlrun import FAST, assert_stored_once, run_crawl, stored_urls, url_of
+from crawlrun import FAST, IN_PROCESS, assert_stored_once, run_crawl, stored_urls, url_of
 from mockportal import Layout
 
 from newscrawl.cli import main
@@ -132,7 +132,7 @@ def test_reset_asks_and_refuses_during_a_run(
 def test_crawl_after_reset_fetches_again_and_stores_nothing_twice(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, portals: Layout, sites: Path
 ) -> None:
-    first = run_crawl(tmp_path, sites, *FAST)
+    first = run_crawl(tmp_path, sites, *FAST, IN_PROCESS)
     assert first.returncode == 0, first.log[-3000:]
     assert_stored_once(portals, stored_urls(tmp_path))
     articles = [url_of(p, path) for p, path in portals.all_good_articles()]
@@ -149,7 +149,7 @@ def test_crawl_after_reset_fetches_again_and_stores_nothing_twice(
     finally:
         close_embedded(client)
 
-    second = run_crawl(tmp_path, sites, *FAST)
+    second = run_crawl(tmp_path, sites, *FAST, IN_PROCESS)
     assert second.returncode == 0, second.log[-3000:]
     for p, path in portals.unique:  # every article page fetched again: its done record is gone
         assert p.hit_counts().get(path, 0) > hits[url_of(p, path)], path

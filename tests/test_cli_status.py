@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlrun import FAST, run_crawl, start_crawl, stored_urls, wait_for
+from crawlrun import FAST, IN_PROCESS, run_crawl, start_crawl, stored_urls, wait_for
 from mockportal import DailyPortal, MockPortal
 from redisserver import RedisServer
 
@@ -37,7 +37,7 @@ def test_status_shows_the_run_its_workers_and_the_sites_of_a_running_crawl(
         sites = tmp_path / "sites.toml"
         sites.write_text(daily.sites_toml("daily"), encoding="utf-8")
         with RedisServer(tmp_path / "redis") as server:
-            worker = start_crawl(tmp_path, sites, *FAST, "CONCURRENT_REQUESTS=2",
+            worker = start_crawl(tmp_path, sites, *FAST, IN_PROCESS, "CONCURRENT_REQUESTS=2",
                                  redis_url=server.url, log_path=tmp_path / "w.log")
             workers.append(worker)
             wait_for(lambda: sum(portal.hit_counts().get(p, 0) for p in daily.paths) >= 3,
@@ -102,8 +102,8 @@ def test_status_after_a_crawl_tells_how_the_last_run_went(
         data = tmp_path / "data"
         # a run stopped with Ctrl-C after a few articles, then one that takes it over
         portal.delay(daily.paths, 0.5)
-        worker = start_crawl(tmp_path, sites, *FAST, "RETRY_TIMES=0", "CONCURRENT_REQUESTS=1",
-                             log_path=tmp_path / "w.log")
+        worker = start_crawl(tmp_path, sites, *FAST, IN_PROCESS, "RETRY_TIMES=0",
+                             "CONCURRENT_REQUESTS=1", log_path=tmp_path / "w.log")
         workers.append(worker)
         wait_for(lambda: len(stored_urls(tmp_path)) >= 2, timeout=60, what="articles stored")
         capsys.readouterr()
@@ -112,7 +112,7 @@ def test_status_after_a_crawl_tells_how_the_last_run_went(
         worker.proc.send_signal(signal.SIGINT)
         worker.wait(60)
         portal.delay(daily.paths, 0)
-        result = run_crawl(tmp_path, sites, *FAST, "RETRY_TIMES=0")
+        result = run_crawl(tmp_path, sites, *FAST, IN_PROCESS, "RETRY_TIMES=0")
         assert result.returncode == 0, result.log[-2000:]
         capsys.readouterr()
         assert main(["--data-dir", str(data), "status", "--json"]) == 0

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawlrun import run_crawl
+from crawlrun import IN_PROCESS, run_crawl
 from mockportal import Layout, sites_toml
 
 from newscrawl.storage import iter_articles
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_MAXSIZE=200000",
-            "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+            "CONCURRENT_REQUESTS_PER_DOMAIN=8", IN_PROCESS)
 
 
 def test_failed_item_is_fetched_and_stored_next_run(tmp_path: Path, portals: Layout) -> None:

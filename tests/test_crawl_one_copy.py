@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from crawlrun import (
+    IN_PROCESS,
     REPO,
     CrawlResult,
     Worker,
@@ -32,7 +33,7 @@ from redisserver import RedisServer
 pytestmark = pytest.mark.slow
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
-            "CONCURRENT_REQUESTS=16")
+            "CONCURRENT_REQUESTS=16", IN_PROCESS)
 
 
 @pytest.fixture

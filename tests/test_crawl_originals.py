@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from crawlrun import CrawlResult, run_crawl, stored_urls
+from crawlrun import IN_PROCESS, CrawlResult, run_crawl, stored_urls
 from mockportal import DailyPortal, MockPortal, html_page, list_html
 
 from newscrawl.cli import main
 
-SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8", IN_PROCESS)
 
 
 def ok(result: CrawlResult) -> CrawlResult:

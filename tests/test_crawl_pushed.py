@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from crawlrun import run_crawl, start_crawl, stored_urls, wait_for
+from crawlrun import IN_PROCESS, run_crawl, start_crawl, stored_urls, wait_for
 from mockportal import Article, DailyPortal, MockPortal, html_page, list_html
 
 from newscrawl.cli import main
@@ -16,7 +16,7 @@ from newscrawl.connection import close_embedded, get_client
 
 pytestmark = pytest.mark.slow
 
-SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8", IN_PROCESS)
 KEY = "newscrawl:portal:start_urls"
 
 

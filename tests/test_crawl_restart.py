@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crawlrun import FAST, run_crawl, start_crawl, stored_urls, wait_for
+from crawlrun import FAST, IN_PROCESS, run_crawl, start_crawl, stored_urls, wait_for
 from mockportal import DailyPortal, MockPortal
 from redisserver import RedisServer
 
@@ -49,7 +49,7 @@ def test_after_ctrl_c_a_crawl_with_another_sites_file_crawls_that_file(
         daily.publish(20)
     x.portal.delay(x.paths, 1.0)
     y.portal.delay(y.paths, 1.0)
-    first = start_crawl(tmp_path, sites_file(tmp_path / "xy.toml", three, "xy"), *FAST,
+    first = start_crawl(tmp_path, sites_file(tmp_path / "xy.toml", three, "xy"), *FAST, IN_PROCESS,
                         "CONCURRENT_REQUESTS=2", redis_url=redis_server.url,
                         log_path=tmp_path / "first.log")
     workers.append(first)
@@ -62,7 +62,7 @@ def test_after_ctrl_c_a_crawl_with_another_sites_file_crawls_that_file(
     x_hits = article_hits(x)
     for daily in (x, y):
         daily.portal.delay(daily.paths, 0)
-    again = run_crawl(tmp_path, sites_file(tmp_path / "yz.toml", three, "yz"), *FAST,
+    again = run_crawl(tmp_path, sites_file(tmp_path / "yz.toml", three, "yz"), *FAST, IN_PROCESS,
                       redis_url=redis_server.url, timeout=90)
     assert again.returncode == 0, again.log[-4000:]
     assert "Took over crawl run" in again.log
@@ -80,12 +80,12 @@ def test_a_live_run_of_other_sites_is_not_joined(
     x = three["x"]
     x.publish(10)
     x.portal.delay(x.paths, 2.0)
-    first = start_crawl(tmp_path, sites_file(tmp_path / "x.toml", three, "x"), *FAST,
+    first = start_crawl(tmp_path, sites_file(tmp_path / "x.toml", three, "x"), *FAST, IN_PROCESS,
                         "CONCURRENT_REQUESTS=1", redis_url=redis_server.url,
                         log_path=tmp_path / "first.log")
     workers.append(first)
     wait_for(lambda: article_hits(x) >= 1, timeout=60, what="the first worker working")
-    other = run_crawl(tmp_path, sites_file(tmp_path / "z.toml", three, "z"), *FAST,
+    other = run_crawl(tmp_path, sites_file(tmp_path / "z.toml", three, "z"), *FAST, IN_PROCESS,
                       redis_url=redis_server.url, timeout=60)
     assert other.returncode == 1, other.log[-4000:]
     criticals = [line for line in other.log.splitlines() if " CRITICAL: " in line]

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crawlrun import run_crawl
+from crawlrun import IN_PROCESS, run_crawl
 from mockportal import Layout
 
 
@@ -27,7 +27,7 @@ def test_concurrent_first_requests_obey_robots(tmp_path: Path, portals: Layout) 
         "article_url = '/nothing-matches$'\n",
         encoding="utf-8",
     )
-    result = run_crawl(tmp_path, sites, "CONCURRENT_REQUESTS_PER_DOMAIN=16",
+    result = run_crawl(tmp_path, sites, "CONCURRENT_REQUESTS_PER_DOMAIN=16", IN_PROCESS,
                        "AUTOTHROTTLE_ENABLED=False")
     assert result.returncode == 0, result.log[-3000:]
     hits = a.hit_counts()

@@ -9,13 +9,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from crawlrun import run_crawl, stored_urls
+from crawlrun import IN_PROCESS, run_crawl, stored_urls
 from mockportal import Article, MockPortal, Page
 
 from newscrawl.sources import parse_sitemap
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "ROBOTSTXT_OBEY=False",
-            "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+            "CONCURRENT_REQUESTS_PER_DOMAIN=8", IN_PROCESS)
 SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
 

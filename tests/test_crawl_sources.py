@@ -18,7 +18,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crawlrun import FAST, CrawlResult, Worker, run_crawl, start_crawl, stored_urls, wait_for
+from crawlrun import (
+    FAST,
+    IN_PROCESS,
+    CrawlResult,
+    Worker,
+    run_crawl,
+    start_crawl,
+    stored_urls,
+    wait_for,
+)
 from mockportal import Article, MockPortal, Page, html_page, list_html
 from redisserver import RedisServer
 from sourcedocs import atom, gzip_page, rss, sitemap_index, urlset, xml_page
@@ -26,7 +35,7 @@ from sourcedocs import atom, gzip_page, rss, sitemap_index, urlset, xml_page
 from newscrawl.storage import iter_articles
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_MAXSIZE=200000",
-            "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+            "CONCURRENT_REQUESTS_PER_DOMAIN=8", IN_PROCESS)
 ARTICLE_URL = "'/news/\\d{4}/\\d+\\.html$'"
 
 
@@ -247,7 +256,7 @@ def test_joining_worker_leaves_sitemaps_and_feeds_to_the_run(
         f'[[sites]]\nname = "maps"\narticle_url = {ARTICLE_URL}\n'
         f'sitemap_urls = ["{p.url("/sitemap.xml")}"]\nfeed_urls = ["{p.url("/rss.xml")}"]\n',
         encoding="utf-8")
-    settings = (*FAST, "CONCURRENT_REQUESTS=2", "NEWSCRAWL_IDLE_EXIT_SECONDS=2")
+    settings = (*FAST, IN_PROCESS, "CONCURRENT_REQUESTS=2", "NEWSCRAWL_IDLE_EXIT_SECONDS=2")
     first = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
                         log_path=tmp_path / "first.log")
     workers.append(first)

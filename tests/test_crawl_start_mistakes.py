@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from crawlrun import crawl_command, crawl_env, run_crawl, start_crawl, wait_for
+from crawlrun import IN_PROCESS, crawl_command, crawl_env, run_crawl, start_crawl, wait_for
 from mockportal import Article, MockPortal, html_page, list_html
 
 
@@ -79,18 +79,19 @@ def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
                      "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
     env = {"NEWSCRAWL_DATA_DIR": "state"}  # relative to the working directory, tmp_path
     absolute = str(tmp_path / "state")
-    first = run_crawl(tmp_path, sites, env=env)
+    first = run_crawl(tmp_path, sites, IN_PROCESS, env=env)
     assert first.returncode == 0, first.log[-3000:]
     assert f"with data in {absolute} " in first.log
     warnings = [line for line in first.log.splitlines()
                 if "WARNING" in line and "new, empty data directory" in line]
     assert len(warnings) == 1 and absolute in warnings[0] and "scrapy.cfg" in warnings[0]
-    second = run_crawl(tmp_path, sites, env=env)
+    second = run_crawl(tmp_path, sites, IN_PROCESS, env=env)
     assert second.returncode == 0, second.log[-3000:]
     assert "new, empty data directory" not in second.log
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "scrapy.cfg").write_text("[settings]\ndefault = newscrawl.settings\n")
-    in_project = run_crawl(tmp_path, sites, env={"NEWSCRAWL_DATA_DIR": "other/state"})
+    in_project = run_crawl(tmp_path, sites, IN_PROCESS,
+                           env={"NEWSCRAWL_DATA_DIR": "other/state"})
     assert in_project.returncode == 0, in_project.log[-3000:]
     assert "new, empty data directory" not in in_project.log  # created beside a scrapy.cfg
 
@@ -109,7 +110,7 @@ def test_a_worker_joining_a_live_crawl_says_it_joined_not_that_the_data_is_new(
     sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
                      "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
     env = {"NEWSCRAWL_DATA_DIR": "state"}  # relative, no scrapy.cfg beside it: the warning's case
-    settings = ("CONCURRENT_REQUESTS=1", "NEWSCRAWL_IDLE_EXIT_SECONDS=5")
+    settings = ("CONCURRENT_REQUESTS=1", "NEWSCRAWL_IDLE_EXIT_SECONDS=5", IN_PROCESS)
     first = start_crawl(tmp_path, sites, *settings, log_path=tmp_path / "first.log", env=env)
     second = None
     try:

@@ -15,13 +15,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from crawlrun import crawl_env, run_crawl, stored_urls
+from crawlrun import IN_PROCESS, crawl_env, run_crawl, stored_urls
 from mockportal import Layout, sites_toml
 
 from newscrawl.storage import day_of, iter_articles
 
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_MAXSIZE=200000",
-            "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+            "CONCURRENT_REQUESTS_PER_DOMAIN=8", IN_PROCESS)
 
 
 def stats_json(workdir: Path) -> dict[str, object]:

@@ -8,7 +8,7 @@ import re
 import signal
 from pathlib import Path
 
-from crawlrun import FAST, run_crawl, start_crawl, stored_urls, wait_for
+from crawlrun import FAST, IN_PROCESS, run_crawl, start_crawl, stored_urls, wait_for
 from mockportal import DailyPortal
 
 
@@ -30,7 +30,7 @@ def test_a_run_that_takes_over_counts_the_articles_it_finishes_as_new(
     daily.portal.delay(daily.paths, 1.0)
     sites = tmp_path / "sites.toml"
     sites.write_text(daily.sites_toml(), encoding="utf-8")
-    first = start_crawl(tmp_path, sites, *FAST, "CONCURRENT_REQUESTS=2",
+    first = start_crawl(tmp_path, sites, *FAST, IN_PROCESS, "CONCURRENT_REQUESTS=2",
                         log_path=tmp_path / "first.log")
     workers.append(first)
     hits = lambda: sum(daily.portal.hit_counts().get(p, 0) for p in daily.paths)  # noqa: E731
@@ -42,7 +42,7 @@ def test_a_run_that_takes_over_counts_the_articles_it_finishes_as_new(
     assert 0 < stored_first < 20
 
     daily.portal.delay(daily.paths, 0)
-    again = run_crawl(tmp_path, sites, *FAST, timeout=90)
+    again = run_crawl(tmp_path, sites, *FAST, IN_PROCESS, timeout=90)
     assert again.returncode == 0, again.log[-4000:]
     assert "Took over crawl run" in again.log, again.log[-4000:]
     figures = summary(again.log)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawlrun import CrawlResult, run_crawl, stored_urls
+from crawlrun import IN_PROCESS, CrawlResult, run_crawl, stored_urls
 from mockportal import Article, MockPortal, Page, html_page, list_html
 
 from newscrawl.storage import iter_articles
 
-SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8")
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8", IN_PROCESS)
 
 
 def ok(result: CrawlResult) -> CrawlResult:

@@ -7,7 +7,8 @@ middleware, an extension, a signal handler or a pipeline; and once the key is de
 run stores every article exactly once (docs/operations.md, "Faults").
 
 The cases share one mock portal and one redis-server (each its own ``NEWSCRAWL_REDIS_PREFIX``
-and data directory) and run in parallel, in a module fixture; each case's test reads its result.
+and data directory) and run in parallel, once for the test session (``pytest -n`` included); each
+case's test reads its result.
 Keys whose name holds the run id (``robots:{run}``, ``walk:{run}:{walk}``...) are planted while
 the run runs, as soon as its run marker names it. :func:`test_every_key_of_the_docs_has_a_case`
 fails when docs/redis-keys.md documents a key no case plants.
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlrun import REPO, CrawlResult, run_crawl, stored_urls
+from crawlrun import REPO, CrawlResult, once_per_session, run_crawl, stored_urls
 from mockportal import DailyPortal, MockPortal
 from redisserver import RedisServer
 
@@ -227,6 +228,21 @@ class Outcome:
     queued: list[bytes] = field(default_factory=list)
     error: str = ""
 
+    def to_json(self) -> dict[str, Any]:
+        runs = {name: None if run is None else [run.returncode, run.log, run.stats]
+                for name, run in (("faulted", self.faulted), ("rerun", self.rerun))}
+        return {**runs, "planted": self.planted, "stored": self.stored, "failed": self.failed,
+                "queued": [entry.decode("latin-1") for entry in self.queued],
+                "error": self.error}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outcome:
+        runs = {name: None if data[name] is None else CrawlResult(*data[name])
+                for name in ("faulted", "rerun")}
+        return cls(runs["faulted"], runs["rerun"], data["planted"], data["stored"],
+                   data["failed"], [entry.encode("latin-1") for entry in data["queued"]],
+                   data["error"])
+
 
 def plant_during_run(case: Case, env: Env, stop: threading.Event, planted: list[str]) -> None:
     """Plant ``case``'s keys as soon as the run marker names the run."""
@@ -303,10 +319,9 @@ def daily_portal() -> Iterator[DailyPortal]:
         portal.stop()
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory, daily_portal: DailyPortal
-             ) -> Iterator[dict[str, Outcome]]:
-    base = tmp_path_factory.mktemp("wrongtype")
+def run_cases(base: Path, daily_portal: DailyPortal) -> dict[str, Any]:
+    """Every case (or those ``WRONGTYPE_CASES`` names), ``PARALLEL`` at a time, and the portal's
+    URLs the tests expect: JSON-able, for :func:`crawlrun.once_per_session`."""
     sites = base / "sites.toml"
     sites.write_text(daily_portal.sites_toml(), encoding="utf-8")
     base_url = daily_portal.portal.base
@@ -319,7 +334,30 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory, daily_portal: DailyPortal
             only = os.environ.get("WRONGTYPE_CASES", "").split(",")
             futures = {name: pool.submit(run_case, name, case, base, server, daily_portal, sites)
                        for name, case in CASES.items() if only == [""] or name in only}
-            yield {name: future.result() for name, future in futures.items()}
+            outcomes = {name: future.result() for name, future in futures.items()}
+    return {"start_url": daily_portal.portal.url("/"),
+            "article_urls": [daily_portal.portal.url(p) for p in daily_portal.paths],
+            "outcomes": {name: outcome.to_json() for name, outcome in outcomes.items()}}
+
+
+@dataclass
+class Shared:
+    """The cases' outcomes and the URLs of the portal they crawled (articles oldest first: the
+    reprinted original first, its reprint last)."""
+
+    outcomes: dict[str, Outcome]
+    start_url: str
+    article_urls: list[str]
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, daily_portal: DailyPortal) -> Shared:
+    """The cases run once for the session: under ``pytest -n`` the first worker to need them
+    runs them (its portal), the others read what it found."""
+    data = once_per_session(tmp_path_factory, "wrong-type-cases", lambda: run_cases(
+        tmp_path_factory.mktemp("wrongtype"), daily_portal))
+    return Shared({name: Outcome.from_json(outcome) for name, outcome in data["outcomes"].items()},
+                  data["start_url"], data["article_urls"])
 
 
 def criticals(result: CrawlResult) -> list[str]:
@@ -328,9 +366,9 @@ def criticals(result: CrawlResult) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_wrong_type_key_stops_the_crawl_and_the_next_run_stores_everything_once(
-    name: str, outcomes: dict[str, Outcome], daily_portal: DailyPortal
+    name: str, shared: Shared
 ) -> None:
-    outcome = outcomes[name]
+    outcome = shared.outcomes[name]
     assert not outcome.error, outcome.error
     assert outcome.planted or CASES[name].component, "nothing was planted (no run id seen?)"
     faulted, rerun = outcome.faulted, outcome.rerun
@@ -345,7 +383,7 @@ def test_a_wrong_type_key_stops_the_crawl_and_the_next_run_stores_everything_onc
     else:
         assert not criticals(faulted), faulted.log[-6000:]
     if name == "seen-shard":  # the start page, whose callback met the fault, is queued again
-        start = daily_portal.portal.url("/").encode()
+        start = shared.start_url.encode()
         assert any(start in entry for entry in outcome.queued), outcome.queued
     assert ("Spider error processing" in faulted.log) == CASES[name].spider_error, \
         faulted.log[-6000:]
@@ -353,9 +391,8 @@ def test_a_wrong_type_key_stops_the_crawl_and_the_next_run_stores_everything_onc
     assert rerun.returncode == 0, rerun.log[-6000:]
     # one copy of the story the portal reprints: the original, or the reprint when the stopped
     # run's leftovers reached the check before it (the original is then a late original)
-    reprint = daily_portal.portal.url(daily_portal.paths[-1])
-    original = daily_portal.portal.url(daily_portal.paths[0])
-    expected = {daily_portal.portal.url(p): 1 for p in daily_portal.paths}
+    reprint, original = shared.article_urls[-1], shared.article_urls[0]
+    expected = dict.fromkeys(shared.article_urls, 1)
     del expected[reprint if reprint not in outcome.stored else original]
     assert outcome.stored == expected, (
         sorted(set(expected) - set(outcome.stored)),

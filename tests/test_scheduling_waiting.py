@@ -204,3 +204,30 @@ def test_on_a_day_only_date_a_reprint_waits_for_the_other_sites_articles_of_that
     assert order.turn("run1", "src", "http://src/2") == GO
     order.finished("run1", "src", ["http://src/2"])
     assert not [k for k in r.keys("t:portal:unchecked:*")]
+
+
+def test_a_wait_is_reused_until_what_it_waits_for_is_checked_here_or_it_is_stale(
+        r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from newscrawl.scheduling import waiting
+    from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder
+
+    w = wait(r)
+    here = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    other = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)  # another worker's
+    first = here.reserve("run1", 4)
+    here.pending("run1", "src", "http://src/1", first)
+    here.pending("run1", "src", "http://src/2", first + 1)
+    here.pending("run1", "re", "http://re/1", first + 2)
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 3600.0)
+    assert here.turn_why("run1", "re", "http://re/1") == (WAIT, "src http://src/1")
+    other.finished("run1", "src", ["http://src/1"])
+    # checked by another worker: this one answers from its last look until that is stale
+    assert here.turn_why("run1", "re", "http://re/1") == (WAIT, "src http://src/1")
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 0.0)
+    assert here.turn_why("run1", "re", "http://re/1") == (WAIT, "src http://src/2")
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 3600.0)
+    assert here.turn("run1", "re", "http://re/1") == WAIT
+    here.finished("run1", "src", ["http://src/2"])  # checked here: seen at once
+    assert here.turn("run1", "re", "http://re/1") == GO
+    here.finished("run1", "re", ["http://re/1"])
+    assert not here._waits and not here._blocking

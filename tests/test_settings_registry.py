@@ -4,6 +4,7 @@ every setting name the code reads is declared there."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -18,8 +19,9 @@ from newscrawl.errors import ConfigError
 from newscrawl.index.simhash_index import MAX_SUPPORTED_DISTANCE
 
 PACKAGE = Path(__file__).resolve().parent.parent / "newscrawl"
-#: NEWSCRAWL_* strings in the code that name no setting: the index's Lua error marker
-NOT_SETTINGS = {"NEWSCRAWL_INCOMPATIBLE_INDEX"}
+#: NEWSCRAWL_* strings in the code that name no setting: the index's Lua error marker and the
+#: dependency audit's switch (deploy/audit.py, named where the crawl checks the environment)
+NOT_SETTINGS = {"NEWSCRAWL_INCOMPATIBLE_INDEX", "NEWSCRAWL_AUDIT_STRICT"}
 
 
 def settings(**values: object) -> Settings:
@@ -121,3 +123,23 @@ def test_unset_and_none_values() -> None:
                                      ).dedup.retention_days is None
     with pytest.raises(ConfigError, match="is not a number"):
         check_settings(settings(NEWSCRAWL_LEASE_SECONDS=""))
+
+
+def test_a_setting_or_a_typo_in_the_environment_is_named_not_silently_unused(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    for name in [n for n in os.environ if n.startswith("NEWSCRAWL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("NEWSCRAWL_MAX_DISTANCE", "5")  # a setting: read from -s/settings.py only
+    monkeypatch.setenv("NEWSCRAWL_DATA_DIRS", "/srv/crawl")  # a typo of an environment variable
+    monkeypatch.setenv("NEWSCRAWL_DATA_DIR", "/srv/crawl")  # read from the environment: no word
+    monkeypatch.setenv("NEWSCRAWL_CACHE_DIR", "")
+    with caplog.at_level("WARNING", logger="newscrawl.context"):
+        check_settings(settings())
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        "environment variable NEWSCRAWL_DATA_DIRS is none of newscrawl's (did you mean"
+        " NEWSCRAWL_DATA_DIR?): it has no effect",
+        "environment variable NEWSCRAWL_MAX_DISTANCE is not read: NEWSCRAWL_MAX_DISTANCE is a"
+        " setting, give it as -s NEWSCRAWL_MAX_DISTANCE=... or in the project's settings.py",
+    ]

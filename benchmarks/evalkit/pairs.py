@@ -54,17 +54,28 @@ class PairSet:
 _DROP_RE = re.compile(r"[\W_]+")
 
 
-def _grams(text: str) -> set[str]:
-    t = _DROP_RE.sub("", unicodedata.normalize("NFKC", text).casefold())
+def normalise(text: str) -> str:
+    """NFKC, case folded, punctuation and spaces dropped."""
+    return _DROP_RE.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def grams(text: str) -> set[str]:
+    """Character 3-grams of the normalised text."""
+    t = normalise(text)
     return {t[i : i + 3] for i in range(max(len(t) - 2, 1))}
 
 
 def char3_jaccard(a: str, b: str) -> float:
-    ga, gb = _grams(a), _grams(b)
+    ga, gb = grams(a), grams(b)
     return len(ga & gb) / len(ga | gb) if ga or gb else 1.0
 
 
 # --- corpus loaders ------------------------------------------------------------------------------
+THUCNEWS = "thucnews_sample/cnews.dev500.txt"  # in the dev corpus
+SOGOU = "sogoucs_smarty_sample/news_sohusite_xml.smarty.dat"
+SOHU = "sohu2021_textmatch_text2vec"
+
+
 def load_thucnews(path: str | os.PathLike[str]) -> list[Doc]:
     """THUCNews lines ``category<TAB>text``."""
     docs = []

@@ -55,9 +55,8 @@ def _cn_date(d: date) -> str:
     return f"{d.month}月{d.day}日"
 
 
-def _walk(
-    s: _Series, name: str, start: float, step: float, lo: float, hi: float, rng: random.Random
-) -> tuple[float, float]:
+def _walk(s: _Series, name: str, start: float, step: float, lo: float, hi: float,
+          rng: random.Random) -> tuple[float, float]:
     """The next value of a random walk kept in [lo, hi], and its change since the previous day."""
     prev = s.state.get(name, start)
     value = min(hi, max(lo, prev + rng.uniform(-step, step)))
@@ -68,20 +67,15 @@ def _walk(
 # --- weather ------------------------------------------------------------------------------------
 _SKY = ["晴", "多云", "阴", "小雨", "阵雨", "晴转多云", "多云转阴", "阴转小雨", "雷阵雨", "小雪"]
 _WIND = ["北风", "南风", "东北风", "西南风", "偏北风", "东南风"]
-_WEATHER_TIPS = [
-    "早晚温差较大，市民出行注意适时增减衣物。",
-    "空气较为干燥，请注意补水保湿。",
-    "降雨时段路面湿滑，驾车出行请减速慢行。",
-    "紫外线较强，外出请做好防晒措施。",
-    "",
-]
+_WEATHER_TIPS = ["早晚温差较大，市民出行注意适时增减衣物。", "空气较为干燥，请注意补水保湿。",
+                 "降雨时段路面湿滑，驾车出行请减速慢行。", "紫外线较强，外出请做好防晒措施。",
+                 ""]  # fmt: skip
 _CITY_BASE = {"北京": 8.0, "上海": 14.0, "广州": 22.0, "成都": 15.0, "哈尔滨": -4.0}
 
 
 def _weather(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
-    hi, _ = _walk(
-        s, "hi", _CITY_BASE[s.key] + 6, 3, _CITY_BASE[s.key] - 2, _CITY_BASE[s.key] + 14, rng
-    )
+    base = _CITY_BASE[s.key]
+    hi, _ = _walk(s, "hi", base + 6, 3, base - 2, base + 14, rng)
     lo = hi - rng.randint(6, 11)
     sky, sky2, sky3 = rng.choice(_SKY), rng.choice(_SKY), rng.choice(_SKY)
     wind, lv = rng.choice(_WIND), rng.choice(["二三", "三四", "一二", "四五"])
@@ -247,9 +241,8 @@ def _gold(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
     brands = {"周大福": 78, "老凤祥": 76, "周生生": 79, "六福珠宝": 77, "菜百首饰": 66}
     if s.variant == 0:
         title = f"{_cn_date(d)}金价{word}：上海金{g:.2f}元/克"
-        shops = "，".join(
-            f"{b}足金饰品{round(g) + m + rng.randint(-2, 2)}元/克" for b, m in brands.items()
-        )
+        shops = "，".join(f"{b}足金饰品{round(g) + m + rng.randint(-2, 2)}元/克"
+                         for b, m in brands.items())
         text = (
             f"{title}\n{_cn_date(d)}，上海黄金交易所黄金T+D收盘报{g:.2f}元/克，较前一交易日{word}"
             f"{abs(dg):.2f}元/克，涨跌幅{dg / (g - dg) * 100:+.2f}%。品牌金店方面，{shops}。"
@@ -280,11 +273,8 @@ def _air(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
     aqi = round(_walk(s, "aqi", 80.0, 45.0, 20.0, 230.0, rng)[0])
     main = "无" if aqi <= 50 else rng.choice(["PM2.5", "PM10", "臭氧", "二氧化氮"])
     pm = round(aqi * rng.uniform(0.5, 0.8))
-    advice = (
-        "建议儿童、老年人及心脏病、呼吸系统疾病患者减少户外活动。"
-        if aqi > 100
-        else "各类人群可正常活动。"
-    )
+    advice = ("建议儿童、老年人及心脏病、呼吸系统疾病患者减少户外活动。" if aqi > 100
+              else "各类人群可正常活动。")  # fmt: skip
     title = f"{s.key}今日空气质量{_level(aqi)}，AQI{aqi}"
     text = (
         f"{title}\n据{s.key}市生态环境监测中心发布，{_cn_date(d)}全市空气质量为{_level(aqi)}，"
@@ -300,9 +290,8 @@ def _traffic(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
     pairs = ["1和6", "2和7", "3和8", "4和9", "5和0"]
     wd = d.weekday()
     lead = rng.choice(["", "据北京市交管局消息，", "记者从北京市公安局公安交通管理局获悉，"])
-    extra = rng.choice(
-        ["", "外省区市进京车辆同样遵守尾号限行规定。", "纯电动汽车不受尾号限行限制。"]
-    )
+    extra = rng.choice(["", "外省区市进京车辆同样遵守尾号限行规定。",
+                        "纯电动汽车不受尾号限行限制。"])  # fmt: skip
     if wd >= 5:
         title = f"{_cn_date(d)}北京不限行"
         text = (
@@ -324,17 +313,8 @@ def _traffic(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
 # --- sports results -----------------------------------------------------------------------------
 _TEAMS = ["广东宏远", "辽宁本钢", "浙江稠州", "上海久事", "北京首钢", "新疆伊力特", "山东高速",
           "深圳马可波罗", "浙江广厦", "青岛国信", "北京控股", "天津先行者"]  # fmt: skip
-_PLAYERS = [
-    "赵继伟",
-    "胡明轩",
-    "王哲林",
-    "吴前",
-    "孙铭徽",
-    "周琦",
-    "张镇麟",
-    "郭艾伦",
-    "阿不都沙拉木",
-]
+_PLAYERS = ["赵继伟", "胡明轩", "王哲林", "吴前", "孙铭徽", "周琦", "张镇麟", "郭艾伦",
+            "阿不都沙拉木"]  # fmt: skip
 
 
 def _sports(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
@@ -357,9 +337,7 @@ def _sports(s: _Series, rng: random.Random, d: date) -> tuple[str, str]:
 
 
 def _series(rng: random.Random) -> list[_Series]:
-    spec: list[
-        tuple[str, str, str, int, Callable[[_Series, random.Random, date], tuple[str, str]]]
-    ] = [
+    spec: list[tuple[str, str, str, int, _Writer]] = [
         ("weather", "北京", "北京日报", 0, _weather),
         ("weather", "上海", "新民晚报", 1, _weather),
         ("weather", "广州", "南方都市报", 0, _weather),
@@ -378,15 +356,12 @@ def _series(rng: random.Random) -> list[_Series]:
         ("traffic", "北京", "北京交通广播", 0, _traffic),
         ("sports", "CBA", "新浪体育", 0, _sports),
     ]
-    return [
-        _Series(kind, key, outlet, variant, rng.uniform(6, 22), fn)
-        for kind, key, outlet, variant, fn in spec
-    ]
+    return [_Series(kind, key, outlet, variant, rng.uniform(6, 22), fn)
+            for kind, key, outlet, variant, fn in spec]
 
 
-def daily_reports(
-    days: int = 10, *, start: date = date(2026, 3, 2), seed: int = 1
-) -> Iterator[Report]:
+def daily_reports(days: int = 10, *, start: date = date(2026, 3, 2),
+                  seed: int = 1) -> Iterator[Report]:
     """Every series' report for each of ``days`` consecutive days from ``start`` (day by day)."""
     rng = random.Random(seed)
     series = _series(rng)

@@ -8,6 +8,7 @@ See docs/design/scheduling.md ("How a request flows").
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable
@@ -190,10 +191,18 @@ class Scheduler(BaseScheduler):
         assert self.crawler.engine is not None
         self._unhook_engine = compat.on_request_done(self.crawler.engine, self._complete)
         self.crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
+        self.crawler.signals.connect(self._on_opened, signal=signals.spider_opened)
         self.crawler.signals.connect(self._on_response, signal=signals.response_received)
         self.crawler.signals.connect(self._on_item_error, signal=signals.item_error)
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
+
+    def _on_opened(self) -> None:
+        # Everything built to open the crawl (modules, settings, the components) lives as long
+        # as the crawl: kept out of the collector's full passes, which run every few seconds and
+        # stop the event loop, and with it the pull for requests, for as long as they take.
+        gc.collect()
+        gc.freeze()
 
     def close(self, reason: str) -> None:
         if self._loop is not None and self._loop.running:

@@ -45,6 +45,9 @@ GO = 0
 WAIT = 1
 _TURN = load("turn.lua", constants=globals())
 _CHECKED = load("checked.lua", constants=globals())
+#: how long an article's WAIT is reused, without asking Redis, while the article it waits for
+#: has not been checked by this process (one checked by another worker is seen this much later)
+TURN_REUSE_SECONDS = 0.25
 
 #: the zone a time with an offset is compared in (the one Chinese portals print in their lists)
 CST = timezone(timedelta(hours=8))
@@ -297,7 +300,8 @@ class CheckOrder:
     their portals answer at different speeds. Links whose only known date was a day tie with
     every other site's of that day: there an article that names another outlet as its source
     (a reprint) also waits for the other sites' articles of that day to reach the check, and
-    those naming none go first (turn.lua)."""
+    those naming none go first (turn.lua). A waiting article asks again and again: its WAIT is
+    reused for ``TURN_REUSE_SECONDS`` unless the article it waits for is checked here first."""
 
     def __init__(self, server: Any, keys: Any, retry: Any, *, ttl: int) -> None:
         self.server = server
@@ -306,6 +310,10 @@ class CheckOrder:
         self.ttl = ttl
         self._turn = server.register_script(_TURN)
         self._checked = server.register_script(_CHECKED)
+        # a waiting article's last answer, reused while what it waits for was not checked here
+        # and is younger than TURN_REUSE_SECONDS: (run, member) -> (waited-for member, when)
+        self._waits: dict[tuple[str, str], tuple[bytes, float]] = {}
+        self._blocking: dict[tuple[str, bytes], set[str]] = {}
 
     def _key(self, run_id: str) -> str:
         return str(self.keys(CRAWL_UNCHECKED, run=run_id))
@@ -351,23 +359,47 @@ class CheckOrder:
     def finished(self, run_id: str, site: str, urls: Sequence[str]) -> None:
         """The articles ``urls`` of ``site`` went through the check (or will not reach it)."""
         if urls:
-            self.retry.call(self._checked, keys=self._keys(run_id),
-                            args=sorted({f"{site}\n{url}" for url in urls}),
+            members = sorted({f"{site}\n{url}" for url in urls})
+            self.retry.call(self._checked, keys=self._keys(run_id), args=members,
                             what="article order")
+            for member in members:
+                self._forget_wait(run_id, member)
+                for waiting in self._blocking.pop((run_id, member.encode("utf-8")), set()):
+                    self._waits.pop((run_id, waiting), None)
+
+    def _forget_wait(self, run_id: str, member: str) -> None:
+        known = self._waits.pop((run_id, member), None)
+        if known is not None:
+            blocked = self._blocking.get((run_id, known[0]))
+            if blocked is not None:
+                blocked.discard(member)
+                if not blocked:
+                    del self._blocking[(run_id, known[0])]
 
     def turn(self, run_id: str, site: str, url: str, *, names_source: bool = False) -> int:
         """:data:`NOT_ORDERED` (the article has no order number), :data:`WAIT` or :data:`GO`
         (see the class docstring; ``names_source``: its page names another outlet as the
-        source of its text): one Lua call."""
+        source of its text): one Lua call, or none while a WAIT is reused (``TURN_REUSE_SECONDS``,
+        until the article waited for is checked through this object)."""
         return self.turn_why(run_id, site, url, names_source=names_source)[0]
 
     def turn_why(self, run_id: str, site: str, url: str, *, names_source: bool = False
                  ) -> tuple[int, str]:
         """:meth:`turn`, and with :data:`WAIT` the article waited for (``<site> <url>``)."""
-        answer = self.retry.call(self._turn, keys=self._keys(run_id),
-                                 args=[f"{site}\n{url}", f"{site}\n",
-                                       "s" if names_source else "n"],
-                                 what="article order")
+        member = f"{site}\n{url}"
+        now = time.monotonic()
+        known = self._waits.get((run_id, member))
+        if known is not None and now - known[1] < TURN_REUSE_SECONDS:
+            answer: Any = [WAIT, known[0]]
+        else:
+            answer = self.retry.call(self._turn, keys=self._keys(run_id),
+                                     args=[member, f"{site}\n", "s" if names_source else "n"],
+                                     what="article order")
+            self._forget_wait(run_id, member)
+            if isinstance(answer, list):
+                waited = answer[1] if isinstance(answer[1], bytes) else str(answer[1]).encode()
+                self._waits[(run_id, member)] = (waited, now)
+                self._blocking.setdefault((run_id, waited), set()).add(member)
         if isinstance(answer, list):
             waited = answer[1]
             text = waited.decode("utf-8", "replace") if isinstance(waited, bytes) else str(waited)
