@@ -41,7 +41,7 @@ from newscrawl.index.duplicates import DUPLICATE_FIRST, ORIGINAL_FIRST
 from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
 from newscrawl.scheduling.run import current_run
-from newscrawl.scheduling.waiting import GO, NOT_ORDERED, CheckOrder
+from newscrawl.scheduling.waiting import GO, NOT_ORDERED, TURN_REUSE_SECONDS, CheckOrder
 from newscrawl.workers import WorkerPool
 
 if TYPE_CHECKING:
@@ -54,8 +54,10 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 STATS = "newscrawl/dedup/"
-#: seconds between two looks at whether other sites' earlier articles have been checked
-ORDER_POLL_SECONDS = 0.05
+#: the longest a waiting article sleeps before it asks again whether other sites' earlier
+#: articles have been checked (an article checked in this worker wakes the waiting ones at once;
+#: one checked by another worker is seen on the next look)
+ORDER_POLL_SECONDS = 0.25
 
 
 class NearDuplicate(DropItem):
@@ -97,6 +99,7 @@ class NearDuplicatePipeline:
         )
         self.log = DuplicateLog(client, prefix=context.prefix)
         self._order: CheckOrder | None = None
+        self._order_event: asyncio.Event | None = None  # set when an article here is checked
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
         # one thread, so items are checked one at a time, in the order they arrive.
@@ -257,10 +260,28 @@ class NearDuplicatePipeline:
                             self.config.order_wait, waiting_for)
                 break
             waited = True
-            await asyncio.sleep(ORDER_POLL_SECONDS)
+            await self._order_moved(min(ORDER_POLL_SECONDS, TURN_REUSE_SECONDS))
         if waited:
             self._inc("order_waited")
         return run_id
+
+    async def _order_moved(self, timeout: float) -> None:
+        """Sleep until an article is checked in this worker or ``timeout`` seconds pass: the
+        waiting articles ask again when what they wait for may have moved, not every few
+        milliseconds each (hundreds can wait at once, and each question is a trip to the
+        index thread)."""
+        if self._order_event is None:
+            self._order_event = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._order_event.wait(), timeout)
+        except TimeoutError:
+            pass
+
+    def _order_advanced(self) -> None:
+        """Wake the articles waiting in :meth:`_order_moved`."""
+        if self._order_event is not None:
+            self._order_event.set()
+            self._order_event = None
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
@@ -288,6 +309,7 @@ class NearDuplicatePipeline:
             if turn:
                 await self._redis(self.order.finished, turn, str(site), [url],
                                   what="article order")
+                self._order_advanced()
         if match is None:
             self._inc("unique")
             return item
