@@ -90,7 +90,7 @@ def _run(kind: str, payload: Any, idf_file: str | None) -> Any:
     return _analyze(payload, idf_file)
 
 
-class RemoteTraceback(Exception):
+class _RemoteTraceback(Exception):
     """The cause of an exception a worker raised: its traceback there, as text."""
 
     def __str__(self) -> str:
@@ -98,13 +98,13 @@ class RemoteTraceback(Exception):
 
 
 def _raised_again(exc: BaseException, worker_traceback: str) -> BaseException:
-    exc.__cause__ = RemoteTraceback(worker_traceback)
+    exc.__cause__ = _RemoteTraceback(worker_traceback)
     return exc
 
 
 class _Raised:
     """An exception sent back by a worker: unpickled, it is the exception itself, caused by a
-    :class:`RemoteTraceback` of the worker's traceback."""
+    :class:`_RemoteTraceback` of the worker's traceback."""
 
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
@@ -447,7 +447,7 @@ class WorkerPool:
 
     async def extract(self, job: PageJob) -> Extracted:
         """:func:`extract_page` of ``job``; an exception it raises in a worker is raised here,
-        caused by a :class:`RemoteTraceback` of the worker's traceback."""
+        caused by a :class:`_RemoteTraceback` of the worker's traceback."""
         result: Extracted = await self._call("extract", job, lambda: extract_page(job))
         return result
 

@@ -316,7 +316,7 @@ def _deploy_texts() -> dict[str, str]:
     files = [COMPOSE, ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
              *sorted((ROOT / "deploy").rglob("*"))]
     return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in files if p.is_file()
-            and "_incoming" not in p.parts}
+            and "_incoming" not in p.parts and "__pycache__" not in p.parts}
 
 
 def test_one_command_scales_the_crawlers() -> None:

@@ -15,7 +15,7 @@ import pytest
 from crawlrun import FAST, assert_stored_once, run_crawl, start_crawl, stored_urls, url_of, wait_for
 from mockportal import Layout, MockPortal, sites_toml
 
-from newscrawl.workers import Extracted, PageJob, RemoteTraceback, WorkerPool, extract_page
+from newscrawl.workers import Extracted, PageJob, WorkerPool, _RemoteTraceback, extract_page
 
 
 def jobs_of(*portals: MockPortal) -> list[PageJob]:
@@ -77,7 +77,7 @@ def test_an_extraction_error_is_raised_as_in_process(caplog: pytest.LogCaptureFi
             asyncio.run(pool.extract(bad))
         assert str(through_pool.value) == str(in_process.value)
         cause = through_pool.value.__cause__
-        assert isinstance(cause, RemoteTraceback)
+        assert isinstance(cause, _RemoteTraceback)
         assert "in _outcome" in str(cause) and "in extract_page" in str(cause)
         assert asyncio.run(pool.extract(good)) == extract_page(good)
         assert pool.processes == 1
