@@ -20,12 +20,15 @@ from typing import Any
 
 import redis
 from _common import children_cpu, round_order, sites_toml, spread
-from bench_polite import make_queue, measure, push
 from crawlrun import Worker, start_crawl
 from mockportal import Article, MockPortal, Page, html_page, list_html, make_paragraphs, make_title
 from redisserver import RedisServer
+from scrapy import Request, Spider
+from scrapy.utils.httpobj import urlparse_cached
 
 from newscrawl import defaults
+from newscrawl.connection import RetryPolicy
+from newscrawl.scheduling import queue as q
 
 ROBOTS = "/robots.txt"
 IDLE_S = 3.0
@@ -200,17 +203,39 @@ def run_once(n_workers: int, portals: list[MockPortal], sites: Path, work: Path,
     )
 
 
+class BenchSpider(Spider):
+    name = "bench"
+
+
 def busy_pop_us(window: int, pops: int = 500) -> float:
-    """Server CPU µs of a dequeue that looks at ``window`` entries of busy hosts and grants
-    nothing (bench_polite.py's worst case)."""
+    """Server CPU µs of a dequeue that looks at ``window`` entries of hosts at their limit and
+    grants nothing (the worst case of the cluster-wide grant), on its own redis-server."""
+    busy = {f"busy{i}.test": 1 for i in range(10)}
+
+    def host_slot(request: Request) -> q.HostSlot:
+        host = urlparse_cached(request).hostname or ""
+        return q.HostSlot(f"b:bench:slots:{host}", busy.get(host, 2), 0)
+
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp), persist=False) as srv:
         client = srv.client()
-        busy = {f"busy{i}.test": 1 for i in range(10)}
-        queue = make_queue(client, window, busy)
-        push(queue, [f"http://busy{i % 10}.test/a/{i}.html" for i in range(window + 10)])
+        queue = q.LeasedPriorityQueue(
+            client, BenchSpider(), "b:bench:requests", inflight_key="b:bench:inflight",
+            seq_key="b:bench:seq", deadletter_key="b:bench:dead", pending_key="b:bench:pending",
+            failures_key="b:bench:failures", retry_key="b:bench:retry", lease_seconds=600,
+            retry=RetryPolicy(10), deadletter_max=defaults.DEADLETTER_MAX, host_slot=host_slot,
+            polite_window=window)
+        spec = q.DedupeSpec(q.MODE_FORCE, bytes(8), "b:none", b"", "b:none", 0, 1)
+        for i in range(window + 10):
+            request = Request(f"http://busy{i % 10}.test/a/{i}.html",
+                              meta={"newscrawl_site": "bench"})
+            queue.push_entry(queue.encode(request, kind="article", fp=bytes(8), pending=False,
+                                          origins=()), 0, spec)
         for _ in range(10):
+            queue.pop_raw()  # one per host: every host is now at its limit
+        cpu0 = redis_counters(client)[2]
+        for _ in range(pops):
             queue.pop_raw()
-        return measure(client, queue, pops)[1]
+        return (redis_counters(client)[2] - cpu0) / pops * 1e6
 
 
 def main(argv: list[str] | None = None) -> int:
