@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,21 +30,10 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def background_files(arg: Path) -> list[Path]:
-    if arg.is_file():
-        return [arg]
-    if (arg / "background.jsonl").is_file():
-        return [arg / "background.jsonl"]
-    files = sorted(p for p in arg.glob("*.jsonl") if p.name not in ("stream.jsonl", "labels.jsonl"))
-    if not files:
-        raise SystemExit(f"no background JSONL in {arg}")
-    return files
-
-
 # --- the run -----------------------------------------------------------------------------------
-def run_cli(stream_file: Path, background: Sequence[Path],
+def run_cli(stream_file: Path,
             newscrawl: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], float]:
-    """``newscrawl dedup`` on a fresh data dir: the background files first, then the stream.
+    """``newscrawl dedup`` of the stream on a fresh data dir.
 
     ``newscrawl``: the command to run (default: ``python -m newscrawl.cli`` of this repository)."""
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
@@ -54,24 +43,15 @@ def run_cli(stream_file: Path, background: Sequence[Path],
     else:
         command, cwd = list(newscrawl), None
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
-        data_dir = Path(tmp) / "data"
-        data_dir.mkdir()
-
-        def dedup(files: Iterable[Path]) -> str:
-            cmd = [*command, "dedup", "--data-dir", str(data_dir)]
-            for f in files:
-                cmd += ["--jsonl", str(f.resolve())]
-            done = subprocess.run(cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise SystemExit(f"{shlex.join(cmd)} exited {done.returncode}: "
-                                 f"{done.stderr[-2000:]}")
-            return done.stdout
-
-        if background:
-            dedup(background)
+        (Path(tmp) / "data").mkdir()
+        cmd = [*command, "dedup", "--data-dir", str(Path(tmp) / "data"),
+               "--jsonl", str(stream_file.resolve())]
         start = time.perf_counter()
-        out = dedup([stream_file])
+        done = subprocess.run(cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True)
         elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{shlex.join(cmd)} exited {done.returncode}: {done.stderr[-2000:]}")
+    out = done.stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()], elapsed
 
 
@@ -94,8 +74,7 @@ def _band(length: int) -> str:
 
 
 def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
-          rows: Sequence[dict[str, Any]], background: Sequence[dict[str, Any]] = ()
-          ) -> dict[str, Any]:
+          rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if len(rows) != len(stream):
         raise SystemExit(f"{len(rows)} output lines for {len(stream)} stream documents")
     label = {lab["id"]: lab for lab in labels}
@@ -104,7 +83,6 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
         by_key[doc["id"]] = doc["id"]
         if doc.get("url"):
             by_key[doc["url"]] = doc["id"]
-    bg_keys = {d.get("url") or d["id"] for d in background} | {d["id"] for d in background}
 
     def root(ident: str) -> str:
         lab = label.get(ident)
@@ -142,7 +120,7 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
                 ambiguous += 1
             else:
                 verdict = "wrong"
-                why = "against a background text" if tid is None and target in bg_keys else kind
+                why = kind
                 if kind == "reprint" and tid is not None:
                     why = "reprint matched to another article"
                 wrong[why] += 1
@@ -211,7 +189,7 @@ def _f(x: Any) -> str:
 
 def markdown(results: list[dict[str, Any]]) -> str:
     out = ["| run | docs/s | recall | precision | correct | wrong | ambiguous | templates dropped "
-           "| wrong: distinct / original / reprint→other / background |",
+           "| wrong: distinct / original / reprint→other |",
            "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for res in results:
         s = res["score"]
@@ -221,8 +199,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"| {s['correct_drops']}/{s['reprints_catchable']} | {s['wrong_drops']} "
             f"| {s['ambiguous_drops']} | {s['templates']['dropped']}/{s['templates']['reports']} "
             f"| {w.get('distinct', 0)} / {w.get('original', 0)} / "
-            f"{w.get('reprint matched to another article', 0)} / "
-            f"{w.get('against a background text', 0)} |"
+            f"{w.get('reprint matched to another article', 0)} |"
         )
     for res in results:
         s = res["score"]
@@ -250,7 +227,6 @@ def markdown(results: list[dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--stream", required=True, type=Path, help="directory of make_stream.py")
-    ap.add_argument("--background", type=Path, help="JSONL file or directory checked in first")
     ap.add_argument("--newscrawl", help="the newscrawl command to run, e.g. 'newscrawl'"
                     " or 'env PYTHONPATH=/other/checkout python -m newscrawl.cli' (default: this "
                     "repository's, through python -m newscrawl.cli)")
@@ -258,14 +234,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     stream = read_jsonl(args.stream / "stream.jsonl")
     labels = read_jsonl(args.stream / "labels.jsonl")
-    bg_files = background_files(args.background) if args.background else []
-    background = [d for f in bg_files for d in read_jsonl(f)]
-    bg_note = f" + background {len(background)}" if background else ""
     newscrawl = shlex.split(args.newscrawl) if args.newscrawl else None
-    rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, newscrawl)
-    results = [{"run": "newscrawl dedup" + bg_note, "seconds": secs,
+    rows, secs = run_cli(args.stream / "stream.jsonl", newscrawl)
+    results = [{"run": "newscrawl dedup", "seconds": secs,
                 "docs_per_s": len(stream) / secs,
-                "score": score(stream, labels, rows, background)}]  # fmt: skip
+                "score": score(stream, labels, rows)}]  # fmt: skip
     try:
         print(markdown(results))
     except BrokenPipeError:  # e.g. | head
