@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import HERE, children_cpu, sites_toml, spread, table
+from _common import HERE, children_cpu, round_order, sites_toml, spread, table
 from crawlrun import crawl_command, crawl_env, parse_stats
 from evalkit.pairs import SOGOU, SOHU, THUCNEWS, load_sogou, load_thucnews
 from make_stream import near_exact_pairs
@@ -558,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs: dict[str, list[Run]] = {v: [] for v in names}
                 for r in range(args.rounds):
                     print(f"{name}: round {r + 1}/{args.rounds}", file=sys.stderr)
-                    for i, v in enumerate(names if r % 2 == 0 else names[::-1]):
+                    for i, v in enumerate(round_order(names, r)):
                         runs[v].append(run_once(v, portal, stories, tmp / f"run-{name}-{r}-{i}",
                                                 sites))  # fmt: skip
                 results[name] = runs
