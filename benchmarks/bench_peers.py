@@ -1,8 +1,8 @@
 """newscrawl against the crawlers it replaces, on local portals built from dev corpus text.
 
 Variants A (plain Scrapy + trafilatura), B (scrapy-redis + the seeds' recipe), C (newscrawl), E (C
-with dedup off), M (C imported from ``--baseline-src``), each a real crawl, in interleaved rounds.
-The portal, the variants, every column and the figures: docs/benchmarks.md#bench_peerspy.
+with dedup off), M (C from ``--baseline-src``): real crawls in interleaved rounds; ``--profile``
+splits their CPU by stage. Variants, columns and figures: docs/benchmarks.md#bench_peerspy.
 """
 
 from __future__ import annotations
