@@ -425,6 +425,7 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
     times = sorted(portal.article_times)
     pages = len(times)
     caught, distinct = score(stories, drops)
+    spent = {**stages(prof), "redis-server": redis_cpu} if PROFILE else None
     run = Run(
         variant=variant,
         pages_per_s=pages / (times[-1] - times[0]),
@@ -436,8 +437,7 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
         reprints_caught=caught,
         distinct_dropped=distinct,
         drops=drops,
-        stages_ms=({k: v * 1000 / pages for k, v in {**stages(prof), "redis-server": redis_cpu}
-                    .items()} if PROFILE else None),
+        stages_ms={k: v * 1000 / pages for k, v in spent.items()} if spent else None,
     )
     print(f"  {variant}: {pages} pages, {run.pages_per_s:.1f} pages/s, {run.cpu_ms:.1f} CPU ms, "
           f"stored {stored}, caught {caught}, distinct dropped {distinct}",
