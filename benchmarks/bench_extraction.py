@@ -1,15 +1,13 @@
 """Decoding and article extraction on the labelled pages of the dev corpus, against baselines.
 
-newscrawl next to trafilatura alone and GNE: body F1, titles, dates, authors, sources, mojibake,
-boilerplate cut; ``--paired A B`` times two extractors page by page. Every table and the figures:
-docs/benchmarks.md#bench_extractionpy.
+newscrawl next to trafilatura alone: body F1, titles, dates, authors, sources, mojibake, boilerplate
+cut. Every table and the figures: docs/benchmarks.md#bench_extractionpy.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import json
 import logging
 import re
@@ -24,7 +22,6 @@ from pathlib import Path
 import lxml.html
 from _common import HERE
 from _common import markdown as table
-from w3lib.encoding import html_to_unicode
 
 from newscrawl.extract import MIN_BODY_CHARS, decode_html_detailed, has_mojibake
 from newscrawl.extract.article import DEFAULT_STRATEGY, _extract, _Strategy
@@ -268,24 +265,6 @@ def run_trafilatura(html: str, url: str) -> Out | None:
     return Out(doc.title, doc.text, doc.date, doc.author)
 
 
-_GNE = None
-
-
-def run_gne(html: str, url: str) -> Out | None:
-    global _GNE
-    from gne import GeneralNewsExtractor
-
-    if _GNE is None:
-        _GNE = GeneralNewsExtractor()
-    try:
-        r = _GNE.extract(html)
-    except Exception:  # GNE raises on pages it cannot read; that is "no article"
-        return None
-    if not r.get("content"):
-        return None
-    return Out(r.get("title"), r.get("content") or "", r.get("publish_time"), r.get("author"))
-
-
 def make_newscrawl(strategy: _Strategy) -> Callable[[str, str], Out | None]:
     def run(html: str, url: str) -> Out | None:
         a = _extract(html, url, None, strategy)
@@ -342,30 +321,8 @@ def title_report(pages: list[Page], show_misses: bool) -> str:
 BASELINE = "trafilatura alone"
 
 
-def methods(variants: bool) -> dict[str, Callable[[str, str], Out | None]]:
-    out: dict[str, Callable[[str, str], Out | None]] = {
-        BASELINE: run_trafilatura,
-        **({"gne": run_gne} if importlib.util.find_spec("gne") else {}),  # not a dependency
-        "newscrawl": make_newscrawl(DEFAULT_STRATEGY),
-    }
-    if variants:
-        s = DEFAULT_STRATEGY
-        for name, alt in {
-            "nc-no-meta-date": replace(s, meta_date=False),
-            "nc-no-line-date": replace(s, line_date=False),
-            "nc-no-url-date": replace(s, url_date=False),
-            "nc-no-lib-date": replace(s, library_date=False),
-            "nc-lib-date-extensive": replace(s, library_date_extensive=True),
-            "nc-no-line-author": replace(s, line_author=False),
-            "nc-no-lib-author": replace(s, library_author=False),
-            "nc-favor-recall": replace(s, favor="recall"),
-            "nc-favor-precision": replace(s, favor="precision"),
-            "nc-no-edge-trim": replace(s, trim_edges=False),
-            "nc-no-continuations": replace(s, continuations=False),
-            "nc-no-source": replace(s, source=False),
-        }.items():
-            out[name] = make_newscrawl(alt)
-    return out
+def methods() -> dict[str, Callable[[str, str], Out | None]]:
+    return {BASELINE: run_trafilatura, "newscrawl": make_newscrawl(DEFAULT_STRATEGY)}
 
 
 # ---------------------------------------------------------------- reports -------------------------
@@ -425,27 +382,10 @@ def evaluate(pages: list[Page], name: str, fn: Callable[[str, str], Out | None])
     median = f"{statistics.median(body):.3f}" if body else "–"
     labelled = right + wrong + empty
     authors = f"{right} / {wrong} / {empty}" if labelled else "–"
-    reads_sources = name.startswith(("newscrawl", "nc-"))
+    reads_sources = name == "newscrawl"
     source_cell = " / ".join(map(str, sources)) if reads_sources else "–"
     return [name, str(len(pages)), mean, median, _fmt(titles), _fmt(dates), authors, source_cell,
             str(mojibake), str(none), f"{len(pages) / elapsed:.1f}" if elapsed else "–"]
-
-
-def paired_report(pages: list[Page], names: list[str],
-                  fns: dict[str, Callable[[str, str], Out | None]], rounds: int) -> str:
-    """CPU seconds of two extractors on the same pages, alternated page by page."""
-    spent = dict.fromkeys(names, 0.0)
-    for r in range(rounds):
-        for p in pages:
-            for name in names if r % 2 == 0 else reversed(names):
-                t0 = time.process_time()
-                fns[name](p.html, p.url)
-                spent[name] += time.process_time() - t0
-    a, b = names
-    rows = [[name, str(len(pages) * rounds), f"{spent[name]:.2f}",
-             f"{spent[name] / (len(pages) * rounds) * 1000:.1f}"] for name in names]
-    rows.append([f"{a} / {b}", "", f"{spent[a] / spent[b]:.3f}", ""])
-    return table(["extractor", "extractions", "CPU s", "CPU ms per page"], rows)
 
 
 def edge_report(pages: list[Page]) -> str:
@@ -464,45 +404,12 @@ def edge_report(pages: list[Page]) -> str:
     return table(["dataset", "pages"] + names, rows)
 
 
-def decoding_report(pages: list[Page]) -> str:
-    rows = []
-    for ds in sorted({p.dataset for p in pages}):
-        sub = [p for p in pages if p.dataset == ds and p.dataset != "scrapinghub_aeb_en_news"]
-        if not sub:
-            continue
-        for header in (None, "text/html; charset=iso-8859-1"):
-            for label in ("declared (w3lib)", "newscrawl"):
-                bad_pages = bad_chars = 0
-                recalls: list[float] = []
-                dt = 0.0
-                for p in sub:
-                    t0 = time.perf_counter()
-                    if label == "newscrawl":
-                        text = decode_html_detailed(p.body, header_encoding=header).text
-                    else:
-                        text = html_to_unicode(header, p.body)[1]
-                    dt += time.perf_counter() - t0
-                    n = text.count("\ufffd")
-                    bad_pages += n > 0
-                    bad_chars += n
-                    if p.text is not None:
-                        a, b = tokens(p.text, "zh"), tokens(text, "zh")
-                        recalls.append(sum((a & b).values()) / max(1, sum(a.values())))
-                rows.append([ds, header or "(none)", label, str(len(sub)), str(bad_pages),
-                             str(bad_chars),
-                             f"{statistics.mean(recalls):.3f}" if recalls else "–",
-                             f"{sum(len(p.body) for p in sub) / dt / 1e6:.0f}"])
-    return table(["dataset", "HTTP header", "decoder", "pages", "pages with U+FFFD",
-                  "U+FFFD chars", "label char recall", "MB/s"], rows)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, required=True, help="path to corpus/dev")
     ap.add_argument("--datasets", nargs="*", default=list(LOADERS))
     ap.add_argument("--methods", nargs="*", default=None,
-                    help=f"subset of extractor names ('{BASELINE}', 'gne', 'newscrawl', ...)")
-    ap.add_argument("--variants", action="store_true", help="also newscrawl with knobs switched")
+                    help=f"subset of extractor names ('{BASELINE}', 'newscrawl')")
     ap.add_argument("--titles", type=Path, default=LABELS,
                     help="title labels, dataset/page<TAB>title")
     ap.add_argument("--authors", type=Path, default=AUTHOR_LABELS,
@@ -511,9 +418,6 @@ def main(argv: list[str] | None = None) -> int:
                     help="source labels, dataset/page<TAB>outlet (pages not listed: none)")
     ap.add_argument("--titles-only", action="store_true", help="only the title table")
     ap.add_argument("--show-misses", action="store_true", help="list pages with a wrong title")
-    ap.add_argument("--paired", nargs=2, metavar=("A", "B"),
-                    help="only time extractors A and B alternately (names as in --methods)")
-    ap.add_argument("--rounds", type=int, default=4, help="rounds of --paired")
     args = ap.parse_args(argv)
     logging.disable(logging.WARNING)  # the libraries log every odd page
 
@@ -531,20 +435,11 @@ def main(argv: list[str] | None = None) -> int:
         p.author = p.author or author_labels.get(f"{p.dataset}/{p.pid}")
         p.source = source_labels.get(f"{p.dataset}/{p.pid}")
 
-    if args.paired:
-        fns = methods(variants=True)
-        unknown = [n for n in args.paired if n not in fns]
-        if unknown:
-            ap.error(f"unknown extractor(s): {', '.join(unknown)}")
-        print(paired_report(pages, args.paired, fns, args.rounds))
-        return 0
     print("## Titles\n")
     print(title_report(pages, args.show_misses))
     if args.titles_only:
         return 0
-    print("\n## Decoding\n")
-    print(decoding_report(pages))
-    fns = methods(args.variants)
+    fns = methods()
     if args.methods:
         fns = {k: v for k, v in fns.items() if k in args.methods}
     header = ["extractor", "pages", "body F1 mean", "body F1 median", "title acc", "date acc",

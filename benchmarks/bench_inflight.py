@@ -50,7 +50,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-from bench_crawl import children_cpu, spread  # noqa: E402
+from _common import children_cpu, spread  # noqa: E402
 from bench_peers import Server as RedisServer  # noqa: E402
 from crawlrun import run_crawl  # noqa: E402
 from mockportal import Article, MockPortal, html_page, list_html  # noqa: E402

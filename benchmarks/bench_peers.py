@@ -1,8 +1,8 @@
 """newscrawl against the crawlers it replaces, on local portals built from dev corpus text.
 
 Variants A (plain Scrapy + trafilatura), B (scrapy-redis + the seeds' recipe), C (newscrawl), E (C
-with dedup off), M (C imported from ``--baseline-src``), each a real crawl, in interleaved rounds.
-The portal, the variants, every column and the figures: docs/benchmarks.md#bench_peerspy.
+with dedup off), M (C from ``--baseline-src``): real crawls in interleaved rounds; ``--profile``
+splits their CPU by stage. Variants, columns and figures: docs/benchmarks.md#bench_peerspy.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pstats
 import random
 import shutil
 import statistics
@@ -21,13 +22,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import HERE, children_cpu, sites_toml, spread, table
-from bench_crawl import TimedPortal
-from crawlrun import parse_stats, run_crawl
+from _common import HERE, children_cpu, round_order, sites_toml, spread, table
+from crawlrun import crawl_command, crawl_env, parse_stats
 from evalkit.pairs import SOGOU, SOHU, THUCNEWS, load_sogou, load_thucnews
 from make_stream import near_exact_pairs
-from mockportal import Page, html_page, list_html
+from mockportal import MockPortal, Page, html_page, list_html
 from redisserver import RedisServer
+
+from newscrawl.index import DuplicateLog
 
 # MEMUSAGE_CHECK_INTERVAL_SECONDS: Scrapy samples the process's RSS every second, not every minute
 COMMON = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS=16",
@@ -43,12 +45,36 @@ VARIANTS = {
     "M": "newscrawl of --baseline-src (e.g. main), REDIS_URL",
 }
 BASELINE: Path | None = None  # --baseline-src: the tree variant M imports newscrawl from
+PROFILE = False  # --profile: every crawl process under cProfile
 CHANNELS = ["首页", "新闻", "国内", "国际", "财经", "股票", "基金", "理财", "房产", "汽车", "科技",
             "数码", "手机", "体育", "娱乐", "时尚", "教育", "健康", "旅游", "文化", "读书", "游戏",
             "视频", "图片", "评论", "专题", "公益", "地方", "English", "客户端"]  # fmt: skip
 
 
 # --- the portal ---------------------------------------------------------------------------------
+class TimedPortal(MockPortal):
+    """A mock portal that answers every page ``latency`` seconds late (a remote portal) and
+    tells when its article pages were requested."""
+
+    def __init__(self, host: str = "127.0.0.1", latency: float = 0.0) -> None:
+        super().__init__(host)
+        self.latency = latency
+
+    def set(self, path: str, page: Page) -> None:
+        super().set(path, page)
+        self.delay([path], self.latency)
+
+    @property
+    def article_times(self) -> list[float]:
+        with self._lock:
+            return [start for path, start, _ in self.answers if "/a/" in path]
+
+    def reset(self) -> None:
+        with self._lock:
+            self.hits.clear()
+            self.answers.clear()
+
+
 @dataclass
 class Story:
     title: str
@@ -217,6 +243,7 @@ class Run:
     reprints_caught: int
     distinct_dropped: int
     drops: list[tuple[str, str]]
+    stages_ms: dict[str, float] | None = None  # --profile: CPU ms per article by stage
 
 
 class Server(RedisServer):
@@ -263,8 +290,8 @@ def score(stories: list[Story], drops: list[tuple[str, str]]) -> tuple[int, int]
 
 def peer_command(base: str, out: Path,
                  server: Server | None = None) -> tuple[list[str], dict[str, str]]:
-    """The command and environment of variant A (B with ``server``): ``peers_spider.py`` run by
-    ``scrapy runspider``, its items written to ``out``."""
+    """The command (after ``python -m``) and environment of variant A (B with ``server``):
+    ``peers_spider.py`` run by ``scrapy runspider``, its items written to ``out``."""
     pipelines = {"peers_spider.StorePipeline": 300}
     settings = [*COMMON, f"PEERS_OUT={out}", f"PEERS_ARTICLE={ARTICLE_RE}", f"PEERS_LIST={LIST_RE}",
                 "ROBOTSTXT_OBEY=True", "TELNETCONSOLE_ENABLED=False"]  # fmt: skip
@@ -282,60 +309,114 @@ def peer_command(base: str, out: Path,
     return cmd, env
 
 
-def run_peer(variant: str, portal: TimedPortal, work: Path, server: Server | None) -> tuple[
-    dict[str, Any], list[tuple[str, str]]
-]:  # fmt: skip
-    out = work / "items.jsonl"
-    cmd, env = peer_command(portal.base, out, server if variant == "B" else None)
-    cmd = [sys.executable, "-m", *cmd]
-    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=3600)
-    log = proc.stdout + proc.stderr
-    if proc.returncode != 0:
-        print(log[-3000:], file=sys.stderr)
-        raise SystemExit(f"variant {variant}: exit code {proc.returncode}")
-    rows = (
-        [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-        if out.exists()
-        else []
-    )
-    drops = [(r["url"], r["duplicate_of"]) for r in rows if "duplicate_of" in r]
-    stats = parse_stats(log)
-    stats["stored"] = sum(1 for r in rows if r.get("kept"))
-    return stats, drops
-
-
-def run_newscrawl(variant: str, portal: TimedPortal, work: Path, sites: Path,
-                  server: Server) -> tuple[dict[str, Any], list[tuple[str, str]]]:  # fmt: skip
-    from newscrawl.index import DuplicateLog
-
+def variant_command(variant: str, portal: TimedPortal, work: Path, sites: Path,
+                    server: Server | None) -> tuple[list[str], dict[str, str]]:
+    """The crawl process of one variant: its command after ``python -m``, its environment."""
+    if variant in ("A", "B"):
+        return peer_command(portal.base, work / "items.jsonl", server if variant == "B" else None)
+    assert server is not None
     settings = [*COMMON]
     if variant == "E":
         settings.append("NEWSCRAWL_DEDUP_ENABLED=False")
+    if PROFILE:  # the fingerprints in the profiled process
+        settings.append("NEWSCRAWL_FINGERPRINT_WORKERS=0")
     env = {"PYTHONPATH": str(BASELINE)} if variant == "M" and BASELINE else None
-    result = run_crawl(work, sites, *settings, timeout=3600, redis_url=server.url, env=env)
-    if result.returncode != 0:
-        print(result.log[-3000:], file=sys.stderr)
-        raise SystemExit(f"variant {variant}: exit code {result.returncode}")
-    drops = [(d.url, d.original_url) for d in DuplicateLog(server.conn).list()]
-    stats = dict(result.stats)
-    stats["stored"] = stats.get("newscrawl/store/stored", 0)
-    return stats, drops
+    return crawl_command(sites, tuple(settings))[2:], crawl_env(work, server.url, env)
+
+
+# --profile: runs the command after the profile's path under cProfile with the main thread's CPU
+# clock, then writes the profile and the process's CPU (all threads) next to it.
+RUNNER = r"""
+import cProfile, json, resource, runpy, sys, time
+out, sys.argv = sys.argv[1], sys.argv[2:]
+prof = cProfile.Profile(time.thread_time)
+prof.enable()
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+prof.disable()
+prof.dump_stats(out)
+ru = resource.getrusage(resource.RUSAGE_SELF)
+json.dump({"cpu": ru.ru_utime + ru.ru_stime, "main": time.thread_time()}, open(out + ".json", "w"))
+"""
+STAGES = ["download", "decode", "parse", "trafilatura", "extraction rules", "fingerprint", "index",
+          "scheduler", "redis client", "store", "spider", "engine/other"]  # fmt: skip
+# A function's stage: the first of these (stage, substrings of "file:function") that matches.
+_RULES = [(pattern, stage) for stage, patterns in (
+    ("decode", "newscrawl/extract/decode.py w3lib/encoding scrapy/http/response/text.py"),
+    ("parse", "trafilatura/utils.py:load_html lxml/html/__init__.py library.py:library_tree"
+              " article.py:_library_tree extract/page.py:parse article.py:_parse"),
+    ("trafilatura", "library.py:library_body article.py:_library trafilatura/ htmldate/ courlan/"
+                    " justext/ dateparser/"),
+    ("extraction rules", "newscrawl/extract/"),
+    ("fingerprint", "newscrawl/simhash/"),
+    ("index", "newscrawl/index/ newscrawl/pipelines/near_duplicates.py"),
+    ("scheduler", "newscrawl/scheduling/"),
+    ("redis client", "redis/"),
+    ("store", "newscrawl/pipelines/store.py newscrawl/storage.py peers_spider.py:StorePipeline"),
+    ("download", "scrapy/core/downloader scrapy/core/http2 twisted/web/ twisted/internet/tcp.py"),
+    ("spider", "newscrawl/spiders/ peers_spider.py parsel/ scrapy/linkextractors"),
+) for pattern in patterns.split()]
+
+
+def stages(prof_path: Path) -> dict[str, float]:
+    """Seconds of own time per stage (a C function goes to its heaviest caller's stage), and the
+    process's other threads (the index's Redis calls)."""
+    stats = pstats.Stats(str(prof_path)).stats  # type: ignore[attr-defined]
+    memo: dict[Any, str] = {}
+
+    def stage(key: Any, depth: int = 0) -> str:
+        if key not in memo:
+            filename, _, name = key
+            where = f"{filename}:{name}"
+            found = next((st for pattern, st in _RULES if pattern in where), None)
+            if found is None and (filename == "~" or filename.startswith("<")):
+                callers = stats[key][4] if key in stats else {}
+                heaviest = max(callers.items(), key=lambda kv: kv[1][2], default=None)
+                found = stage(heaviest[0], depth + 1) if heaviest and depth < 20 else None
+            memo[key] = found or "engine/other"
+        return memo[key]
+
+    out = dict.fromkeys(STAGES, 0.0)
+    for key, (_, _, tottime, _, _) in stats.items():
+        out[stage(key)] += tottime
+    cpu = json.loads(Path(f"{prof_path}.json").read_text())
+    out["other threads"] = max(0.0, cpu["cpu"] - cpu["main"])
+    out["process"] = cpu["cpu"]
+    return out
 
 
 def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path,
              sites: Path) -> Run:  # fmt: skip
     work.mkdir(parents=True)
     server = Server(work) if variant != "A" else None
+    prof = work / "run.prof"
     try:
         portal.reset()
         cpu0 = children_cpu()
         rcpu0 = server.cpu() if server else 0.0
+        cmd, env = variant_command(variant, portal, work, sites, server)
+        runner = ["-c", RUNNER, str(prof)] if PROFILE else ["-m"]
+        proc = subprocess.run([sys.executable, *runner, *cmd], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=3600)  # fmt: skip
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0:
+            print(log[-3000:], file=sys.stderr)
+            raise SystemExit(f"variant {variant}: exit code {proc.returncode}")
+        redis_cpu = (server.cpu() - rcpu0) if server else 0.0
+        cpu = children_cpu() - cpu0 + redis_cpu
+        stats = parse_stats(log)
         if variant in ("A", "B"):
-            stats, drops = run_peer(variant, portal, work, server)
+            out = work / "items.jsonl"
+            rows = ([json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+                    if out.exists() else [])
+            drops = [(r["url"], r["duplicate_of"]) for r in rows if "duplicate_of" in r]
+            stored = sum(1 for r in rows if r.get("kept"))
         else:
             assert server is not None
-            stats, drops = run_newscrawl(variant, portal, work, sites, server)
-        cpu = children_cpu() - cpu0 + ((server.cpu() - rcpu0) if server else 0.0)
+            drops = [(d.url, d.original_url) for d in DuplicateLog(server.conn).list()]
+            stored = int(stats.get("newscrawl/store/stored", 0))
         used = server.used() if server else None
         urls = sum(portal.hits.values())
     finally:
@@ -344,6 +425,7 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
     times = sorted(portal.article_times)
     pages = len(times)
     caught, distinct = score(stories, drops)
+    spent = {**stages(prof), "redis-server": redis_cpu} if PROFILE else None
     run = Run(
         variant=variant,
         pages_per_s=pages / (times[-1] - times[0]),
@@ -351,13 +433,14 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
         cpu_ms=cpu * 1000 / pages,
         rss_mib=float(stats.get("memusage/max", 0)) / 2**20,
         redis_bytes_per_url=used / urls if used is not None else None,
-        redis_bytes_per_article=used / max(1, int(stats["stored"])) if used is not None else None,
+        redis_bytes_per_article=used / max(1, stored) if used is not None else None,
         reprints_caught=caught,
         distinct_dropped=distinct,
         drops=drops,
+        stages_ms={k: v * 1000 / pages for k, v in spent.items()} if spent else None,
     )
     print(f"  {variant}: {pages} pages, {run.pages_per_s:.1f} pages/s, {run.cpu_ms:.1f} CPU ms, "
-          f"stored {stats['stored']}, caught {caught}, distinct dropped {distinct}",
+          f"stored {stored}, caught {caught}, distinct dropped {distinct}",
           file=sys.stderr)  # fmt: skip
     shutil.rmtree(work, ignore_errors=True)
     return run
@@ -371,7 +454,8 @@ def paired(runs: dict[str, list[Run]], v: str, b: str) -> tuple[list[float], lis
 
 
 def report(runs: dict[str, list[Run]], n_reprints: int) -> None:
-    """The medians table and the paired ratios to A and B of one portal's runs."""
+    """The medians table and the paired ratios to A, B and E (C over E: what the near-duplicate
+    check costs) of one portal's runs."""
     def cell(values: list[Any], fmt: str = "{:.0f}") -> str:
         return spread(values, fmt) if values else "–"
 
@@ -383,9 +467,10 @@ def report(runs: dict[str, list[Run]], n_reprints: int) -> None:
             cell([r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article]),
             "–" if v in ("A", "E") else f"{cell([r.reprints_caught for r in rs])} of {n_reprints}",
             cell([r.distinct_dropped for r in rs])] for v, rs in runs.items()))
-    bases = [b for b in ("A", "B") if b in runs]
+    bases = [b for b in ("A", "B", "E") if b in runs]
     if bases:
-        print("\nPaired ratios (same round): pages/s and CPU ms per article over A and B\n")
+        print(f"\nPaired ratios (same round): pages/s and CPU ms per article over"
+              f" {' and '.join(bases)}\n")
         table(["variant", *(f"{x} / {b}" for b in bases for x in ("pages/s", "CPU"))],
               ([v, *(spread(x) for b in bases for x in paired(runs, v, b))] for v in runs))
 
@@ -429,12 +514,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="variant M: newscrawl imported from this tree (a checkout of main)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every run here")
+    ap.add_argument("--profile", action="store_true",
+                    help="run every crawl process under cProfile and print its CPU per article by"
+                         " stage instead (C with its fingerprints in the crawl process)")
     args = ap.parse_args(argv)
     low, _, high = args.chrome_kb.partition("-")
     chrome_kb = (int(low), int(high or low))
 
-    global BASELINE
+    global BASELINE, PROFILE
     BASELINE = args.baseline_src.resolve() if args.baseline_src else None
+    PROFILE = args.profile
     names = [v for v in VARIANTS if (not args.only or v in args.only)
              and (v != "M" or BASELINE)]
     results: dict[str, dict[str, list[Run]]] = {}
@@ -469,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs: dict[str, list[Run]] = {v: [] for v in names}
                 for r in range(args.rounds):
                     print(f"{name}: round {r + 1}/{args.rounds}", file=sys.stderr)
-                    for i, v in enumerate(names if r % 2 == 0 else names[::-1]):
+                    for i, v in enumerate(round_order(names, r)):
                         runs[v].append(run_once(v, portal, stories, tmp / f"run-{name}-{r}-{i}",
                                                 sites))  # fmt: skip
                 results[name] = runs
@@ -482,10 +571,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{args.articles} article pages a portal, {args.latency_ms:g} ms latency,"
           f" {args.rounds} round(s) a portal in {minutes:.1f} min; median over rounds"
           " [min, max]")  # fmt: skip
-    for name, runs in results.items():
+    if PROFILE:
+        cols = [*STAGES, "other threads", "redis-server"]
+        print("\nCPU ms per article, profiled (cProfile inflates every figure: read the shares)\n")
+        table(["portal", "variant", "process", *cols],
+              ([p, v, *(f"{r.stages_ms[c]:.1f}" for c in ("process", *cols))]
+               for p, runs in results.items() for v, rs in runs.items() for r in rs
+               if r.stages_ms), "ll" + "r" * (len(cols) + 1))
+    for name, runs in (() if PROFILE else results.items()):
         print(f"\n### portal {name}: {PORTALS[name]}\n")
         report(runs, reprints[name])
-    if len(results) > 1:
+    if len(results) > 1 and not PROFILE:
         worst(results)
     if args.json:
         args.json.write_text(json.dumps({p: {v: [asdict(r) for r in rs] for v, rs in runs.items()}

@@ -10,14 +10,13 @@ import argparse
 import json
 import os
 import shlex
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,58 +30,10 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def background_files(arg: Path) -> list[Path]:
-    if arg.is_file():
-        return [arg]
-    if (arg / "background.jsonl").is_file():
-        return [arg / "background.jsonl"]
-    files = sorted(p for p in arg.glob("*.jsonl") if p.name not in ("stream.jsonl", "labels.jsonl"))
-    if not files:
-        raise SystemExit(f"no background JSONL in {arg}")
-    return files
-
-
-# --- engines ------------------------------------------------------------------------------------
-def run_python(docs: Sequence[dict[str, Any]], background: Sequence[dict[str, Any]],
-               max_distance: int) -> tuple[list[dict[str, Any]], float]:
-    """(one output row per stream doc, seconds spent on the stream)."""
-    from newscrawl.connection import close_embedded, open_embedded
-    from newscrawl.index import SimhashIndex
-    from newscrawl.simhash import get_fingerprinter
-
-    fp = get_fingerprinter()
-    with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
-        client = open_embedded(Path(tmp))
-        try:
-            index = SimhashIndex(client, max_distance=max_distance, version=fp.version)
-
-            def one(doc: dict[str, Any]) -> dict[str, Any]:
-                result = fp.analyze(doc["text"])
-                row: dict[str, Any] = {"id": doc["id"], "simhash": None, "duplicate_of": None,
-                                       "distance": None}  # fmt: skip
-                if result.value is None:
-                    row["reason"] = result.reason
-                    return row
-                row["simhash"] = f"{result.value:016x}"
-                match = index.check_and_add(result.value, doc.get("url") or doc["id"])
-                if match is not None:
-                    row["duplicate_of"], row["distance"] = match.doc_id, match.distance
-                return row
-
-            for doc in background:
-                one(doc)
-            start = time.perf_counter()
-            rows = [one(doc) for doc in docs]
-            elapsed = time.perf_counter() - start
-            index.close()
-        finally:
-            close_embedded(client)
-    return rows, elapsed
-
-
-def run_cli(stream_file: Path, background: Sequence[Path],
+# --- the run -----------------------------------------------------------------------------------
+def run_cli(stream_file: Path,
             newscrawl: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], float]:
-    """``newscrawl dedup`` on a fresh data dir: the background files first, then the stream.
+    """``newscrawl dedup`` of the stream on a fresh data dir.
 
     ``newscrawl``: the command to run (default: ``python -m newscrawl.cli`` of this repository)."""
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
@@ -92,24 +43,15 @@ def run_cli(stream_file: Path, background: Sequence[Path],
     else:
         command, cwd = list(newscrawl), None
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
-        data_dir = Path(tmp) / "data"
-        data_dir.mkdir()
-
-        def dedup(files: Iterable[Path]) -> str:
-            cmd = [*command, "dedup", "--data-dir", str(data_dir)]
-            for f in files:
-                cmd += ["--jsonl", str(f.resolve())]
-            done = subprocess.run(cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise SystemExit(f"{shlex.join(cmd)} exited {done.returncode}: "
-                                 f"{done.stderr[-2000:]}")
-            return done.stdout
-
-        if background:
-            dedup(background)
+        (Path(tmp) / "data").mkdir()
+        cmd = [*command, "dedup", "--data-dir", str(Path(tmp) / "data"),
+               "--jsonl", str(stream_file.resolve())]
         start = time.perf_counter()
-        out = dedup([stream_file])
+        done = subprocess.run(cmd, env=env, cwd=cwd or tmp, capture_output=True, text=True)
         elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{shlex.join(cmd)} exited {done.returncode}: {done.stderr[-2000:]}")
+    out = done.stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()], elapsed
 
 
@@ -118,15 +60,10 @@ def run_cli(stream_file: Path, background: Sequence[Path],
 class Group:
     n: int = 0
     caught: int = 0
-    distances: list[int] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
-        d = self.distances
         return {"n": self.n, "caught": self.caught,
-                "recall": round(self.caught / self.n, 4) if self.n else None,
-                "median_distance": statistics.median(d) if d else None,
-                "within_3": round(sum(x <= 3 for x in d) / len(d), 3) if d else None,
-                "within_7": round(sum(x <= 7 for x in d) / len(d), 3) if d else None}
+                "recall": round(self.caught / self.n, 4) if self.n else None}
 
 
 def _band(length: int) -> str:
@@ -137,8 +74,7 @@ def _band(length: int) -> str:
 
 
 def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
-          rows: Sequence[dict[str, Any]], background: Sequence[dict[str, Any]] = ()
-          ) -> dict[str, Any]:
+          rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if len(rows) != len(stream):
         raise SystemExit(f"{len(rows)} output lines for {len(stream)} stream documents")
     label = {lab["id"]: lab for lab in labels}
@@ -147,14 +83,12 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
         by_key[doc["id"]] = doc["id"]
         if doc.get("url"):
             by_key[doc["url"]] = doc["id"]
-    bg_keys = {d.get("url") or d["id"] for d in background} | {d["id"] for d in background}
 
     def root(ident: str) -> str:
         lab = label.get(ident)
         return (lab.get("original") or ident) if lab else ident
 
-    seen: dict[str, list[int]] = defaultdict(list)  # cluster root -> fingerprints so far
-    tpl_seen: dict[str, list[int]] = defaultdict(list)  # template kind -> fingerprints so far
+    seen: set[str] = set()  # cluster roots with a fingerprint so far
     correct = ambiguous = catchable = no_fp = 0
     wrong: Counter[str] = Counter()
     wrong_list: list[dict[str, Any]] = []
@@ -162,7 +96,7 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
     by_band: dict[str, Group] = defaultdict(Group)
     by_nedits: dict[str, Group] = defaultdict(Group)
     by_single: dict[str, Group] = defaultdict(Group)
-    tpl_total, tpl_dist = 0, []
+    tpl_total = 0
     for doc, row in zip(stream, rows, strict=True):
         ident = doc["id"]
         if row.get("id") != ident:
@@ -170,7 +104,7 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
         lab = label[ident]
         fp = int(row["simhash"], 16) if row.get("simhash") else None
         r = root(ident)
-        earlier = seen[r]
+        earlier = r in seen
         if fp is None:
             no_fp += 1
         kind = lab["kind"]
@@ -186,7 +120,7 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
                 ambiguous += 1
             else:
                 verdict = "wrong"
-                why = "against a background text" if tid is None and target in bg_keys else kind
+                why = kind
                 if kind == "reprint" and tid is not None:
                     why = "reprint matched to another article"
                 wrong[why] += 1
@@ -199,7 +133,6 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
                 })  # fmt: skip
         if kind == "reprint" and fp is not None and earlier:
             catchable += 1
-            dist = min(bin(fp ^ e).count("1") for e in earlier)
             hit = verdict == "correct"
             groups = [by_edit[k] for k in lab["edit"]] + [by_band[_band(lab["length"])]]
             groups.append(by_nedits[f"{len(lab['edit'])} edit(s)"])
@@ -209,15 +142,9 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
             for g in groups:
                 g.n += 1
                 g.caught += hit
-                g.distances.append(dist)
-        if kind == "template" and fp is not None:
-            tkind = (lab.get("group") or "").split("/")[0]
-            tpl_total += 1
-            if tpl_seen[tkind]:
-                tpl_dist.append(min(bin(fp ^ e).count("1") for e in tpl_seen[tkind]))
-            tpl_seen[tkind].append(fp)
+        tpl_total += kind == "template" and fp is not None
         if fp is not None:
-            seen[r].append(fp)
+            seen.add(r)
     drops = correct + sum(wrong.values())
     templates_dropped = [w for w in wrong_list if w["kind"] == "template"]
     return {
@@ -237,12 +164,6 @@ def score(stream: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
                 f"{w['name']} (d={w['distance']}, as {w['duplicate_of']})"
                 for w in templates_dropped
             ],  # fmt: skip
-            "distance_to_nearest_earlier_same_kind": {
-                "median": statistics.median(tpl_dist) if tpl_dist else None,
-                "within_3": sum(d <= 3 for d in tpl_dist),
-                "within_7": sum(d <= 7 for d in tpl_dist),
-                "n": len(tpl_dist),
-            },
         },
         "hard_negatives_dropped": [
             w for w in wrong_list if w["same_group"] and w["source"] in ("sohu_dd", "sohu_dc")
@@ -268,7 +189,7 @@ def _f(x: Any) -> str:
 
 def markdown(results: list[dict[str, Any]]) -> str:
     out = ["| run | docs/s | recall | precision | correct | wrong | ambiguous | templates dropped "
-           "| wrong: distinct / original / reprint→other / background |",
+           "| wrong: distinct / original / reprint→other |",
            "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for res in results:
         s = res["score"]
@@ -278,23 +199,16 @@ def markdown(results: list[dict[str, Any]]) -> str:
             f"| {s['correct_drops']}/{s['reprints_catchable']} | {s['wrong_drops']} "
             f"| {s['ambiguous_drops']} | {s['templates']['dropped']}/{s['templates']['reports']} "
             f"| {w.get('distinct', 0)} / {w.get('original', 0)} / "
-            f"{w.get('reprint matched to another article', 0)} / "
-            f"{w.get('against a background text', 0)} |"
+            f"{w.get('reprint matched to another article', 0)} |"
         )
     for res in results:
         s = res["score"]
-        out += ["", f"### {res['run']}", "", "| reprints | n | recall | median distance | <= 3 "
-                "| <= 7 |", "|---|---|---|---|---|---|"]
+        out += ["", f"### {res['run']}", "", "| reprints | n | recall |", "|---|---|---|"]
         for section in ("by_edit", "by_single_edit", "by_edit_count", "by_length"):
             for k, row in s[section].items():
-                out.append(f"| {k} | {row['n']} | {_f(row['recall'])} | "
-                           f"{_f(row['median_distance'])} | {_f(row['within_3'])} | "
-                           f"{_f(row['within_7'])} |")  # fmt: skip
+                out.append(f"| {k} | {row['n']} | {_f(row['recall'])} |")
         t = s["templates"]
-        near = t["distance_to_nearest_earlier_same_kind"]
-        out += ["", f"Template reports: {t['dropped']} of {t['reports']} dropped; distance to the "
-                f"nearest earlier report of the same kind: median {_f(near['median'])}, "
-                f"{near['within_3']} of {near['n']} within 3, {near['within_7']} within 7."]
+        out += ["", f"Template reports: {t['dropped']} of {t['reports']} dropped."]
         if t["dropped_names"]:
             out += ["", "Template reports dropped: " + "; ".join(t["dropped_names"])]
         hn = s["hard_negatives_dropped"]
@@ -313,33 +227,18 @@ def markdown(results: list[dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--stream", required=True, type=Path, help="directory of make_stream.py")
-    ap.add_argument("--background", type=Path, help="JSONL file or directory checked in first")
-    ap.add_argument("--engine", choices=("cli", "python"), default="cli")
-    ap.add_argument("--max-distance", type=int, nargs="+", default=[3],
-                    help="python engine: one run per distance (default 3)")
-    ap.add_argument("--newscrawl", help="cli engine: the newscrawl command to run, e.g. 'newscrawl'"
+    ap.add_argument("--newscrawl", help="the newscrawl command to run, e.g. 'newscrawl'"
                     " or 'env PYTHONPATH=/other/checkout python -m newscrawl.cli' (default: this "
                     "repository's, through python -m newscrawl.cli)")
     ap.add_argument("--json", type=Path, help="write the scores as JSON here")
     args = ap.parse_args(argv)
     stream = read_jsonl(args.stream / "stream.jsonl")
     labels = read_jsonl(args.stream / "labels.jsonl")
-    bg_files = background_files(args.background) if args.background else []
-    background = [d for f in bg_files for d in read_jsonl(f)]
-    bg_note = f" + background {len(background)}" if background else ""
-    results = []
-    if args.engine == "python":
-        for d in args.max_distance:
-            rows, secs = run_python(stream, background, d)
-            results.append({"run": f"python d<={d}{bg_note}", "seconds": secs,
-                            "docs_per_s": len(stream) / secs,
-                            "score": score(stream, labels, rows, background)})  # fmt: skip
-    else:
-        newscrawl = shlex.split(args.newscrawl) if args.newscrawl else None
-        rows, secs = run_cli(args.stream / "stream.jsonl", bg_files, newscrawl)
-        name = "newscrawl dedup"
-        results.append({"run": name + bg_note, "seconds": secs, "docs_per_s": len(stream) / secs,
-                        "score": score(stream, labels, rows, background)})  # fmt: skip
+    newscrawl = shlex.split(args.newscrawl) if args.newscrawl else None
+    rows, secs = run_cli(args.stream / "stream.jsonl", newscrawl)
+    results = [{"run": "newscrawl dedup", "seconds": secs,
+                "docs_per_s": len(stream) / secs,
+                "score": score(stream, labels, rows)}]  # fmt: skip
     try:
         print(markdown(results))
     except BrokenPipeError:  # e.g. | head

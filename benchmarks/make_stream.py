@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import html
 import json
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -89,8 +87,8 @@ def near_exact_pairs(texts: list[str]) -> list[tuple[int, int, float]]:
 
 
 # --- corpora ------------------------------------------------------------------------------------
-def corpus_docs(corpus: Path, rng: random.Random, sohu_pairs: int) -> tuple[list[Doc], list[Doc]]:
-    """(stream corpus articles, background texts)."""
+def corpus_docs(corpus: Path, rng: random.Random, sohu_pairs: int) -> list[Doc]:
+    """The corpus articles of the stream."""
     docs: list[Doc] = []
     for d in load_thucnews(corpus / THUCNEWS):
         n = int(d.ident.split(":")[1])
@@ -99,8 +97,7 @@ def corpus_docs(corpus: Path, rng: random.Random, sohu_pairs: int) -> tuple[list
                         "thucnews"))
     for n, d in enumerate(load_sogou(corpus / SOGOU)):
         docs.append(Doc(f"sogou-{n:03d}", d.text, d.ident, d.text.split("\n", 1)[0], "sogou"))
-    background: list[Doc] = []
-    seen_text: dict[str, Doc] = {}
+    seen_text: set[str] = set()
     for short in ("dd", "dc"):
         path = corpus / SOHU / f"{short}-test.jsonl"
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
@@ -111,47 +108,12 @@ def corpus_docs(corpus: Path, rng: random.Random, sohu_pairs: int) -> tuple[list
                 text = r[key].strip()
                 if not text or text in seen_text:
                     continue
-                doc = Doc(f"sohu-{short}-{n:03d}{side}", text,
-                          f"https://sohu2021.example/{short}/{n:03d}{side}.html", "",
-                          f"sohu_{short}", group=f"sohu_{short}:{n}")
-                seen_text[text] = doc
-                (docs if n in chosen else background).append(doc)
-    background.extend(_background(corpus))
-    return docs, background
-
-
-def _strip_html(raw: str) -> str:
-    raw = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", raw)
-    raw = re.sub(r"(?i)<(br|/p|/div|/h\d|/li)\b[^>]*>", "\n", raw)
-    text = html.unescape(re.sub(r"<[^>]+>", "", raw))
-    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
-
-
-def _read_text(path: Path) -> str:
-    data = path.read_bytes()
-    for enc in ("utf-8", "gb18030", "cp1252"):
-        try:
-            return data.decode(enc)
-        except UnicodeDecodeError:
-            continue
-    return data.decode("utf-8", "replace")
-
-
-def _background(corpus: Path) -> Iterable[Doc]:
-    for path in sorted((corpus / "cwced_zh_handlabeled/cleaned").glob("*.txt")):
-        yield Doc(f"bg-cwced-{path.stem[:8]}", _read_text(path).strip(),
-                  f"https://cwced.example/{path.stem}", "", "cwced")
-    for path in sorted((corpus / "readability_testpages").glob("*/expected.html")):
-        name = path.parent.name
-        yield Doc(f"bg-readability-{name}", _strip_html(_read_text(path)),
-                  f"https://readability.example/{name}", "", "readability")
-    gt = corpus / "scrapinghub_aeb_en_news/ground-truth.json"
-    if gt.exists():
-        for key, row in sorted(json.loads(gt.read_text(encoding="utf-8")).items()):
-            yield Doc(f"bg-aeb-{key[:12]}", row["articleBody"], row.get("url") or key, "", "aeb")
-    for path in sorted((corpus / "clough_stevenson_plagiarism_en/data").glob("*.txt")):
-        yield Doc(f"bg-clough-{path.stem}", _read_text(path).strip(),
-                  f"https://clough.example/{path.stem}", "", "clough")
+                seen_text.add(text)
+                if n in chosen:
+                    docs.append(Doc(f"sohu-{short}-{n:03d}{side}", text,
+                                    f"https://sohu2021.example/{short}/{n:03d}{side}.html", "",
+                                    f"sohu_{short}", group=f"sohu_{short}:{n}"))
+    return docs
 
 
 # --- the stream ---------------------------------------------------------------------------------
@@ -178,9 +140,9 @@ def _pick_edits(rng: random.Random) -> list[str]:
 
 
 def build(corpus: Path, seed: int = 1, days: int = 10,
-          sohu_pairs: int = 100) -> tuple[list[Doc], list[Doc], dict[str, object]]:
+          sohu_pairs: int = 100) -> tuple[list[Doc], dict[str, object]]:
     rng = random.Random(seed)
-    docs, background = corpus_docs(corpus, rng, sohu_pairs)
+    docs = corpus_docs(corpus, rng, sohu_pairs)
     span = days * DAY
     # times: corpus articles spread over the period; the second text of a Sohu pair within 2 days
     firsts: dict[str, float] = {}
@@ -203,9 +165,8 @@ def build(corpus: Path, seed: int = 1, days: int = 10,
         templates.append(Doc(ident, r.text, url, r.title, "template",
                              time=r.day * DAY + r.hour * 3600, kind="template", group=r.series,
                              name=r.name))
-    # ground truth among corpus texts (stream + background)
-    pool = docs + background
-    parent = list(range(len(pool)))
+    # ground truth among corpus texts
+    parent = list(range(len(docs)))
 
     def find(i: int) -> int:
         while parent[i] != i:
@@ -213,35 +174,32 @@ def build(corpus: Path, seed: int = 1, days: int = 10,
             i = parent[i]
         return i
 
-    pairs = near_exact_pairs([d.text for d in pool])
-    n_stream = len(docs)
+    pairs = near_exact_pairs([d.text for d in docs])
     for a, b, j in pairs:
-        if j >= REPRINT and b < n_stream:
+        if j >= REPRINT:
             parent[find(a)] = find(b)
-    dropped_bg = {b for a, b, _ in pairs if a < n_stream <= b}
     members: dict[int, list[int]] = defaultdict(list)
-    for i in range(n_stream):
+    for i in range(len(docs)):
         members[find(i)].append(i)
     root_of: dict[int, Doc] = {}
     for group in members.values():
-        in_stream = sorted(group, key=lambda i: pool[i].time)
-        root = pool[in_stream[0]]
+        in_stream = sorted(group, key=lambda i: docs[i].time)
+        root = docs[in_stream[0]]
         for i in in_stream:
             root_of[i] = root
         for i in in_stream[1:]:
-            d = pool[i]
+            d = docs[i]
             d.kind, d.original = "reprint", root.id
             d.edit = ["exact" if normalise(d.text) == normalise(root.text) else "near_exact"]
     ambiguous = 0
     for a, b, _ in pairs:
-        if b < n_stream and root_of[a] is not root_of[b]:
+        if root_of[a] is not root_of[b]:
             ra, rb = root_of[a], root_of[b]
             ra.near = sorted(set(ra.near) | {rb.id})
             rb.near = sorted(set(rb.near) | {ra.id})
             ambiguous += 1
-    for i in range(n_stream):
-        pool[i].near = root_of[i].near
-    background = [d for i, d in enumerate(background, n_stream) if i not in dropped_bg]
+    for i, d in enumerate(docs):
+        d.near = root_of[i].near
     # reprints of corpus articles and of template reports
     ctx = EditContext(others=[d.text for d in docs])
     reprints: list[Doc] = []
@@ -278,25 +236,23 @@ def build(corpus: Path, seed: int = 1, days: int = 10,
         "sources": dict(Counter(d.source for d in stream)),
         "edits": dict(Counter(k for d in stream for k in d.edit)),
         "similar_pairs_in_corpus": len(pairs), "ambiguous_pairs_in_stream": ambiguous,
-        "background": len(background), "background_left_out_as_near_exact": len(dropped_bg),
     }
-    return stream, background, summary
+    return stream, summary
 
 
 def _outlet_host(outlet: str) -> str:
     return "o" + hashlib.blake2b(outlet.encode(), digest_size=3).hexdigest()
 
 
-def write(out: Path, stream: list[Doc], background: list[Doc], summary: dict[str, object]) -> None:
+def write(out: Path, stream: list[Doc], summary: dict[str, object]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    ids = Counter(d.id for d in stream + background)
-    urls = Counter(d.url for d in stream + background)
+    ids = Counter(d.id for d in stream)
+    urls = Counter(d.url for d in stream)
     dup = [k for k, v in (ids + urls).items() if v > 1]
     if dup:
         raise SystemExit(f"duplicate ids or urls: {dup[:5]}")
     for name, lines in (("stream", [d.stream_json() for d in stream]),
-                        ("labels", [d.label_json() for d in stream]),
-                        ("background", [d.stream_json() for d in background])):
+                        ("labels", [d.label_json() for d in stream])):
         (out / f"{name}.jsonl").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n",
                                       encoding="utf-8")
@@ -313,8 +269,8 @@ def main() -> None:
     args = ap.parse_args()
     if not (args.corpus / "thucnews_sample").is_dir():
         ap.error(f"{args.corpus} does not look like the dev corpora (no thucnews_sample/)")
-    stream, background, summary = build(args.corpus, args.seed, args.days, args.sohu_pairs)
-    write(args.out, stream, background, summary)
+    stream, summary = build(args.corpus, args.seed, args.days, args.sohu_pairs)
+    write(args.out, stream, summary)
     print(json.dumps(summary, ensure_ascii=False, indent=1))
 
 

@@ -11,9 +11,8 @@ from newscrawl.evaluation import Pair, PairFormatError, read_pairs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from evalkit import EDITS, Doc, EditContext, char3_jaccard, load_sohu_pairs, make_pairs  # noqa: E402
+from evalkit import EDITS, Doc, EditContext, make_pairs  # noqa: E402
 from evalkit.edits import sentences  # noqa: E402
-from evalkit.pairs import write_pairs  # noqa: E402
 
 BASE = [
     "国家统计局今天发布数据，一季度国内生产总值同比增长百分之五点三。",
@@ -115,7 +114,7 @@ def test_make_pairs_deterministic_labelled(tmp_path: Path) -> None:
     assert sum(a.excluded.values()) + len(negatives) == 6 * 2
     assert all(p.a != p.b and p.kind == "same_category" for p in negatives)
     path = tmp_path / "pairs.jsonl"
-    assert write_pairs(a.pairs, path) == len(a.pairs)
+    path.write_text("".join(p.to_json() + "\n" for p in a.pairs), encoding="utf-8")
     assert list(read_pairs(path)) == a.pairs
     first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
     assert set(first) == {"a", "b", "duplicate", "kind"}
@@ -135,22 +134,3 @@ def test_read_pairs_reports_bad_lines(tmp_path: Path) -> None:
     path.write_text(good + '\n{"a": "x", "b": "y", "duplicate": "yes"}\n', encoding="utf-8")
     with pytest.raises(PairFormatError, match=r"bad.jsonl:2: 'duplicate'"):
         list(read_pairs(path))
-
-
-def test_sohu_negatives_exclude_near_identical(tmp_path: Path) -> None:
-    path = tmp_path / "sohu.jsonl"
-    rows = [
-        {
-            "sentence1": "延迟退休真的来了！你准备好慢慢变老了吗?",
-            "sentence2": "延迟退休真的来了！你准备好慢慢变老了吗？",
-            "label": 5,
-        },
-        {"sentence1": TEXT, "sentence2": OTHER, "label": 0},
-        {"sentence1": BASE[0] + BASE[1], "sentence2": BASE[4] + BASE[5], "label": 3},
-    ]
-    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
-    ps = load_sohu_pairs([path])
-    assert ps.excluded == {"sohu_same_event": 1}
-    assert [p.kind for p in ps.pairs] == ["sohu_unrelated", "sohu_same_topic"]
-    assert not any(p.duplicate for p in ps.pairs)
-    assert char3_jaccard(str(rows[0]["sentence1"]), str(rows[0]["sentence2"])) == 1.0

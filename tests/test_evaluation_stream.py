@@ -1,6 +1,6 @@
 """The stream benchmark on a small corpus of its own: the stream, its labels, the scoring.
 
-Runs ``benchmarks/make_stream.py`` and ``benchmarks/bench_stream.py`` (the python engine on an
+Runs ``benchmarks/make_stream.py`` and ``benchmarks/bench_stream.py`` (``newscrawl dedup`` on an
 embedded Redis) on generated texts, so it needs none of the shared corpora.
 """
 
@@ -66,8 +66,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def stream_dir(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("stream")
-    stream, background, summary = make_stream.build(corpus, seed=3, days=4, sohu_pairs=5)
-    make_stream.write(out, stream, background, summary)
+    stream, summary = make_stream.build(corpus, seed=3, days=4, sohu_pairs=5)
+    make_stream.write(out, stream, summary)
     return out
 
 
@@ -105,11 +105,10 @@ def test_stream_and_labels(stream_dir: Path, corpus: Path) -> None:
     assert len(templates) == len(list(daily_reports(4, start=make_stream.START, seed=3)))
     texts = [stream[position[lab["id"]]]["text"] for lab in templates]
     assert len(set(texts)) == len(texts)
-    # the unused Sohu pair is background, not stream
-    background = read(stream_dir / "background.jsonl")
-    assert {d["id"] for d in background} == {"sohu-dd-002a", "sohu-dd-002b"}
+    # the Sohu pair left out of the stream
+    assert not {"sohu-dd-002a", "sohu-dd-002b"} & set(position)
     # deterministic
-    again, _, _ = make_stream.build(corpus, seed=3, days=4, sohu_pairs=5)
+    again, _ = make_stream.build(corpus, seed=3, days=4, sohu_pairs=5)
     assert [d.stream_json() for d in again] == (stream_dir / "stream.jsonl").read_text(
         encoding="utf-8").splitlines()  # fmt: skip
 
@@ -152,24 +151,24 @@ def test_score_counts_each_kind_of_drop() -> None:
     fp = {"a": 0, "b": 0xFF, "a~r1": 1, "t1": 0xF000, "t2": 0xF001, "c": 0xF0F0, "c~r1": 0xF0F1,
           "d": 0xFFFF, "a~r2": 0x7}  # fmt: skip
     dup = {"a~r1": ("u:a", 1), "t2": ("u:t1", 1), "c": ("u:b", 4), "c~r1": ("b", 5),
-           "d": ("u:a~r1", 3), "a~r2": ("bg:1", 2)}  # fmt: skip
+           "d": ("u:a~r1", 3), "a~r2": ("u:unknown", 2)}  # fmt: skip
     rows = [{"id": d["id"], "simhash": f"{fp[d['id']]:016x}",
              "duplicate_of": dup.get(d["id"], (None, None))[0],
              "distance": dup.get(d["id"], (None, None))[1]} for d in stream]  # fmt: skip
-    s = bench_stream.score(stream, labels, rows, background=[{"id": "g", "url": "bg:1"}])
+    s = bench_stream.score(stream, labels, rows)
     assert s["correct_drops"] == 1  # a~r1 as a
     assert s["ambiguous_drops"] == 2  # c as b, c~r1 as b (by id): listed in "near"
-    assert s["wrong_by_kind"] == {"template": 1, "distinct": 1, "against a background text": 1}
+    assert s["wrong_by_kind"] == {"template": 1, "distinct": 1, "reprint": 1}
     assert s["reprints_catchable"] == 3 and s["recall"] == round(1 / 3, 4)
     assert s["precision"] == 0.25
     assert s["templates"]["dropped_names"] == ["fx/x/a 2026-03-03 (d=1, as t1)"]
     assert s["by_edit"]["footer"]["recall"] == 1.0 and s["by_edit"]["truncate"]["recall"] == 0.0
-    assert s["by_edit"]["truncate"]["median_distance"] == 2  # 0x7 against a (0) and a~r1 (1)
+    assert s["by_edit"]["(all reprints)"] == {"n": 3, "caught": 1, "recall": round(1 / 3, 4)}
 
 
-def test_python_engine_on_the_stream(stream_dir: Path) -> None:
+def test_newscrawl_dedup_on_the_stream(stream_dir: Path) -> None:
     stream, labels = read(stream_dir / "stream.jsonl"), read(stream_dir / "labels.jsonl")
-    rows, seconds = bench_stream.run_python(stream, [], max_distance=3)
+    rows, seconds = bench_stream.run_cli(stream_dir / "stream.jsonl")
     assert [r["id"] for r in rows] == [d["id"] for d in stream] and seconds > 0
     s = bench_stream.score(stream, labels, rows)
     url = {d["id"]: d["url"] for d in stream}
@@ -179,5 +178,6 @@ def test_python_engine_on_the_stream(stream_dir: Path) -> None:
         row = next(r for r in rows if r["id"] == ident)
         assert row["distance"] == 0 and row["duplicate_of"] == url[original]
     assert s["correct_drops"] >= 1 and s["reprints_catchable"] >= s["correct_drops"]
-    assert "python d<=3" in bench_stream.markdown(
-        [{"run": "python d<=3", "docs_per_s": 1.0, "score": s}])  # fmt: skip
+    assert s["wrong_drops"] == 0
+    assert "| newscrawl dedup |" in bench_stream.markdown(
+        [{"run": "newscrawl dedup", "docs_per_s": 1.0, "score": s}])  # fmt: skip

@@ -6,15 +6,6 @@ docs/design/fingerprint.md#quality-evaluation.
 from __future__ import annotations
 
 from evalkit.edits import EDITS, EditContext
-from evalkit.pairs import (
-    Doc,
-    PairSet,
-           char3_jaccard,
-    load_sogou,
-    load_sohu_pairs,
-    load_thucnews,
-    make_pairs,
-)
+from evalkit.pairs import Doc, PairSet, load_sogou, load_thucnews, make_pairs
 
-__all__ = ["EDITS", "Doc", "EditContext", "PairSet", "char3_jaccard", "load_sogou",
-           "load_sohu_pairs", "load_thucnews", "make_pairs"]
+__all__ = ["EDITS", "Doc", "EditContext", "PairSet", "load_sogou", "load_thucnews", "make_pairs"]

@@ -6,13 +6,12 @@ counted. docs/design/fingerprint.md#quality-evaluation.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,19 +19,6 @@ from evalkit.edits import EDITS, EditContext
 from newscrawl.evaluation import Pair, PairFormatError
 
 NEAR_IDENTICAL = 0.5
-
-
-def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str]) -> int:
-    """Write ``pairs`` as JSON Lines (the format ``newscrawl eval`` reads); returns how many."""
-    n = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for p in pairs:
-            fh.write(p.to_json() + "\n")
-            n += 1
-    return n
-
-
-_SOHU_KIND = {5: "sohu_same_event", 3: "sohu_same_topic", 0: "sohu_unrelated"}
 
 
 @dataclass(frozen=True)
@@ -109,26 +95,6 @@ def load_sogou(path: str | os.PathLike[str]) -> list[Doc]:
         host = re.sub(r"^https?://([^/]+).*", r"\1", m.group("url"))
         docs.append(Doc(text=f"{m.group('title').strip()}\n{body}", category=host, ident=m["url"]))
     return docs
-
-
-def load_sohu_pairs(paths: Iterable[str | os.PathLike[str]]) -> PairSet:
-    """Sohu 2021 text-matching pairs (graded 5/3/0) as negatives; near-identical ones left out."""
-    out = PairSet()
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    a, b, label = row["sentence1"], row["sentence2"], int(row["label"])
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise PairFormatError(f"{path}:{n}: bad Sohu pair: {exc}") from exc
-                kind = _SOHU_KIND.get(label)
-                if kind is None:
-                    raise PairFormatError(f"{path}:{n}: unknown label {label!r}")
-                _add_negative(out, a, b, kind)
-    return out
 
 
 def _add_negative(out: PairSet, a: str, b: str, kind: str) -> None:

@@ -58,7 +58,7 @@ class Article:
 
 @dataclass(frozen=True, slots=True)
 class _Strategy:
-    """Knobs compared by benchmarks/bench_extraction.py; the defaults are what measured best."""
+    """Knobs of the extraction; the defaults are what measured best (docs/design/extraction.md)."""
 
     meta_date: bool = True
     line_date: bool = True
