@@ -194,7 +194,7 @@ def test_a_dead_start_page_exits_4_and_names_the_site(tmp_path: Path,
     assert result.log.strip().splitlines()[-1].endswith(
         " ERROR: The crawl failed: No start, list, sitemap or feed page of any site could be"
         " fetched in this run (exit code 4)"), result.log[-2000:]
-    assert any("Site dead: none of its start/list/sitemap/feed pages could be fetched (1 failed)"
+    assert any("Site dead: none of its start/list/sitemap/feed pages could be fetched (1 failed;"
                in w for w in warnings(result))
     assert "Site dead: pages fetched start 0, list 0" in result.log
     assert site_figures(result, "dead")["failed/start"] == 1
