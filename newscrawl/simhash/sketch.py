@@ -198,13 +198,9 @@ def _minima_arrays(norm: str, bins: int) -> tuple[int, list[int]] | None:
     for j in range(2, SHINGLE):
         crcs ^= parts[j : n + j, j]
     hashes = (crcs.astype(np.uint64) * np.uint64(_MIX)) >> np.uint64(32)
-    # (bin, hash // bins) in one sorted key: each bin's first key holds its minimum
-    ordered = np.sort(((hashes % np.uint64(bins)) << np.uint64(32)) | (hashes // np.uint64(bins)))
-    first = ordered[np.searchsorted(ordered, np.arange(bins, dtype=np.uint64) << np.uint64(32))
-                    .clip(max=n - 1)]  # fmt: skip
-    found = (first >> np.uint64(32)) == np.arange(bins, dtype=np.uint64)
-    mins = np.where(found, first & np.uint64(0xFFFFFFFF), np.uint64(1 << 32)).tolist()
-    return shingles, [_EMPTY if v == 1 << 32 else v for v in mins]
+    mins = np.full(bins, 1 << 32, dtype=np.uint64)  # above any hash // bins: no hash yet
+    np.minimum.at(mins, hashes % np.uint64(bins), hashes // np.uint64(bins))
+    return shingles, [_EMPTY if v == 1 << 32 else v for v in mins.tolist()]
 
 
 def _minima_loop(norm: str, bins: int) -> tuple[int, list[int]]:
