@@ -18,9 +18,6 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import and_, mul, rshift
 
-import numpy as np
-import numpy.typing as npt
-
 SHINGLE = 4
 #: Minhash bins, 4 bits each (b-bit minwise hashing: more bins of fewer bits estimate better
 #: for the same bytes; docs/design/near-duplicates.md#why-these-choices).
@@ -157,54 +154,11 @@ def numbers_of(text: str, units: bool = True) -> set[str]:
     return out
 
 
-def _crc_table() -> npt.NDArray[np.uint32]:
-    """Row c, column j: what a character of code point c < 2**16 at place j of a 4-gram adds
-    (XOR) to the 4-gram's CRC-32, the CRC of the 16 zero bytes folded into column 0.
-
-    CRC-32 of messages of one length is affine over GF(2): crc(m) = crc(0) ^ XOR of crc(byte i
-    alone) ^ crc(0) over the bytes, so a 4-gram's CRC is four lookups and three XORs."""
-    zero = zlib.crc32(bytes(width := 4 * SHINGLE))
-    single = np.array(
-        [
-            [zlib.crc32(bytes(i) + bytes((v,)) + bytes(width - i - 1)) ^ zero for v in range(256)]
-            for i in range(width)
-        ],
-        dtype=np.uint32,
-    )
-    table = np.empty((1 << 16, SHINGLE), dtype=np.uint32)
-    for j in range(SHINGLE):  # UTF-16-LE of a BMP character: low byte, high byte
-        table[:, j] = (single[4 * j][None, :] ^ single[4 * j + 1][:, None]).ravel()
-    table[:, 0] ^= zero
-    return table
-
-
-_CRC_TABLE = _crc_table()
-
-
-def _minima_arrays(norm: str, bins: int) -> tuple[int, list[int]] | None:
-    """(distinct 4-grams, bin minima) of a normalised text as array operations: the same CRC-32,
-    multiply-shift hash and minima as :func:`_minima_loop`. None when a character is outside the
-    Basic Multilingual Plane (a 4-gram no longer fits 64 bits) or the text is shorter than a
-    4-gram."""
-    raw = norm.encode("utf-16-le")
-    n = len(norm) - SHINGLE + 1
-    if n < 1 or len(raw) != 2 * len(norm):
-        return None
-    # every 4-gram as one 64-bit key: 8 bytes read at each character (stride 2 bytes)
-    keys = np.sort(np.ndarray((n,), "<u8", raw, 0, (2,)))
-    shingles = 1 + int(np.count_nonzero(keys[1:] != keys[:-1]))
-    parts = _CRC_TABLE[np.frombuffer(raw, np.uint16)]
-    crcs = parts[:n, 0] ^ parts[1 : n + 1, 1]
-    for j in range(2, SHINGLE):
-        crcs ^= parts[j : n + j, j]
-    hashes = (crcs.astype(np.uint64) * np.uint64(_MIX)) >> np.uint64(32)
-    mins = np.full(bins, 1 << 32, dtype=np.uint64)  # above any hash // bins: no hash yet
-    np.minimum.at(mins, hashes % np.uint64(bins), hashes // np.uint64(bins))
-    return shingles, [_EMPTY if v == 1 << 32 else v for v in mins.tolist()]
-
-
-def _minima_loop(norm: str, bins: int) -> tuple[int, list[int]]:
-    """(distinct 4-grams, bin minima) of a normalised text, one 4-gram at a time."""
+def sketch(
+    text: str, bins: int = BINS, number_bits: int = NUMBER_BITS, units: bool = True
+) -> TextSketch:
+    """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
+    norm = normalize(text)
     # 4-grams as 16-byte pieces of the UTF-32 text (fixed width), cut out in C: the grams that
     # start at byte offset k, k + 16, k + 32, ... are one struct.unpack from k, for k = 0, 4, 8, 12
     raw = norm.encode("utf-32-le")
@@ -225,18 +179,9 @@ def _minima_loop(norm: str, bins: int) -> tuple[int, list[int]]:
         mins = _bin_minima(sorted(filter(bound.__gt__, hashes)), bins)
     if mins is None or _EMPTY in mins:
         mins = _bin_minima(sorted(hashes), bins)
-    return len(grams), mins
-
-
-def sketch(
-    text: str, bins: int = BINS, number_bits: int = NUMBER_BITS, units: bool = True
-) -> TextSketch:
-    """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
-    norm = normalize(text)
-    shingles, mins = _minima_arrays(norm, bins) or _minima_loop(norm, bins)
     # densification: an empty bin borrows the next non-empty bin's minimum (rotation, offset)
     dense = [0] * bins
-    if shingles:
+    if grams:
         for i in range(bins):
             j = i
             while mins[j % bins] == _EMPTY:
@@ -247,7 +192,7 @@ def sketch(
     for n in numbers_of(text, units):
         bits |= 1 << (_h64(n.encode("utf-8")) % number_bits)
     return TextSketch(
-        shingles=min(shingles, MAX_SHINGLES),
+        shingles=min(len(grams), MAX_SHINGLES),
         numbers=bits,
         minhash=out,
         bands=tuple((v >> 8) & 0xFFFF for v in dense[:BANDS]),
