@@ -165,8 +165,8 @@ def main() -> None:
         if t:
             mine = {r["digest"] for r in timing[(m, "")]}
             same = "yes" if {r["digest"] for r in rows} == mine and len(mine) == 1 else "**NO**"
-        print(f"| {m}{' ' + args.reference if t else ''} | {dps:.0f} | {cells[0]} | {cells[1]} "
-              f"| {same} |")  # fmt: skip
+        print(f"| {m}{' ' + args.reference if t else ''} | {dps:.{0 if dps >= 10 else 2}f} "
+              f"| {cells[0]} | {cells[1]} | {same} |")  # fmt: skip
 
     if args.quality:
         pairs = make_pairs(load_thucnews(corpus / THUCNEWS), seed=1).pairs
