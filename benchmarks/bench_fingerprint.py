@@ -87,11 +87,11 @@ METHODS = ("rjieba", "decision", "pipe")
 
 
 def load_texts(corpus: Path, which: str) -> list[str]:
-    """THUCNews dev500 + the SogouCS sample; with ``all`` also both sides of every Sohu 2021
-    pair and the cwced cleaned texts. Distinct non-blank texts, in order."""
+    """THUCNews dev500 + the SogouCS sample; ``all`` adds both sides of every Sohu 2021 pair and the
+    cwced texts; ``first``: all's first only (start-up). Distinct non-blank texts, in order."""
     docs = load_thucnews(corpus / THUCNEWS) + load_sogou(corpus / SOGOU)
     texts = [d.text for d in docs]
-    if which == "all":
+    if which != "articles":
         for name in ("dd-test.jsonl", "dc-test.jsonl"):
             with open(corpus / SOHU / name, encoding="utf-8") as fh:
                 for line in fh:
@@ -99,7 +99,8 @@ def load_texts(corpus: Path, which: str) -> list[str]:
                     texts += [row["sentence1"], row["sentence2"]]
         cw = corpus / "cwced_zh_handlabeled/cleaned"
         texts += [f.read_text(encoding="utf-8") for f in sorted(cw.glob("*.txt"))]
-    return list(dict.fromkeys(t for t in texts if t.strip()))
+    texts = list(dict.fromkeys(t for t in texts if t.strip()))
+    return texts[:1] if which == "first" else texts
 
 
 def reference_tree(ref: str, tmp: Path) -> Path:
@@ -116,9 +117,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", required=True, help="the dev corpus directory")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--texts", choices=("all", "articles"), default="all")
-    ap.add_argument("--methods", default=",".join(METHODS),
-                    help="rjieba, decision, pipe")
+    ap.add_argument("--texts", choices=("all", "articles", "first"), default="all")
+    ap.add_argument("--methods", default=",".join(METHODS), help="rjieba, decision, pipe")
     ap.add_argument("--reference", metavar="DIR_OR_GIT_REF",
                     help="also run the newscrawl methods with this tree; checks equal results")
     ap.add_argument("--quality", action="store_true", help="recall/precision of seeds and ours")
@@ -165,8 +165,8 @@ def main() -> None:
         if t:
             mine = {r["digest"] for r in timing[(m, "")]}
             same = "yes" if {r["digest"] for r in rows} == mine and len(mine) == 1 else "**NO**"
-        print(f"| {m}{' ' + args.reference if t else ''} | {dps:.0f} | {cells[0]} | {cells[1]} "
-              f"| {same} |")  # fmt: skip
+        print(f"| {m}{' ' + args.reference if t else ''} | {dps:.{0 if dps >= 10 else 2}f} "
+              f"| {cells[0]} | {cells[1]} | {same} |")  # fmt: skip
 
     if args.quality:
         pairs = make_pairs(load_thucnews(corpus / THUCNEWS), seed=1).pairs
