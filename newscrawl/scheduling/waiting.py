@@ -311,8 +311,7 @@ class CheckOrder:
         self._turn = server.register_script(_TURN)
         self._checked = server.register_script(_CHECKED)
         # a waiting article's last answer, reused while what it waits for was not checked here
-        # and is younger than TURN_REUSE_SECONDS: (run, member) -> (waited-for member, when,
-        # the article's own number)
+        # and is younger than TURN_REUSE_SECONDS: (run, member) -> (waited for, when, number)
         self._waits: dict[tuple[str, str], tuple[bytes, float, int]] = {}
         self._blocking: dict[tuple[str, bytes], set[str]] = {}
 
@@ -368,10 +367,9 @@ class CheckOrder:
                 self._pass_on(run_id, self._blocking.pop((run_id, member.encode("utf-8")), set()))
 
     def _pass_on(self, run_id: str, waiting: set[str]) -> None:
-        """The articles ``waiting`` waited for one that is checked now. Taken by number, each
-        one after an article of another site among them waits for that article (unchecked,
-        another site's, earlier: a reason to wait); the others ask Redis again. So a check
-        that hundreds wait for costs a question per site first in line, not one per article."""
+        """The articles ``waiting`` waited for one checked now. By number, each one after an
+        article of another site among them waits for that one (unchecked, earlier, another
+        site's); the others ask Redis again: a question per site first in line, not each."""
         first: list[tuple[str, str]] = []  # (site, member): the first waiting of two sites
         known = {m: self._waits[(run_id, m)] for m in waiting if (run_id, m) in self._waits}
         for member in sorted(known, key=lambda m: known[m][2]):
@@ -380,9 +378,8 @@ class CheckOrder:
             if earlier is None:
                 self._waits.pop((run_id, member), None)
             else:
-                target = earlier.encode("utf-8")
-                self._waits[(run_id, member)] = (target, known[member][1], known[member][2])
-                self._blocking.setdefault((run_id, target), set()).add(member)
+                self._waits[(run_id, member)] = (earlier.encode(), *known[member][1:])
+                self._blocking.setdefault((run_id, earlier.encode()), set()).add(member)
             if len(first) < 2 and all(s != site for s, _ in first):
                 first.append((site, member))
 
