@@ -28,6 +28,8 @@ DUPLICATES_LOG = "{prefix}:duplicates:log"
 CRAWL_QUEUE = "{prefix}:{spider}:requests"
 # String counter: FIFO sequence number of queue entries.
 CRAWL_SEQ = "{prefix}:{spider}:requests:seq"
+# (the queue's scripts keep CRAWL_QUEUE + ":hosts", a hash: host slot key -> the place of the
+# host's last queued entry, so the hosts take turns in the queue; lib.lua)
 # Sorted set: JSON entry popped by a worker, scored by its lease deadline (ms, Redis clock).
 CRAWL_INFLIGHT = "{prefix}:{spider}:inflight"
 # Sorted sets (65536 shards by the first 2 bytes of the 8-byte fingerprint): the other 6 bytes

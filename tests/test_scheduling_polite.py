@@ -44,12 +44,12 @@ def make_queue(r: Any, *, lease: float = 60, window: int = 200, randomize: bool 
         randomize_delay=randomize, throttle=throttle)
 
 
-def push(queue: q.LeasedPriorityQueue, *urls: str) -> None:
+def push(queue: q.LeasedPriorityQueue, *urls: str, priority: int = 0) -> None:
     spec = q.DedupeSpec(q.MODE_FORCE, bytes(8), "t:unit:none", b"", "t:unit:none", 0, 1)
     for url in urls:
-        payload = queue.encode(Request(url), kind="article", fp=bytes(8), pending=False,
-                               origins=())
-        queue.push_entry(payload, 0, spec)
+        payload = queue.encode(Request(url, priority=priority), kind="article", fp=bytes(8),
+                               pending=False, origins=())
+        queue.push_entry(payload, priority, spec)
 
 
 def urls(queue: q.LeasedPriorityQueue, n: int) -> list[str | None]:
@@ -85,23 +85,55 @@ def granted_after(r: Any, queue: q.LeasedPriorityQueue, timeout: float = 30) -> 
 
 def test_a_busy_host_waits_in_order_while_others_go_ahead(r: Any) -> None:
     queue = make_queue(r)
-    push(queue, "http://a.test/1", "http://a.test/2", "http://a.test/3", "http://b.test/1",
-         "http://a.test/4")
-    first = queue.pop()
-    assert first is not None and first.request.url == "http://a.test/1"
-    # a.test has 2 slots: its third request waits, b.test's goes ahead, then nothing is granted
-    assert urls(queue, 3) == ["http://a.test/2", "http://b.test/1", None]
+    push(queue, "http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4")
+    push(queue, "http://b.test/1")
+    # b.test's first request takes its turn with a.test's first (queued level with the head)
+    first, second = queue.pop(), queue.pop()
+    assert first is not None and second is not None
+    assert sorted([first.request.url, second.request.url]) == ["http://a.test/1",
+                                                               "http://b.test/1"]
+    a_first = first if first.request.url == "http://a.test/1" else second
+    # a.test has 2 slots: its third request waits, then nothing is granted
+    assert urls(queue, 2) == ["http://a.test/2", None]
     assert queue.inflight_count() == 3 and len(queue) == 2
-    ack(queue, first)
-    # the freed slot goes to a.test's next request in queue order
+    ack(queue, a_first)
+    # the freed slot goes to a.test's next request in its queue order
     assert urls(queue, 2) == ["http://a.test/3", None]
+
+
+def test_hosts_take_turns_and_each_keeps_its_order(r: Any) -> None:
+    queue = make_queue(r)
+    # three hosts without limits, queued one after the other (a site's list page at a time)
+    for host in ("x.test", "y.test", "z.test"):
+        push(queue, *(f"http://{host}/{i}" for i in range(4)))
+    got = [u for u in urls(queue, 12) if u is not None]
+    # every round has one request of each host: the hosts' queues drain together
+    for n in range(4):
+        assert sorted(got[3 * n:3 * n + 3]) == [f"http://{h}/{n}"
+                                                for h in ("x.test", "y.test", "z.test")], got
+    # a host queued later starts level with the queue's head, not behind every queued entry
+    push(queue, *(f"http://x.test/{i}" for i in range(4, 8)))
+    push(queue, "http://w.test/0")
+    assert sorted(urls(queue, 2)) == ["http://w.test/0", "http://x.test/4"]
+    assert urls(queue, 4) == ["http://x.test/5", "http://x.test/6", "http://x.test/7", None]
+    queue.clear()
+    assert not r.exists("t:unit:requests:hosts")
+
+
+def test_priorities_come_before_the_hosts_turns(r: Any) -> None:
+    queue = make_queue(r)
+    push(queue, *(f"http://x.test/{i}" for i in range(3)), "http://y.test/0")
+    push(queue, "http://x.test/high", priority=5)
+    assert urls(queue, 1) == ["http://x.test/high"]
+    assert sorted(urls(queue, 2)) == ["http://x.test/0", "http://y.test/0"]
 
 
 def test_the_delay_holds_a_host_until_its_next_allowed_time(r: Any) -> None:
     queue = make_queue(r)
     # a delay of a minute: held whatever the machine's load
     push(queue, "http://late.test/1", "http://late.test/2", "http://b.test/1")
-    assert urls(queue, 3) == ["http://late.test/1", "http://b.test/1", None]
+    assert sorted(urls(queue, 2)) == ["http://b.test/1", "http://late.test/1"]  # level
+    assert urls(queue, 1) == [None]
     assert 0 < r.pttl("t:unit:slots:late.test:next") <= 60_000
     # 150 ms: the next request is granted once they have passed on the Redis clock, not before
     push(queue, "http://slow.test/1", "http://slow.test/2")
@@ -181,7 +213,9 @@ def test_every_way_out_of_flight_frees_the_slot(r: Any, how: str) -> None:
 
 def test_the_window_bounds_how_far_a_pop_looks(r: Any) -> None:
     queue = make_queue(r, window=2)
-    push(queue, "http://one.test/1", "http://one.test/2", "http://one.test/3", "http://b.test/1")
+    # the entries of a higher priority come first whatever the host
+    push(queue, "http://one.test/1", "http://one.test/2", "http://one.test/3", priority=1)
+    push(queue, "http://b.test/1")
     assert urls(queue, 2) == ["http://one.test/1", None]
     assert len(queue) == 3
 
@@ -288,7 +322,8 @@ def test_a_pop_that_grants_nothing_says_when_a_delayed_host_is_free(r: Any) -> N
     queue = make_queue(r)
     push(queue, "http://late.test/1", "http://late.test/2", "http://late.test/3",
          "http://one.test/1", "http://one.test/2")
-    assert urls(queue, 3) == ["http://late.test/1", "http://one.test/1", None]
+    assert sorted(urls(queue, 2)) == ["http://late.test/1", "http://one.test/1"]  # level
+    assert urls(queue, 1) == [None]
     # late.test waits for its delay (a minute), one.test for a slot: the scheduler asks again
     # when the delay ends (the key's time to live when the pop looked, so no less than now)
     ttl = r.pttl("t:unit:slots:late.test:next")

@@ -231,3 +231,35 @@ def test_a_wait_is_reused_until_what_it_waits_for_is_checked_here_or_it_is_stale
     assert here.turn("run1", "re", "http://re/1") == GO
     here.finished("run1", "re", ["http://re/1"])
     assert not here._waits and not here._blocking
+
+
+def test_a_check_many_wait_for_is_passed_on_not_asked_by_each(
+        r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from newscrawl.scheduling import waiting
+    from newscrawl.scheduling.waiting import NOT_ORDERED, WAIT, CheckOrder
+
+    w = wait(r)
+    here = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    first = here.reserve("run1", 5)
+    for n, (site, url) in enumerate([("src", "http://src/1"), ("a", "http://a/1"),
+                                     ("a", "http://a/2"), ("b", "http://b/1"),
+                                     ("c", "http://c/1")]):
+        here.pending("run1", site, url, first + n)
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 3600.0)
+    for site, url in [("c", "http://c/1"), ("a", "http://a/2"), ("b", "http://b/1"),
+                      ("a", "http://a/1")]:
+        assert here.turn_why("run1", site, url) == (WAIT, "src http://src/1")
+    here.finished("run1", "src", ["http://src/1"])
+    # from here on Redis would answer NOT_ORDERED: a WAIT seen now was not asked for
+    r.delete(here._key("run1"))
+    # the first site in line asks again; the later sites wait for its first article
+    assert here.turn("run1", "b", "http://b/1") == WAIT
+    assert here.turn_why("run1", "c", "http://c/1") == (WAIT, "a http://a/1")
+    assert here.turn("run1", "a", "http://a/2") == NOT_ORDERED
+    assert here.turn("run1", "a", "http://a/1") == NOT_ORDERED
+    here.finished("run1", "a", ["http://a/1"])
+    # a/1 checked: the first in line of those that waited for it asks again, the next waits
+    assert here.turn_why("run1", "c", "http://c/1") == (WAIT, "b http://b/1")
+    assert here.turn("run1", "b", "http://b/1") == NOT_ORDERED
+    here.finished("run1", "b", ["http://b/1"])
+    assert here.turn("run1", "c", "http://c/1") == NOT_ORDERED

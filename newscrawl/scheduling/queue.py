@@ -489,4 +489,4 @@ class LeasedPriorityQueue(Base):
 
     def clear(self) -> None:
         self.retry.call(self.server.delete, self.key, self.inflight_key, self.seq_key,
-                   what="clear queue")
+                   self.key + ":hosts", what="clear queue")

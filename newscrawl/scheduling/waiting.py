@@ -311,8 +311,8 @@ class CheckOrder:
         self._turn = server.register_script(_TURN)
         self._checked = server.register_script(_CHECKED)
         # a waiting article's last answer, reused while what it waits for was not checked here
-        # and is younger than TURN_REUSE_SECONDS: (run, member) -> (waited-for member, when)
-        self._waits: dict[tuple[str, str], tuple[bytes, float]] = {}
+        # and is younger than TURN_REUSE_SECONDS: (run, member) -> (waited for, when, number)
+        self._waits: dict[tuple[str, str], tuple[bytes, float, int]] = {}
         self._blocking: dict[tuple[str, bytes], set[str]] = {}
 
     def _key(self, run_id: str) -> str:
@@ -364,8 +364,24 @@ class CheckOrder:
                             what="article order")
             for member in members:
                 self._forget_wait(run_id, member)
-                for waiting in self._blocking.pop((run_id, member.encode("utf-8")), set()):
-                    self._waits.pop((run_id, waiting), None)
+                self._pass_on(run_id, self._blocking.pop((run_id, member.encode("utf-8")), set()))
+
+    def _pass_on(self, run_id: str, waiting: set[str]) -> None:
+        """The articles ``waiting`` waited for one checked now. By number, each one after an
+        article of another site among them waits for that one (unchecked, earlier, another
+        site's); the others ask Redis again: a question per site first in line, not each."""
+        first: list[tuple[str, str]] = []  # (site, member): the first waiting of two sites
+        known = {m: self._waits[(run_id, m)] for m in waiting if (run_id, m) in self._waits}
+        for member in sorted(known, key=lambda m: known[m][2]):
+            site = member.split("\n", 1)[0]
+            earlier = next((m for s, m in first if s != site), None)
+            if earlier is None:
+                self._waits.pop((run_id, member), None)
+            else:
+                self._waits[(run_id, member)] = (earlier.encode(), *known[member][1:])
+                self._blocking.setdefault((run_id, earlier.encode()), set()).add(member)
+            if len(first) < 2 and all(s != site for s, _ in first):
+                first.append((site, member))
 
     def _forget_wait(self, run_id: str, member: str) -> None:
         known = self._waits.pop((run_id, member), None)
@@ -398,7 +414,7 @@ class CheckOrder:
             self._forget_wait(run_id, member)
             if isinstance(answer, list):
                 waited = answer[1] if isinstance(answer[1], bytes) else str(answer[1]).encode()
-                self._waits[(run_id, member)] = (waited, now)
+                self._waits[(run_id, member)] = (waited, now, int(answer[2]))
                 self._blocking.setdefault((run_id, waited), set()).add(member)
         if isinstance(answer, list):
             waited = answer[1]

@@ -7,7 +7,8 @@
 -- same-day one that arrived naming a source (a reprint, deferring). An article naming a source
 -- whose date was a day also waits while another site's article of that day has not arrived, or
 -- arrived naming none (the original it may copy is published the same day).
--- Returns NOT_ORDERED when the article has no order number, GO, or {WAIT, the member waited for}.
+-- Returns NOT_ORDERED when the article has no order number, GO, or {WAIT, the member waited for,
+-- the article's own number}.
 local NOT_ORDERED = -1
 local GO = 0
 local WAIT = 1
@@ -25,7 +26,7 @@ while true do
     if other(m) then
       local deferring = day and redis.call('HGET', KEYS[2], m) == day
         and redis.call('HGET', KEYS[3], m) == 's'
-      if not deferring then return {WAIT, m} end
+      if not deferring then return {WAIT, m, number} end
     end
   end
   if #rows < 256 then break end
@@ -33,7 +34,7 @@ while true do
 end
 if day and ARGV[3] == 's' then
   for _, m in ipairs(redis.call('ZRANGE', KEYS[1] .. ':day:' .. day, 0, -1)) do
-    if other(m) and redis.call('HGET', KEYS[3], m) ~= 's' then return {WAIT, m} end
+    if other(m) and redis.call('HGET', KEYS[3], m) ~= 's' then return {WAIT, m, number} end
   end
 end
 return GO
