@@ -67,10 +67,14 @@ def github_slug(heading: str) -> str:
     return "".join(kept).replace(" ", "-")
 
 
+_HTML_ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
+
+
 def anchors(path: Path) -> set[str]:
     seen: dict[str, int] = {}
     result = set()
     for _, line in prose_lines(path.read_text(encoding="utf-8")):
+        result.update(_HTML_ANCHOR.findall(line))  # <a id="x"></a>: an anchor GitHub keeps
         m = _HEADING.match(line)
         if not m:
             continue
