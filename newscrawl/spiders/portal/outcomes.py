@@ -124,8 +124,8 @@ class Outcomes(PortalBase):
             if not summary.sources_fetched:
                 logger.warning(
                     "Site %s: none of its start/list/sitemap/feed pages could be fetched"
-                    " (%d failed; each failure's cause is logged above as 'Download of ... failed'):"
-                    " check the network and the site's start URLs",
+                    " (%d failed; each failure's cause is logged above as"
+                    " 'Download of ... failed'): check the network and the site's start URLs",
                     summary.name, summary.sources_failed,
                 )
             elif not summary.get("links/seen"):
