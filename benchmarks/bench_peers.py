@@ -234,7 +234,8 @@ def build(portal: TimedPortal, corpus: Path, n_articles: int, reprint_share: flo
 @dataclass
 class Run:
     variant: str
-    pages_per_s: float
+    pages_per_s: float  # articles through the pipelines a second (docs: "articles/s")
+    downloads_per_s: float  # article pages downloaded a second
     pages: int
     cpu_ms: float
     rss_mib: float
@@ -324,6 +325,22 @@ def variant_command(variant: str, portal: TimedPortal, work: Path, sites: Path,
     return crawl_command(sites, tuple(settings))[2:], crawl_env(work, server.url, env)
 
 
+# Every crawl process runs under this clock: the time (time.monotonic(), as the portal's) of each
+# article's item leaving the pipelines, stored or dropped, written as JSON to the first argument.
+CLOCK = r"""
+import json, runpy, sys, time
+from pydispatch import dispatcher
+from scrapy import signals
+out, sys.argv = sys.argv[1], sys.argv[2:]
+done = []
+def seen(*args, **kwargs): done.append(time.monotonic())
+for signal in (signals.item_scraped, signals.item_dropped):
+    dispatcher.connect(seen, signal=signal, weak=False)  # any crawler's
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+finally:
+    json.dump(done, open(out, "w"))
+"""
 # --profile: runs the command after the profile's path under cProfile with the main thread's CPU
 # clock, then writes the profile and the process's CPU (all threads) next to it.
 RUNNER = r"""
@@ -397,7 +414,8 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
         cpu0 = children_cpu()
         rcpu0 = server.cpu() if server else 0.0
         cmd, env = variant_command(variant, portal, work, sites, server)
-        runner = ["-c", RUNNER, str(prof)] if PROFILE else ["-m"]
+        clock = work / "items.clock"
+        runner = ["-c", RUNNER, str(prof)] if PROFILE else ["-c", CLOCK, str(clock)]
         proc = subprocess.run([sys.executable, *runner, *cmd], cwd=work, env=env,
                               capture_output=True, text=True, timeout=3600)  # fmt: skip
         log = proc.stdout + proc.stderr
@@ -424,11 +442,13 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
             server.stop()
     times = sorted(portal.article_times)
     pages = len(times)
+    done = json.loads(clock.read_text()) if clock.exists() else []
     caught, distinct = score(stories, drops)
     spent = {**stages(prof), "redis-server": redis_cpu} if PROFILE else None
     run = Run(
         variant=variant,
-        pages_per_s=pages / (times[-1] - times[0]),
+        pages_per_s=len(done) / (max(done) - times[0]) if done else pages / (times[-1] - times[0]),
+        downloads_per_s=pages / (times[-1] - times[0]),
         pages=pages,
         cpu_ms=cpu * 1000 / pages,
         rss_mib=float(stats.get("memusage/max", 0)) / 2**20,
@@ -439,7 +459,8 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
         drops=drops,
         stages_ms={k: v * 1000 / pages for k, v in spent.items()} if spent else None,
     )
-    print(f"  {variant}: {pages} pages, {run.pages_per_s:.1f} pages/s, {run.cpu_ms:.1f} CPU ms, "
+    print(f"  {variant}: {pages} pages, {run.pages_per_s:.1f} articles/s"
+          f" ({run.downloads_per_s:.1f} downloaded/s), {run.cpu_ms:.1f} CPU ms, "
           f"stored {stored}, caught {caught}, distinct dropped {distinct}",
           file=sys.stderr)  # fmt: skip
     shutil.rmtree(work, ignore_errors=True)
@@ -447,7 +468,7 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
 
 
 def paired(runs: dict[str, list[Run]], v: str, b: str) -> tuple[list[float], list[float]]:
-    """Per round, ``v``'s pages/s over ``b``'s and its CPU per article over ``b``'s."""
+    """Per round, ``v``'s articles/s over ``b``'s and its CPU per article over ``b``'s."""
     pairs = list(zip(runs[v], runs[b], strict=True))
     return ([x.pages_per_s / y.pages_per_s for x, y in pairs],
             [x.cpu_ms / y.cpu_ms for x, y in pairs])
@@ -459,9 +480,10 @@ def report(runs: dict[str, list[Run]], n_reprints: int) -> None:
     def cell(values: list[Any], fmt: str = "{:.0f}") -> str:
         return spread(values, fmt) if values else "–"
 
-    table(["variant", "pages/s", "CPU ms / article", "peak RSS MiB", "Redis B / URL",
-           "Redis B / article", "reprints caught", "distinct articles dropped"],
+    table(["variant", "articles/s", "downloads/s", "CPU ms / article", "peak RSS MiB",
+           "Redis B / URL", "Redis B / article", "reprints caught", "distinct articles dropped"],
           ([f"{v}. {VARIANTS[v]}", cell([r.pages_per_s for r in rs], "{:.1f}"),
+            cell([r.downloads_per_s for r in rs], "{:.1f}"),
             cell([r.cpu_ms for r in rs], "{:.1f}"), f"{max(r.rss_mib for r in rs):.0f}",
             cell([r.redis_bytes_per_url for r in rs if r.redis_bytes_per_url]),
             cell([r.redis_bytes_per_article for r in rs if r.redis_bytes_per_article]),
@@ -469,14 +491,14 @@ def report(runs: dict[str, list[Run]], n_reprints: int) -> None:
             cell([r.distinct_dropped for r in rs])] for v, rs in runs.items()))
     bases = [b for b in ("A", "B", "E") if b in runs]
     if bases:
-        print(f"\nPaired ratios (same round): pages/s and CPU ms per article over"
+        print(f"\nPaired ratios (same round): articles/s and CPU ms per article over"
               f" {' and '.join(bases)}\n")
-        table(["variant", *(f"{x} / {b}" for b in bases for x in ("pages/s", "CPU"))],
+        table(["variant", *(f"{x} / {b}" for b in bases for x in ("articles/s", "CPU"))],
               ([v, *(spread(x) for b in bases for x in paired(runs, v, b))] for v in runs))
 
 
 def worst(results: dict[str, dict[str, list[Run]]]) -> None:
-    """Per variant, the worst portal's paired medians: the least pages/s and the most CPU per
+    """Per variant, the worst portal's paired medians: the least articles/s and the most CPU per
     article over A and over B (the portal named)."""
     names = list(next(iter(results.values())))
     bases = [b for b in ("A", "B") if b in names]
@@ -493,7 +515,7 @@ def worst(results: dict[str, dict[str, list[Run]]]) -> None:
             cells += [f"{med[low][0]:.2f} ({low})", f"{med[high][1]:.2f} ({high})"]
         rows.append([v, *cells])
     print("\nWorst portal (paired medians over rounds; the portal in brackets)\n")
-    table(["variant", *(f"{x} / {b}" for b in bases for x in ("pages/s", "CPU"))], rows)
+    table(["variant", *(f"{x} / {b}" for b in bases for x in ("articles/s", "CPU"))], rows)
 
 
 def main(argv: list[str] | None = None) -> int:
