@@ -144,6 +144,7 @@ def deadletter(env: Env) -> list[str]:
 CASES: dict[str, Case] = {
     "requests": Case(("requests",), crawl_key("requests")),
     "requests-seq": Case(("requests:seq",), crawl_key("requests:seq", string_key=True)),
+    "requests-hosts": Case(("requests:hosts",), crawl_key("requests:hosts")),
     "inflight": Case(("inflight",), crawl_key("inflight")),
     # emptied by the worker that starts a run with an empty queue: planted once it has
     "inflight-owners": Case(("inflight:owners",), crawl_key("inflight:owners"), during_run=True),
