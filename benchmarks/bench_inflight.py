@@ -99,20 +99,14 @@ def portals(n_hosts: int, articles: int, latency: float) -> list[MockPortal]:
 
 def reset(ps: list[MockPortal]) -> None:
     for p in ps:
-        with p._lock:
-            p.hits.clear()
-            p.answers.clear()
+        p.forget_requests()
 
 
 def measure(ps: list[MockPortal], n: int, per_host: int
             ) -> tuple[float, int, float, float, int]:
     """(pages/s, article pages, mean in flight / n, the least host's mean in flight / per_host,
     most at once at one host), from the first article request to the end of the last."""
-    answers: list[list[tuple[str, float, float]]] = []
-    for p in ps:
-        with p._lock:
-            answers.append([(path, start, end) for path, start, end in p.answers
-                            if end is not None])  # fmt: skip
+    answers = [p.answered() for p in ps]
     arts = [(s, e) for host in answers for path, s, e in host if path.startswith("/a/")]
     first, last = min(s for s, _ in arts), max(e for _, e in arts)
     last_start = max(s for s, _ in arts)

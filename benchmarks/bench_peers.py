@@ -69,11 +69,6 @@ class TimedPortal(MockPortal):
         with self._lock:
             return [start for path, start, _ in self.answers if "/a/" in path]
 
-    def reset(self) -> None:
-        with self._lock:
-            self.hits.clear()
-            self.answers.clear()
-
 
 @dataclass
 class Story:
@@ -410,7 +405,7 @@ def run_once(variant: str, portal: TimedPortal, stories: list[Story], work: Path
     server = Server(work) if variant != "A" else None
     prof = work / "run.prof"
     try:
-        portal.reset()
+        portal.forget_requests()
         cpu0 = children_cpu()
         rcpu0 = server.cpu() if server else 0.0
         cmd, env = variant_command(variant, portal, work, sites, server)

@@ -20,10 +20,7 @@ import bench_inflight as bench
 
 
 def timeline(ps: list[bench.MockPortal], step: float) -> tuple[list[str], list[float]]:
-    answers = []
-    for h, p in enumerate(ps):
-        with p._lock:
-            answers += [(h, path, s, e) for path, s, e in p.answers if e is not None]
+    answers = [(h, path, s, e) for h, p in enumerate(ps) for path, s, e in p.answered()]
     arts = [a for a in answers if a[1].startswith("/a/")]
     t0, t1 = min(a[2] for a in arts), max(a[3] for a in arts)
     cells, t = [], t0

@@ -333,9 +333,7 @@ class MockPortal:
         """The time-weighted mean of the requests (but those to ``exclude`` paths) answered at
         once, from the first arrival of a request to one of ``paths`` to the last end of one."""
         paths, exclude = set(paths), set(exclude)
-        with self._lock:
-            answers = [(path, start, end) for path, start, end in self.answers
-                       if path not in exclude and end is not None]
+        answers = [a for a in self.answered() if a[0] not in exclude]
         first = min(start for path, start, _ in answers if path in paths)
         last = max(end for path, _, end in answers if path in paths)
         busy = sum(max(0.0, min(end, last) - max(start, first)) for _, start, end in answers)
@@ -346,6 +344,17 @@ class MockPortal:
         with self._lock:
             starts = sorted(start for path, start, _ in self.answers if path not in exclude)
         return [b - a for a, b in zip(starts, starts[1:], strict=False)]
+
+    def answered(self) -> list[tuple[str, float, float]]:
+        """(path, arrival, end of the answer) of every request answered so far."""
+        with self._lock:
+            return [(path, start, end) for path, start, end in self.answers if end is not None]
+
+    def forget_requests(self) -> None:
+        """Forget the requests seen so far (hits and answers), so the next crawl counts afresh."""
+        with self._lock:
+            self.hits.clear()
+            self.answers.clear()
 
     def hit_counts(self) -> dict[str, int]:
         with self._lock:
