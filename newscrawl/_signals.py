@@ -5,6 +5,7 @@ and the crawl command acts on it. docs/operations.md.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -13,18 +14,31 @@ from types import FrameType
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _received: list[int] = []
+_held: list[bool] = []  # the exit handler is registered
 
 
 def _record(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
 
 
+def _ignore_at_exit() -> None:
+    # the interpreter's finalization puts back the default action of every signal with a Python
+    # handler, after the exit handlers: a signal then would kill a crawl that is already done
+    for sig in SIGNALS:
+        if signal.getsignal(sig) is _record:
+            signal.signal(sig, signal.SIG_IGN)
+
+
 def hold(*, force: bool = False) -> None:
     """Record SIGTERM and SIGINT from now on instead of dying of them (main thread only). Without
     ``force``, only where the handler is still Python's default (a handler someone installed,
-    a debugger's, stays)."""
+    a debugger's, stays). Held to the end: the first hold registers the exit handler that runs
+    last and ignores them from there on."""
     if threading.current_thread() is not threading.main_thread():
         return
+    if not _held:
+        _held.append(True)
+        atexit.register(_ignore_at_exit)
     for sig in SIGNALS:
         if force or signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
             signal.signal(sig, _record)
