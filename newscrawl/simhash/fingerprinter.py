@@ -11,6 +11,7 @@ import functools
 import hashlib
 import logging
 import os
+from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
@@ -23,7 +24,15 @@ from newscrawl.simhash.idf import load_idf
 from newscrawl.simhash.segmenters import load_segmenter
 from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
+try:
+    from newscrawl.simhash import _cfingerprint
+except ImportError:  # not built (no C compiler at install): the Python code gives the same results
+    _cfingerprint = None  # type: ignore[assignment]
+
 logger = logging.getLogger(__name__)
+
+#: Set (to anything but "" or "0") to ignore the C speedups: the same results, slower.
+PURE_PYTHON_ENV = "NEWSCRAWL_PURE_PYTHON"
 
 ALGORITHM = "nc2"  # nc2: total weight shifted below 2**22 (nc1: 2**46)
 _TF_SCALE = 1000
@@ -109,6 +118,14 @@ class Fingerprinter:
         self._cache: dict[str, tuple[int, int]] = {}
         self._old_cache: dict[str, tuple[int, int]] = {}
         self._idf_arrays = self._idf.probe_arrays()
+        self._fast = None
+        if _cfingerprint is not None and os.environ.get(PURE_PYTHON_ENV, "") in ("", "0"):
+            keys, values, mask, median = self._idf_arrays
+            if isinstance(keys, array) and isinstance(values, array):  # a hashed table
+                self._fast = functools.partial(
+                    _cfingerprint.fingerprint, keys, values, mask, median, self.config.plateau,
+                    self._max_count, self.config.max_share, core.WEIGHT_BITS,
+                )  # fmt: skip
         c = self.config
         features = _FEATURES.format(
             max_tf=c.max_tf,
@@ -295,6 +312,10 @@ class Fingerprinter:
         toks = self._tokens(text[: self.config.max_chars])
         if len(toks) < self.config.min_tokens:
             return FingerprintResult(None, "too_short", 0, len(toks), truncated)
+        if self._fast is not None:
+            fast = self._fast(toks)
+            if fast is not None:  # else weights too large for the C sums: the Python code
+                return FingerprintResult(fast[0], None, fast[1], len(toks), truncated)
         keys, spreads, ws = self._features(toks)
         # Keep the total weight inside the lanes of the fast vote (below 2**WEIGHT_BITS): if it
         # is too large, every weight is shifted right by the same number of bits (deterministic;

@@ -208,7 +208,10 @@ def load_idf(
     table = _read_cache(cache, p, sha)
     if table is None:
         table = _parse(p, data, sha)
-        _write_cache(cache, table)
+        hashed = _write_cache(cache, table)
+        if hashed is not None:  # the table later processes read from the cache, as they do
+            table = IdfTable(table.path, table.digest, table.median, hashed=hashed,
+                             entries=len(table))  # fmt: skip
     _remember_sha(cdir, p, sha)
     return table
 
@@ -302,21 +305,25 @@ def _decode_cache(blob: bytes, head: int, source: Path, sha: str) -> IdfTable | 
     return IdfTable(str(source), sha[:8], median, hashed=(keys, values), entries=n)
 
 
-def _write_cache(cache: Path, table: IdfTable) -> None:
+def _write_cache(cache: Path, table: IdfTable) -> tuple[array[int], array[int]] | None:
+    """Write the hashed form of the parsed ``table`` to ``cache`` (when it can be written) and
+    return it; None when the table cannot be hashed exactly."""
     items = table.items()
     hashed = _hash_table(items)
     if hashed is None:  # a hash collision or an unusual platform: no cache (never seen)
         logger.debug("IDF table %s cannot be hashed exactly: no cache file", table.path)
-        return
+        return None
     keys, values = hashed
     n = len(items)
     if sys.byteorder == "big":
+        keys, values = array(keys.typecode, keys), array(values.typecode, values)
         keys.byteswap()
         values.byteswap()
     body = keys.tobytes() + values.tobytes()
     header = _CACHE_HEADER.pack(_CACHE_MAGIC, n, table.median, values.itemsize, len(keys))
     header += _CACHE_CRC.pack(zlib.crc32(body, zlib.crc32(header)))
     _write_atomic(cache, header + body)
+    return hashed
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

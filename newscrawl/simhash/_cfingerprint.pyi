@@ -1,0 +1,15 @@
+from typing_extensions import Buffer
+
+def fingerprint(
+    keys: Buffer,
+    values: Buffer,
+    mask: int,
+    median: int,
+    plateau: int,
+    max_count: int,
+    max_share: int,
+    weight_bits: int,
+    tokens: list[str],
+    /,
+) -> tuple[int, int] | None: ...
+def blake2b64(data: Buffer, /) -> int: ...

@@ -1,0 +1,126 @@
+"""The C speedups of the fingerprint path give the Python code's results, bit for bit.
+
+The Python code (``NEWSCRAWL_PURE_PYTHON=1``) is the definition. The extension is optional at
+install, but on a machine with a C compiler it must have been built (a failed build is a bug).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from newscrawl.simhash import fingerprinter as fpmod
+from newscrawl.simhash.fingerprinter import FingerprintConfig, Fingerprinter
+
+try:
+    from newscrawl.simhash import _cfingerprint as cfp
+except ImportError:
+    cfp = None
+
+needs_c = pytest.mark.skipif(cfp is None, reason="the C speedups are not built")
+
+WORDS = "经济 增长 统计局 国家 发布 数据 新闻 记者 北京 上海 的 了".split()
+PIECES = WORDS + ["GDP", "Reuters", "２０２４", "12.5%", "ｆｕｌｌ", " ", "\n", "，", "。", "é"]
+
+
+def test_built_where_a_compiler_is() -> None:
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cfp is None:
+        assert compiler is None, f"{compiler} is here, yet the C speedups are not built: pip's log"
+    else:
+        assert callable(cfp.fingerprint) and callable(cfp.blake2b64)
+
+
+@pytest.fixture(autouse=True)
+def _speedups_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(fpmod.PURE_PYTHON_ENV, raising=False)
+
+
+def pair(config: FingerprintConfig | None = None) -> tuple[Fingerprinter, Fingerprinter]:
+    fast, slow = Fingerprinter(config), Fingerprinter(config)
+    slow._fast = None
+    assert fast._fast is not None  # the default (hashed) IDF table takes the C path
+    return fast, slow
+
+
+@needs_c
+@given(st.binary(max_size=400))
+def test_blake2b64_is_hashlib_blake2b_8(data: bytes) -> None:
+    want = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+    assert cfp.blake2b64(data) == want
+
+
+@needs_c
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 129, 255, 256, 257, 1000])
+def test_blake2b64_block_edges(n: int) -> None:
+    data = bytes(range(256)) * 4
+    want = int.from_bytes(hashlib.blake2b(data[:n], digest_size=8).digest(), "big")
+    assert cfp.blake2b64(data[:n]) == want
+
+
+texts = st.lists(st.sampled_from(PIECES), min_size=0, max_size=600).map("".join)
+
+
+@needs_c
+@settings(max_examples=200, deadline=None)
+@given(texts)
+def test_same_fingerprints_as_python(text: str) -> None:
+    fast, slow = pair()
+    assert fast.analyze(text) == slow.analyze(text)
+
+
+@needs_c
+@pytest.mark.parametrize(
+    "change",
+    [{}, {"plateau": 0}, {"plateau": 3}, {"max_share": 0}, {"max_share": 100}, {"max_share": 5},
+     {"max_tf": 1}, {"max_tf": 2}, {"min_tokens": 1}],
+)  # fmt: skip
+def test_same_fingerprints_in_every_configuration(change: dict[str, int]) -> None:
+    fast, slow = pair(FingerprintConfig().replace(**change))
+    for k in range(60):
+        text = "".join(WORDS[(k * 7 + i * i) % len(WORDS)] * (1 + i % 4) for i in range(k * 9))
+        text += " Reuters GDP" * (k % 3) + "短"
+        assert fast.analyze(text) == slow.analyze(text), (change, k)
+
+
+@needs_c
+def test_weights_too_large_for_the_c_sums_take_the_python_code(tmp_path: Path) -> None:
+    idf = tmp_path / "idf.txt"
+    idf.write_text("经济 999999\n增长 1.0\n", encoding="utf-8")
+    config = FingerprintConfig(idf_file=str(idf))
+    fast, slow = pair(config)
+    text = "经济" * 400 + "增长国家发布数据新闻记者北京上海" * 3
+    toks = fast._tokens(text)
+    assert fast._fast(toks) is None  # the C code declines ...
+    assert fast.analyze(text) == slow.analyze(text)  # ... and the result is the same
+    assert fast.analyze(text).value is not None
+
+
+@needs_c
+def test_pure_python_environment_variable() -> None:
+    code = "from newscrawl.simhash import get_fingerprinter as g; print(g()._fast is None)"
+    for value, want in (("1", "True"), ("0", "False"), ("", "False")):
+        env = dict(os.environ, **{fpmod.PURE_PYTHON_ENV: value})
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.strip()  # fmt: skip
+        assert out == want, value
+
+
+@needs_c
+def test_bad_arguments_are_errors_not_crashes() -> None:
+    fast, _ = pair()
+    with pytest.raises(TypeError):
+        fast._fast(["经济", 3])
+    with pytest.raises(TypeError):
+        fast._fast(("经济",))
+    keys, values, mask, median = fast._idf_arrays
+    with pytest.raises(ValueError):
+        cfp.fingerprint(keys, values, mask + 1, median, 150, 10**6, 30, 22, ["经济"])
