@@ -123,4 +123,4 @@ def test_bad_arguments_are_errors_not_crashes() -> None:
         fast._fast(("经济",))
     keys, values, mask, median = fast._idf_arrays
     with pytest.raises(ValueError):
-        cfp.fingerprint(keys, values, mask + 1, median, 150, 10**6, 30, 22, ["经济"])
+        cfp.fingerprint(keys, values, mask + 1, median, 150, 10**6, 30, 22, {}, ["经济"])

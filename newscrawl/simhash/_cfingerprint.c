@@ -138,12 +138,9 @@ static unsigned bit_length128(u128 x) {
     return 0;
 }
 
-static int desc128(const void *a, const void *b) {
-    u128 x = *(const u128 *)a, y = *(const u128 *)b;
-    return x < y ? 1 : (x > y ? -1 : 0);
-}
-
-/* share_cap() of fingerprinter.py; 0 when no weight needs capping */
+/* share_cap() of fingerprinter.py; 0 when no weight needs capping. Its loop stops by the k with
+ * percent * k >= 100, so it reads only the 100 / percent + 2 largest weights: those are kept
+ * sorted (insertion into a short array) instead of sorting every weight. */
 static int share_cap(const u128 *w, Py_ssize_t n, int percent, u128 *cap) {
     *cap = 0;
     if (!percent || !n) return 0;
@@ -153,10 +150,21 @@ static int share_cap(const u128 *w, Py_ssize_t n, int percent, u128 *cap) {
         if (w[i] > top) top = w[i];
     }
     if (top * 100 <= (u128)percent * total) return 0;
-    u128 *ordered = PyMem_Malloc(sizeof(u128) * (size_t)n);
+    Py_ssize_t m = 100 / percent + 2;
+    if (m > n) m = n;
+    u128 *ordered = PyMem_Malloc(sizeof(u128) * (size_t)m);
     if (!ordered) return -1;
-    memcpy(ordered, w, sizeof(u128) * (size_t)n);
-    qsort(ordered, (size_t)n, sizeof(u128), desc128);
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        u128 x = w[i];
+        if (kept == m && x <= ordered[m - 1]) continue;
+        Py_ssize_t j = kept < m ? kept++ : m - 1;
+        while (j > 0 && ordered[j - 1] < x) {
+            ordered[j] = ordered[j - 1];
+            j--;
+        }
+        ordered[j] = x;
+    }
     u128 rest = total;
     for (Py_ssize_t k = 1; k <= n; k++) {
         rest -= ordered[k - 1];
@@ -175,6 +183,47 @@ static int share_cap(const u128 *w, Py_ssize_t n, int percent, u128 *cap) {
     return 1;
 }
 
+/* A token's feature hash and IDF: from the cache (token -> 12 bytes: the hash, then the IDF, in
+ * native order), else BLAKE2b-64 and the open-addressing IDF table (what IdfTable.get_hashed
+ * does), then cached. The cache is emptied when it reaches CACHE_LIMIT entries. */
+#define CACHE_LIMIT 65536
+
+static int lookup(PyObject *token, PyObject *cache, const uint64_t *kv, const uint8_t *vv,
+                  int vsize, uint64_t mask, Py_ssize_t nslots, uint64_t median, uint64_t *key,
+                  uint32_t *idf) {
+    PyObject *hit = PyDict_GetItemWithError(cache, token);
+    if (hit && PyBytes_Check(hit) && PyBytes_GET_SIZE(hit) == 12) {
+        memcpy(key, PyBytes_AS_STRING(hit), 8);
+        memcpy(idf, PyBytes_AS_STRING(hit) + 8, 4);
+        return 0;
+    }
+    if (!hit && PyErr_Occurred()) return -1;
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(token, &len);
+    if (!utf8) return -1;
+    *key = blake2b64((const uint8_t *)utf8, (size_t)len);
+    *idf = (uint32_t)median;
+    uint64_t i = *key & mask;
+    for (Py_ssize_t probes = 0; probes < nslots; probes++) {
+        uint64_t k = kv[i];
+        if (k == *key) {
+            *idf = vsize == 2 ? ((const uint16_t *)vv)[i] : ((const uint32_t *)vv)[i];
+            break;
+        }
+        if (!k) break;
+        i = (i + 1) & mask;
+    }
+    char packed[12];
+    memcpy(packed, key, 8);
+    memcpy(packed + 8, idf, 4);
+    PyObject *entry = PyBytes_FromStringAndSize(packed, 12);
+    if (!entry) return -1;
+    if (PyDict_GET_SIZE(cache) >= CACHE_LIMIT) PyDict_Clear(cache);
+    int err = PyDict_SetItem(cache, token, entry);
+    Py_DECREF(entry);
+    return err;
+}
+
 /* Largest IDF x token count (in units) the 128-bit sums take: weights below 2**96, at most
  * 2**20 of them (the tokens of max_chars characters). Beyond: None, the Python path. */
 #define MAX_BASE ((u128)1 << 32)
@@ -182,14 +231,15 @@ static int share_cap(const u128 *w, Py_ssize_t n, int percent, u128 *cap) {
 #define TF_SCALE 1000
 
 static PyObject *py_fingerprint(PyObject *self, PyObject *args) {
-    PyObject *tokens;
+    PyObject *tokens, *cache;
     Py_buffer keys, values;
     unsigned long long mask;
     long long median, max_count;
     Py_ssize_t plateau;
     int max_share, weight_bits;
-    if (!PyArg_ParseTuple(args, "y*y*KLnLiiO!", &keys, &values, &mask, &median, &plateau,
-                          &max_count, &max_share, &weight_bits, &PyList_Type, &tokens))
+    if (!PyArg_ParseTuple(args, "y*y*KLnLiiO!O!", &keys, &values, &mask, &median, &plateau,
+                          &max_count, &max_share, &weight_bits, &PyDict_Type, &cache,
+                          &PyList_Type, &tokens))
         return NULL;
     PyObject *result = NULL;
     Slot *table = NULL;
@@ -200,7 +250,7 @@ static PyObject *py_fingerprint(PyObject *self, PyObject *args) {
     Py_ssize_t nslots = keys.len / 8;
     int vsize = nslots ? (int)(values.len / nslots) : 0;
     if (keys.len % 8 || (uint64_t)nslots != mask + 1 || (vsize != 2 && vsize != 4) ||
-        values.len != (Py_ssize_t)vsize * nslots || median < 0 || plateau < 0 || max_count < 0 ||
+        values.len != (Py_ssize_t)vsize * nslots || median < 0 || median > 0xFFFFFFFFLL || plateau < 0 || max_count < 0 ||
         max_share < 0 || max_share > 100 || weight_bits < 1 || weight_bits > 40) {
         PyErr_SetString(PyExc_ValueError, "inconsistent IDF table or configuration");
         goto done;
@@ -252,21 +302,10 @@ static PyObject *py_fingerprint(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t f = 0; f < nf; f++) {
         Slot *s = &table[order[f]];
-        Py_ssize_t len;
-        const char *utf8 = PyUnicode_AsUTF8AndSize(s->token, &len);
-        if (!utf8) goto done;
-        uint64_t key = blake2b64((const uint8_t *)utf8, (size_t)len);
-        uint64_t idf = (uint64_t)median;
-        uint64_t i = key & mask;
-        for (Py_ssize_t probes = 0; probes < nslots; probes++) {
-            uint64_t k = kv[i];
-            if (k == key) {
-                idf = vsize == 2 ? ((const uint16_t *)vv)[i] : ((const uint32_t *)vv)[i];
-                break;
-            }
-            if (!k) break;
-            i = (i + 1) & mask;
-        }
+        uint64_t key;
+        uint32_t idf;
+        if (lookup(s->token, cache, kv, vv, vsize, mask, nslots, (uint64_t)median, &key, &idf) < 0)
+            goto done;
         int64_t tf = s->count < max_count ? s->count : max_count;
         u128 base = (u128)idf * (u128)tf / TF_SCALE;
         if (base >= MAX_BASE) {
@@ -320,7 +359,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"fingerprint", py_fingerprint, METH_VARARGS,
-     "fingerprint(keys, values, mask, median, plateau, max_count, max_share, weight_bits, tokens)"
+     "fingerprint(keys, values, mask, median, plateau, max_count, max_share, weight_bits, cache,"
+     " tokens)"
      " -> (value, features), or None when the weights are too large for 128-bit sums"},
     {"blake2b64", py_blake2b64, METH_O,
      "blake2b64(data) -> int.from_bytes(blake2b(data, digest_size=8).digest(), 'big')"},

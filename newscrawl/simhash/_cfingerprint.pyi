@@ -9,6 +9,7 @@ def fingerprint(
     max_count: int,
     max_share: int,
     weight_bits: int,
+    cache: dict[str, bytes],
     tokens: list[str],
     /,
 ) -> tuple[int, int] | None: ...

@@ -124,7 +124,7 @@ class Fingerprinter:
             if isinstance(keys, array) and isinstance(values, array):  # a hashed table
                 self._fast = functools.partial(
                     _cfingerprint.fingerprint, keys, values, mask, median, self.config.plateau,
-                    self._max_count, self.config.max_share, core.WEIGHT_BITS,
+                    self._max_count, self.config.max_share, core.WEIGHT_BITS, {},
                 )  # fmt: skip
         c = self.config
         features = _FEATURES.format(
