@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from newscrawl.simhash import fingerprinter as fpmod
 from newscrawl.simhash.fingerprinter import FingerprintConfig, Fingerprinter
+from newscrawl.simhash.text import cjk_text_and_gap_words
 
 try:
     from newscrawl.simhash import _cfingerprint as cfp
@@ -46,7 +47,7 @@ def _speedups_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def pair(config: FingerprintConfig | None = None) -> tuple[Fingerprinter, Fingerprinter]:
     fast, slow = Fingerprinter(config), Fingerprinter(config)
-    slow._fast = None
+    slow._fast, slow._split = None, cjk_text_and_gap_words  # what NEWSCRAWL_PURE_PYTHON gives
     assert fast._fast is not None  # the default (hashed) IDF table takes the C path
     return fast, slow
 
@@ -124,3 +125,16 @@ def test_bad_arguments_are_errors_not_crashes() -> None:
     keys, values, mask, median = fast._idf_arrays
     with pytest.raises(ValueError):
         cfp.fingerprint(keys, values, mask + 1, median, 150, 10**6, 30, 22, {}, ["经济"])
+
+
+SPLIT_ALPHABET = st.sampled_from(
+    list("经济增长的了〇㐀䶵一龥") + list("abcXYZ_019") + list("０９ＡＺａ²½Ⅻİßﬁ")
+    + list(" \n\t，。.-") + ["\u0301", "😀", "\U00020000", "١", "٣"]
+)  # fmt: skip
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(st.lists(SPLIT_ALPHABET, max_size=80).map("".join))
+def test_same_cjk_runs_and_gap_words_as_python(text: str) -> None:
+    assert cfp.cjk_text_and_gap_words(text) == cjk_text_and_gap_words(text)

@@ -357,7 +357,112 @@ done:
     return result;
 }
 
+/* ---- CJK runs and gap words (text.py's cjk_text_and_gap_words) ------------------------------ */
+
+static int is_cjk(Py_UCS4 c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
+
+/* a character of Python re's \w other than "_" (CJK excluded by the caller) */
+static int is_word(Py_UCS4 c) { return c != '_' && Py_UNICODE_ISALNUM(c); }
+
+static PyObject *nfkc = NULL; /* unicodedata.normalize, imported on first use */
+
+/* normalize_word() and keep_word() of text.py: the word, or Py_None when it is not kept */
+static PyObject *kept_word(PyObject *text, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *word = PyUnicode_Substring(text, start, end), *out;
+    if (!word) return NULL;
+    if (PyUnicode_IS_ASCII(word)) {
+        out = PyObject_CallMethod(word, "lower", NULL); /* casefold() of ASCII */
+    } else {
+        if (!nfkc) {
+            PyObject *mod = PyImport_ImportModule("unicodedata");
+            if (!mod) goto fail;
+            nfkc = PyObject_GetAttrString(mod, "normalize");
+            Py_DECREF(mod);
+            if (!nfkc) goto fail;
+        }
+        PyObject *norm = PyObject_CallFunction(nfkc, "sO", "NFKC", word);
+        if (!norm) goto fail;
+        out = PyObject_CallMethod(norm, "casefold", NULL);
+        Py_DECREF(norm);
+    }
+    Py_DECREF(word);
+    if (!out) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(out);
+    int digits = n > 0;
+    for (Py_ssize_t i = 0; i < n && digits; i++)
+        digits = Py_UNICODE_ISDIGIT(PyUnicode_READ_CHAR(out, i));
+    if (n > 1 && !digits) return out;
+    Py_DECREF(out);
+    return Py_NewRef(Py_None);
+fail:
+    Py_DECREF(word);
+    return NULL;
+}
+
+static PyObject *py_cjk_text_and_gap_words(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "text must be str");
+        return NULL;
+    }
+    if (!READY(text)) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_UCS4 *buf = PyMem_Malloc(sizeof(Py_UCS4) * (size_t)(n + 1));
+    PyObject *gaps = PyList_New(0), *joined = NULL, *result = NULL;
+    if (!buf || !gaps) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t len = 0, any_words = 0, i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (is_cjk(c)) {
+            buf[len++] = c;
+            i++;
+            continue;
+        }
+        /* a gap: the maximal run of other characters, one space in the joined text */
+        buf[len++] = ' ';
+        PyObject *words = PyList_New(0);
+        if (!words) goto done;
+        while (i < n && !is_cjk(c = PyUnicode_READ(kind, data, i))) {
+            if (!is_word(c)) {
+                i++;
+                continue;
+            }
+            Py_ssize_t start = i, wordish = 0;
+            while (i < n && is_word(c = PyUnicode_READ(kind, data, i)) && !is_cjk(c)) {
+                if (!Py_UNICODE_ISDECIMAL(c)) wordish = 1;
+                i++;
+            }
+            if (!wordish) continue; /* decimal digits only: a number, never kept */
+            PyObject *w = kept_word(text, start, i);
+            if (!w || (w != Py_None && PyList_Append(words, w) < 0)) {
+                Py_XDECREF(w);
+                Py_DECREF(words);
+                goto done;
+            }
+            Py_DECREF(w);
+        }
+        any_words += PyList_GET_SIZE(words);
+        int err = PyList_Append(gaps, words);
+        Py_DECREF(words);
+        if (err < 0) goto done;
+    }
+    joined = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, len);
+    if (!joined) goto done;
+    result = any_words ? PyTuple_Pack(2, joined, gaps) : PyTuple_Pack(2, joined, Py_None);
+done:
+    PyMem_Free(buf);
+    Py_XDECREF(gaps);
+    Py_XDECREF(joined);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"cjk_text_and_gap_words", py_cjk_text_and_gap_words, METH_O,
+     "cjk_text_and_gap_words(text) -> (joined CJK runs, gap words or None), as in text.py"},
     {"fingerprint", py_fingerprint, METH_VARARGS,
      "fingerprint(keys, values, mask, median, plateau, max_count, max_share, weight_bits, cache,"
      " tokens)"

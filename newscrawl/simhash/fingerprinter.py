@@ -119,6 +119,7 @@ class Fingerprinter:
         self._old_cache: dict[str, tuple[int, int]] = {}
         self._idf_arrays = self._idf.probe_arrays()
         self._fast = None
+        self._split = cjk_text_and_gap_words
         if _cfingerprint is not None and os.environ.get(PURE_PYTHON_ENV, "") in ("", "0"):
             keys, values, mask, median = self._idf_arrays
             if isinstance(keys, array) and isinstance(values, array):  # a hashed table
@@ -126,6 +127,7 @@ class Fingerprinter:
                     _cfingerprint.fingerprint, keys, values, mask, median, self.config.plateau,
                     self._max_count, self.config.max_share, core.WEIGHT_BITS, {},
                 )  # fmt: skip
+                self._split = _cfingerprint.cjk_text_and_gap_words
         c = self.config
         features = _FEATURES.format(
             max_tf=c.max_tf,
@@ -154,7 +156,7 @@ class Fingerprinter:
         # All CJK runs go to the segmenter in one call (joined by spaces: the segmenters cut each
         # space-separated block on its own and give back one " " token per space). The words of
         # the gaps between the runs are put back at their spaces, so the order is the text's.
-        cjk, gap_words = cjk_text_and_gap_words(text)
+        cjk, gap_words = self._split(text)
         if not cjk.strip():
             return [w for ws in gap_words or () for w in ws]
         cut_tokens = cut(cjk)
