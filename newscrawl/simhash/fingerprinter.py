@@ -13,7 +13,7 @@ import logging
 import os
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from itertools import compress, islice, repeat
 from operator import floordiv, is_, mul, rshift
@@ -119,6 +119,7 @@ class Fingerprinter:
         self._old_cache: dict[str, tuple[int, int]] = {}
         self._idf_arrays = self._idf.probe_arrays()
         self._fast = None
+        self._split: Callable[[str], tuple[str, list[list[str]] | None]]
         self._split = cjk_text_and_gap_words
         if _cfingerprint is not None and os.environ.get(PURE_PYTHON_ENV, "") in ("", "0"):
             keys, values, mask, median = self._idf_arrays
