@@ -19,8 +19,14 @@ WORKDIR /app
 # later gets the same Scrapy, Twisted, redis-py... (refresh: CONTRIBUTING.md).
 COPY pyproject.toml README.md constraints.txt ./
 COPY newscrawl ./newscrawl
-RUN pip install --no-compile -c constraints.txt . \
-    && rm -rf /root/.cache
+# gcc builds the fingerprint path's C speedups (docs/design/fingerprint.md#the-c-speedups), and
+# goes again in the same layer; the import check fails the build if they were not built.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install --no-compile -c constraints.txt . \
+    && python -c "import newscrawl.simhash._cfingerprint" \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/* /root/.cache
 
 # jieba's IDF table, parsed once at build time into newscrawl's cache (read-only for the worker):
 # a container then loads it in ~0.01-0.02 s instead of parsing 270k lines at every start.
