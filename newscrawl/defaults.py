@@ -171,6 +171,7 @@ BY_NAME: dict[str, Setting] = {s.name: s for s in REGISTRY}
 #: Environment variables newscrawl reads that are not settings (``-s`` refuses them).
 ENVIRONMENT_ONLY: dict[str, str] = {
     "NEWSCRAWL_CACHE_DIR": "where the parsed IDF table is cached (empty: no cache)",
+    "NEWSCRAWL_PURE_PYTHON": "1: ignore the C speedups of the fingerprint path (same results)",
 }
 
 #: The settings the add-on sets (at its priority: a project's own settings win).
