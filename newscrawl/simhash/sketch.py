@@ -8,6 +8,7 @@ See docs/design/near-duplicates.md#confirmation-the-text-sketch.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import struct
 import sys
@@ -17,6 +18,13 @@ from array import array
 from dataclasses import dataclass
 from itertools import repeat
 from operator import and_, mul, rshift
+
+from newscrawl.simhash.fingerprinter import PURE_PYTHON_ENV
+
+try:
+    from newscrawl.simhash import _csketch
+except ImportError:  # not built (no C compiler at install): the Python code gives the same results
+    _csketch = None  # type: ignore[assignment]
 
 SHINGLE = 4
 #: Minhash bins, 4 bits each (b-bit minwise hashing: more bins of fewer bits estimate better
@@ -154,11 +162,10 @@ def numbers_of(text: str, units: bool = True) -> set[str]:
     return out
 
 
-def sketch(
-    text: str, bins: int = BINS, number_bits: int = NUMBER_BITS, units: bool = True
-) -> TextSketch:
-    """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
-    norm = normalize(text)
+def _gram_minima(norm: str, bins: int) -> tuple[int, list[int]]:
+    """The number of distinct 4-grams of ``norm`` (the whole text as one gram if shorter) and the
+    smallest ``hash // bins`` of each bin ``hash % bins`` (_EMPTY for a bin without a gram), the
+    hash of a gram being the mixed CRC-32 of its UTF-32-LE bytes."""
     # 4-grams as 16-byte pieces of the UTF-32 text (fixed width), cut out in C: the grams that
     # start at byte offset k, k + 16, k + 32, ... are one struct.unpack from k, for k = 0, 4, 8, 12
     raw = norm.encode("utf-32-le")
@@ -179,9 +186,29 @@ def sketch(
         mins = _bin_minima(sorted(filter(bound.__gt__, hashes)), bins)
     if mins is None or _EMPTY in mins:
         mins = _bin_minima(sorted(hashes), bins)
+    return len(grams), mins
+
+
+# The same in C (_csketch.c), unless not built or NEWSCRAWL_PURE_PYTHON is set (read at import).
+_fast_gram_minima = (
+    _csketch.gram_minima
+    if _csketch is not None and os.environ.get(PURE_PYTHON_ENV, "") in ("", "0")
+    else None
+)
+
+
+def sketch(
+    text: str, bins: int = BINS, number_bits: int = NUMBER_BITS, units: bool = True
+) -> TextSketch:
+    """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
+    norm = normalize(text)
+    if _fast_gram_minima is not None and bins >= 1:
+        count, mins = _fast_gram_minima(norm, bins)
+    else:
+        count, mins = _gram_minima(norm, bins)
     # densification: an empty bin borrows the next non-empty bin's minimum (rotation, offset)
     dense = [0] * bins
-    if grams:
+    if count:
         for i in range(bins):
             j = i
             while mins[j % bins] == _EMPTY:
@@ -192,7 +219,7 @@ def sketch(
     for n in numbers_of(text, units):
         bits |= 1 << (_h64(n.encode("utf-8")) % number_bits)
     return TextSketch(
-        shingles=min(len(grams), MAX_SHINGLES),
+        shingles=min(count, MAX_SHINGLES),
         numbers=bits,
         minhash=out,
         bands=tuple((v >> 8) & 0xFFFF for v in dense[:BANDS]),
