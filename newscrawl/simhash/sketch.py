@@ -190,11 +190,7 @@ def _gram_minima(norm: str, bins: int) -> tuple[int, list[int]]:
 
 
 # The same in C (_csketch.c), unless not built or NEWSCRAWL_PURE_PYTHON is set (read at import).
-_fast_gram_minima = (
-    _csketch.gram_minima
-    if _csketch is not None and os.environ.get(PURE_PYTHON_ENV, "") in ("", "0")
-    else None
-)
+_c = _csketch if os.environ.get(PURE_PYTHON_ENV, "") in ("", "0") else None
 
 
 def sketch(
@@ -202,8 +198,8 @@ def sketch(
 ) -> TextSketch:
     """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
     norm = normalize(text)
-    if _fast_gram_minima is not None and bins >= 1:
-        count, mins = _fast_gram_minima(norm, bins)
+    if _c is not None and bins >= 1:
+        count, mins = _c.gram_minima(norm, bins)
     else:
         count, mins = _gram_minima(norm, bins)
     # densification: an empty bin borrows the next non-empty bin's minimum (rotation, offset)
