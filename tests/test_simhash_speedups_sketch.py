@@ -1,4 +1,4 @@
-"""The text sketch's C 4-gram pass gives the Python code's sketches, bit for bit.
+"""The text sketch's C speedups give the Python code's sketches, bit for bit.
 
 The Python code (``NEWSCRAWL_PURE_PYTHON=1``) is the definition. The extension is optional at
 install, but on a machine with a C compiler it must have been built (a failed build is a bug).
@@ -20,7 +20,15 @@ from hypothesis import strategies as st
 
 from newscrawl.simhash import sketch as skmod
 from newscrawl.simhash.fingerprinter import PURE_PYTHON_ENV
-from newscrawl.simhash.sketch import MAX_CHARS, MAX_SHINGLES, TextSketch, normalize, sketch
+from newscrawl.simhash.sketch import (
+    _KEEP_RE,
+    MAX_CHARS,
+    MAX_SHINGLES,
+    TextSketch,
+    normalize,
+    numbers_of,
+    sketch,
+)
 
 try:
     from newscrawl.simhash import _csketch as csk
@@ -66,7 +74,7 @@ def test_built_where_a_compiler_is() -> None:
     if csk is None:
         assert compiler is None, f"{compiler} is here, yet the C speedups are not built: pip's log"
     else:
-        assert callable(csk.gram_minima)
+        assert callable(csk.dense_minima) and callable(csk.kept) and callable(csk.number_pairs)
 
 
 @needs_c
@@ -94,9 +102,9 @@ def test_same_sketches_for_short_texts(text: str) -> None:
 @needs_c
 @settings(max_examples=200, deadline=None)
 @given(any_text, st.integers(min_value=1, max_value=70))
-def test_gram_minima_is_python_on_any_str(text: str, bins: int) -> None:
+def test_dense_minima_is_python_on_any_str(text: str, bins: int) -> None:
     """Not only normalized text: any str kind (latin-1, UCS-2, UCS-4), any bin count."""
-    assert csk.gram_minima(text, bins) == skmod._gram_minima(text, bins)
+    assert csk.dense_minima(text, bins) == skmod._dense_minima(text, bins)
 
 
 @needs_c
@@ -106,7 +114,7 @@ def test_gram_minima_is_python_on_any_str(text: str, bins: int) -> None:
     + ["aaaa", "aaaaa" * 50, "经经经经经" * 40, "😀" * 300, "ab" * 1000],
 )
 def test_edges_and_repeats(text: str) -> None:
-    assert csk.gram_minima(text, 32) == skmod._gram_minima(text, 32)
+    assert csk.dense_minima(text, 32) == skmod._dense_minima(text, 32)
     assert both(text)[0] == both(text)[1]
 
 
@@ -114,7 +122,54 @@ def test_empty_text_has_no_shingles() -> None:
     s = sketch("")
     assert s.shingles == 0 and s.minhash == bytes(32) and s.bands == (0, 0)
     if csk is not None:
-        assert csk.gram_minima("", 32) == (0, [-1] * 32)
+        assert csk.dense_minima("", 32) == (0, [0] * 32)
+
+
+@needs_c
+def test_kept_is_the_regex_on_every_code_point() -> None:
+    every = "".join(map(chr, range(0x110000)))  # surrogates included: no encoding here
+    assert csk.kept(every) == "".join(_KEEP_RE.findall(every))
+    assert csk.kept("") == "" and csk.kept("_ ，。") == ""
+
+
+@needs_c
+@settings(max_examples=200, deadline=None)
+@given(any_text)
+def test_kept_is_the_regex(text: str) -> None:
+    assert csk.kept(text) == "".join(_KEEP_RE.findall(text))
+
+
+def python_number_pairs(text: str) -> set[tuple[str, str]] | None:
+    """None when the text needs NFKC first, else the Python definition's pairs."""
+    if skmod._WIDE_DIGIT_RE.search(text) or skmod._WIDE_SEPARATOR_RE.search(text):
+        return None
+    return skmod._number_pairs(text)
+
+
+number_texts = st.text(alphabet=st.sampled_from("0123456789.,．，０５ a日经😀\n"), max_size=40)
+
+
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(number_texts)
+def test_number_pairs_is_the_regex(text: str) -> None:
+    assert csk.number_pairs(text) == python_number_pairs(text)
+
+
+@needs_c
+@pytest.mark.parametrize(
+    "text",
+    ["", "7", "a1,2.3.", "1..2,,3,4 5\n6", "v2.0_7日", "007.50", "1,000,000.5元", "x9", "9\n"]
+    + ["１", "1．2", "1，2", "．1", "1．", "12,345.6７", "é1", "😀3😀"],
+)
+def test_number_pairs_edges(text: str) -> None:
+    assert csk.number_pairs(text) == python_number_pairs(text)
+    fast = numbers_of(text)
+    skmod._c, c = None, skmod._c
+    try:
+        assert fast == numbers_of(text)
+    finally:
+        skmod._c = c
 
 
 @needs_c
@@ -130,8 +185,8 @@ def test_huge_texts(kind: str) -> None:
     rng = random.Random(kind)
     text = "".join(rng.choices(alphabet, k=MAX_CHARS + 5_000))
     norm = normalize(text)
-    count, mins = csk.gram_minima(norm, 32)
-    assert (count, mins) == skmod._gram_minima(norm, 32)
+    count, mins = csk.dense_minima(norm, 32)
+    assert (count, mins) == skmod._dense_minima(norm, 32)
     assert count > MAX_SHINGLES
     fast, slow = both(text)
     assert fast == slow and int.from_bytes(fast[:2], "big") == MAX_SHINGLES
@@ -165,7 +220,15 @@ def test_nfkc_longer_than_max_chars() -> None:
 )
 def test_bad_arguments(args: tuple[object, ...], error: type[Exception]) -> None:
     with pytest.raises(error):
-        csk.gram_minima(*args)
+        csk.dense_minima(*args)
+
+
+@needs_c
+@pytest.mark.parametrize("name", ["kept", "number_pairs"])
+@pytest.mark.parametrize("args", [(b"12",), (None,), (12,), (), ("12", "34")])
+def test_bad_arguments_of_the_text_scans(name: str, args: tuple[object, ...]) -> None:
+    with pytest.raises(TypeError):
+        getattr(csk, name)(*args)
 
 
 @needs_c
@@ -176,11 +239,13 @@ def test_memory_is_freed_on_every_path() -> None:
     def calls() -> int:
         failed = 0
         for text in (latin, wide):
-            csk.gram_minima(text, 32)
+            csk.dense_minima(text, 32)
+            csk.kept(text)
+            csk.number_pairs(text + "12.5 ３")
             # 2**59 bins fail after the copy is made, 2**62 before
             for bins in (2**59, 2**62):
                 try:
-                    csk.gram_minima(text, bins)
+                    csk.dense_minima(text, bins)
                 except MemoryError:
                     failed += 1
         return failed

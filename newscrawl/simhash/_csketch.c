@@ -1,6 +1,8 @@
-/* The text sketch's 4-gram pass in C: the distinct 4-grams of the normalized text (code points),
- * the CRC-32 of each gram's 16 UTF-32-LE bytes, the multiply-shift mix and the minimum of each
- * bin, in one pass without a sort. The same values as sketch.py's _gram_minima, which stays the
+/* The text sketch's per-character work in C: the kept characters (before NFKC, which stays
+ * Python's), the numbers with the character after each, and the 4-gram pass: the distinct 4-grams
+ * of the normalized text (code points), the CRC-32 of each gram's 16 UTF-32-LE bytes, the
+ * multiply-shift mix and the minimum of each bin in one pass without a sort, then densified.
+ * The same values as sketch.py's normalize, _number_pairs and _dense_minima, which stay the
  * definition (and the fallback when this module is not built);
  * tests/test_simhash_speedups_sketch.py checks that both give the same sketches.
  * See docs/design/fingerprint.md#the-text-sketch.
@@ -48,17 +50,17 @@ static inline uint32_t crc32_utf32(const Py_UCS4 *cp, Py_ssize_t n) {
 
 static inline uint32_t mixed(uint32_t crc) { return (uint32_t)(((uint64_t)crc * MIX) >> 32); }
 
-/* ---- gram_minima ----------------------------------------------------------------------------- */
+/* ---- dense_minima ----------------------------------------------------------------------------- */
 
 typedef struct {
     uint32_t hash; /* the gram's mixed CRC */
     uint32_t at;   /* the gram's start + 1; 0: an empty slot */
 } slot_t;
 
-static PyObject *py_gram_minima(PyObject *self, PyObject *args) {
+static PyObject *py_dense_minima(PyObject *self, PyObject *args) {
     PyObject *text;
     Py_ssize_t bins;
-    if (!PyArg_ParseTuple(args, "Un:gram_minima", &text, &bins)) return NULL;
+    if (!PyArg_ParseTuple(args, "Un:dense_minima", &text, &bins)) return NULL;
     if (bins < 1) {
         PyErr_SetString(PyExc_ValueError, "bins must be at least 1");
         return NULL;
@@ -129,10 +131,17 @@ static PyObject *py_gram_minima(PyObject *self, PyObject *args) {
         }
     }
 
+    /* densification: an empty bin borrows the next non-empty bin's minimum (rotation, offset) */
     list = PyList_New(bins);
     if (!list) goto done;
     for (Py_ssize_t b = 0; b < bins; b++) {
-        PyObject *v = PyLong_FromLongLong(mins[b]);
+        uint64_t d = 0;
+        if (count) {
+            Py_ssize_t j = b;
+            while (mins[j % bins] < 0) j++;
+            d = ((uint64_t)mins[j % bins] + (uint64_t)(j - b) * 0x9E3779B1ULL) & 0xFFFFFFFFULL;
+        }
+        PyObject *v = PyLong_FromUnsignedLongLong(d);
         if (!v) goto done;
         PyList_SET_ITEM(list, b, v);
     }
@@ -145,16 +154,105 @@ done:
     return result;
 }
 
+/* ---- kept: the letters, digits and ideographs of a text ------------------------------------- */
+
+/* "".join(re.findall(r"[^\W_]+", text)): re's \w is Py_UNICODE_ISALNUM or "_" */
+static PyObject *py_kept(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "kept() needs a str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (!READY(text)) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), len = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    void *buf = PyMem_Malloc(n ? (size_t)n * kind : 1);
+    if (!buf) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (Py_UNICODE_ISALNUM(ch)) PyUnicode_WRITE(kind, buf, len++, ch);
+    }
+    PyObject *result = PyUnicode_FromKindAndData(kind, buf, len); /* narrows the kind if it can */
+    PyMem_Free(buf);
+    return result;
+}
+
+/* ---- number_pairs: the numbers of a text, each with the character after it ------------------- */
+
+static inline int is_digit(Py_UCS4 ch) { return ch >= '0' && ch <= '9'; }
+
+/* set(re.findall(r"([0-9]+(?:[.,][0-9]+)*)(?=(.?))", text, re.DOTALL)), or None when the text
+ * has a full-width digit or an ASCII digit, full-width point or comma, ASCII digit (sketch.py's
+ * _WIDE_DIGIT_RE, _WIDE_SEPARATOR_RE: such a text is read after NFKC). */
+static PyObject *py_number_pairs(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "number_pairs() needs a str, not %.100s",
+                     Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (!READY(text)) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind != PyUnicode_1BYTE_KIND) { /* full-width forms are not latin-1 */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+            if ((ch >= 0xFF10 && ch <= 0xFF19)
+                || ((ch == 0xFF0E || ch == 0xFF0C) && i > 0 && i + 1 < n
+                    && is_digit(PyUnicode_READ(kind, data, i - 1))
+                    && is_digit(PyUnicode_READ(kind, data, i + 1))))
+                Py_RETURN_NONE;
+        }
+    }
+    PyObject *pairs = PySet_New(NULL);
+    if (!pairs) return NULL;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (!is_digit(PyUnicode_READ(kind, data, i))) {
+            i++;
+            continue;
+        }
+        Py_ssize_t j = i + 1;
+        for (;;) {
+            while (j < n && is_digit(PyUnicode_READ(kind, data, j))) j++;
+            if (j + 1 < n && is_digit(PyUnicode_READ(kind, data, j + 1))) {
+                Py_UCS4 sep = PyUnicode_READ(kind, data, j);
+                if (sep == '.' || sep == ',') {
+                    j += 2;
+                    continue;
+                }
+            }
+            break;
+        }
+        PyObject *number = PyUnicode_Substring(text, i, j);
+        PyObject *after = number ? PyUnicode_Substring(text, j, j < n ? j + 1 : j) : NULL;
+        PyObject *pair = after ? PyTuple_Pack(2, number, after) : NULL;
+        int err = pair ? PySet_Add(pairs, pair) : -1;
+        Py_XDECREF(number);
+        Py_XDECREF(after);
+        Py_XDECREF(pair);
+        if (err < 0) {
+            Py_DECREF(pairs);
+            return NULL;
+        }
+        i = j;
+    }
+    return pairs;
+}
+
 static PyMethodDef methods[] = {
-    {"gram_minima", py_gram_minima, METH_VARARGS,
-     "gram_minima(norm, bins) -> (distinct 4-grams, [smallest hash // bins of each bin, or -1]),"
-     " as sketch.py's _gram_minima"},
+    {"dense_minima", py_dense_minima, METH_VARARGS,
+     "dense_minima(norm, bins) -> (distinct 4-grams, densified bin minima),"
+     " as sketch.py's _dense_minima"},
+    {"kept", py_kept, METH_O, "kept(text) -> its letters, digits and ideographs, as in normalize"},
+    {"number_pairs", py_number_pairs, METH_O,
+     "number_pairs(text) -> {(number, next character)}, or None when the text needs NFKC first"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_csketch",
-    "The text sketch's 4-gram pass in C (see sketch.py).", -1, methods,
+    "The text sketch's per-character work in C (see sketch.py).", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__csketch(void) {
