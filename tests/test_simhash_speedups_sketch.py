@@ -38,13 +38,13 @@ except ImportError:
 needs_c = pytest.mark.skipif(csk is None, reason="the C speedups are not built")
 
 # CJK, Latin (ASCII and not), digits, full-width forms, NFKC-expanding signs, astral code points
-# (emoji, math letters, CJK extension B), punctuation and spaces (dropped by normalize).
+# (emoji, math letters, CJK extension B), punctuation, spaces and a lone surrogate (dropped).
 PIECES = (
     "经济 增长 统计局 国家 发布 数据 新闻 记者 北京 上海 的 了".split()
     + ["GDP", "Reuters", "Straße", "É", "é", "ǅ", "ﬁ", "Ⅻ", "½", "㍻", "㎏", "ｶ", "ﾞ"]
     + ["２０２４", "12.5%", "1,000", "ｆｕｌｌ", "７日", "０．５"]
     + ["😀", "👍🏽", "𝒜", "𝟘", "𠀋", "𪚥", "\U0010fffd"]
-    + [" ", "\n", "，", "。", "—", "\u3000", "\x00"]
+    + [" ", "\n", "，", "。", "—", "\u3000", "\x00", "\ud800"]
 )
 texts = st.lists(st.sampled_from(PIECES), min_size=0, max_size=300).map("".join)
 short_texts = st.text(
