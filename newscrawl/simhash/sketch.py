@@ -101,7 +101,7 @@ def normalize(text: str) -> str:
     The characters are dropped first (NFKC of what is left is then cheap: mostly ideographs
     already in normal form) and once more if NFKC made new ones (e.g. a fraction slash)."""
     head = text[:MAX_CHARS]
-    # _DROP_RE.sub("", head), faster
+    # what _DROP_RE.sub("", head) leaves, faster
     kept = _c.kept(head) if _c is not None else "".join(_KEEP_RE.findall(head))
     norm = unicodedata.normalize("NFKC", kept)
     if norm != kept:
