@@ -8,6 +8,7 @@ See docs/design/near-duplicates.md#confirmation-the-text-sketch.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import struct
 import sys
@@ -17,6 +18,16 @@ from array import array
 from dataclasses import dataclass
 from itertools import repeat
 from operator import and_, mul, rshift
+
+from newscrawl.simhash.fingerprinter import PURE_PYTHON_ENV
+
+try:
+    from newscrawl.simhash import _csketch
+except ImportError:  # not built (no C compiler at install): the Python code gives the same results
+    _csketch = None  # type: ignore[assignment]
+# The kept characters, the numbers and the 4-gram pass in C (_csketch.c), unless not built or
+# NEWSCRAWL_PURE_PYTHON is set (read at import); the Python code below is the definition.
+_c = _csketch if os.environ.get(PURE_PYTHON_ENV, "") in ("", "0") else None
 
 SHINGLE = 4
 #: Minhash bins, 4 bits each (b-bit minwise hashing: more bins of fewer bits estimate better
@@ -89,7 +100,9 @@ def normalize(text: str) -> str:
 
     The characters are dropped first (NFKC of what is left is then cheap: mostly ideographs
     already in normal form) and once more if NFKC made new ones (e.g. a fraction slash)."""
-    kept = "".join(_KEEP_RE.findall(text[:MAX_CHARS]))  # _DROP_RE.sub("", ...), faster
+    head = text[:MAX_CHARS]
+    # what _DROP_RE.sub("", head) leaves, faster
+    kept = _c.kept(head) if _c is not None else "".join(_KEEP_RE.findall(head))
     norm = unicodedata.normalize("NFKC", kept)
     if norm != kept:
         norm = _DROP_RE.sub("", norm)
@@ -134,17 +147,25 @@ def _h64(data: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
 
 
+def _number_pairs(text: str) -> set[tuple[str, str]]:
+    """Each number of ``text`` with the character right after it ("" at the end)."""
+    # full-width digits, or a full-width point/comma in a number
+    if _WIDE_DIGIT_RE.search(text) or _WIDE_SEPARATOR_RE.search(text):
+        text = unicodedata.normalize("NFKC", text)
+    return set(_NUMBER_NEXT_RE.findall(text))
+
+
 def numbers_of(text: str, units: bool = True) -> set[str]:
     """The distinct numbers of ``text`` (full-width digits count as digits), without
     thousands separators and leading zeros; with ``units``, each followed by the letter or
     ideograph right after it, if any ("7日" and "7时" are different numbers)."""
-    norm = text[:MAX_CHARS]
-    # full-width digits, or a full-width point/comma in a number
-    if _WIDE_DIGIT_RE.search(norm) or _WIDE_SEPARATOR_RE.search(norm):
-        norm = unicodedata.normalize("NFKC", norm)
+    part = text[:MAX_CHARS]
+    pairs = _c.number_pairs(part) if _c is not None else None
+    if pairs is None:
+        pairs = _number_pairs(part)
     out = set()
     # each distinct (number, next character) once: a text repeats its numbers
-    for number, after in set(_NUMBER_NEXT_RE.findall(norm)):
+    for number, after in pairs:
         n = number.replace(",", "")
         head, dot, tail = n.partition(".")
         token = (head.lstrip("0") or "0") + (dot + tail if tail else "")
@@ -154,11 +175,10 @@ def numbers_of(text: str, units: bool = True) -> set[str]:
     return out
 
 
-def sketch(
-    text: str, bins: int = BINS, number_bits: int = NUMBER_BITS, units: bool = True
-) -> TextSketch:
-    """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
-    norm = normalize(text)
+def _gram_minima(norm: str, bins: int) -> tuple[int, list[int]]:
+    """The number of distinct 4-grams of ``norm`` (the whole text as one gram if shorter) and the
+    smallest ``hash // bins`` of each bin ``hash % bins`` (_EMPTY for a bin without a gram), the
+    hash of a gram being the mixed CRC-32 of its UTF-32-LE bytes."""
     # 4-grams as 16-byte pieces of the UTF-32 text (fixed width), cut out in C: the grams that
     # start at byte offset k, k + 16, k + 32, ... are one struct.unpack from k, for k = 0, 4, 8, 12
     raw = norm.encode("utf-32-le")
@@ -179,20 +199,38 @@ def sketch(
         mins = _bin_minima(sorted(filter(bound.__gt__, hashes)), bins)
     if mins is None or _EMPTY in mins:
         mins = _bin_minima(sorted(hashes), bins)
-    # densification: an empty bin borrows the next non-empty bin's minimum (rotation, offset)
+    return len(grams), mins
+
+
+def _dense_minima(norm: str, bins: int) -> tuple[int, list[int]]:
+    """:func:`_gram_minima`'s count and bin minima, densified: an empty bin borrows the next
+    non-empty bin's minimum (rotation, offset); all 0 without a gram."""
+    count, mins = _gram_minima(norm, bins)
     dense = [0] * bins
-    if grams:
+    if count:
         for i in range(bins):
             j = i
             while mins[j % bins] == _EMPTY:
                 j += 1
             dense[i] = (mins[j % bins] + (j - i) * 0x9E3779B1) & 0xFFFFFFFF
-    out = bytes(v & ((1 << BIN_BITS) - 1) for v in dense)
+    return count, dense
+
+
+def sketch(
+    text: str, bins: int = BINS, number_bits: int = NUMBER_BITS, units: bool = True
+) -> TextSketch:
+    """The sketch of ``text`` (any text: an empty one has 0 shingles)."""
+    norm = normalize(text)
+    if _c is not None and bins >= 1:
+        count, dense = _c.dense_minima(norm, bins)
+    else:
+        count, dense = _dense_minima(norm, bins)
+    out = bytes(map(((1 << BIN_BITS) - 1).__and__, dense))
     bits = 0
     for n in numbers_of(text, units):
         bits |= 1 << (_h64(n.encode("utf-8")) % number_bits)
     return TextSketch(
-        shingles=min(len(grams), MAX_SHINGLES),
+        shingles=min(count, MAX_SHINGLES),
         numbers=bits,
         minhash=out,
         bands=tuple((v >> 8) & 0xFFFF for v in dense[:BANDS]),
