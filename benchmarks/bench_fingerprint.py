@@ -1,7 +1,8 @@
 """Fingerprint speed, whole process: the seeds' recipe against newscrawl's fingerprint path.
 
 Each method (``rjieba``, ``decision``, ``pipe``) runs in a fresh process, interleaved over the
-runs, ratios paired per run; ``--reference`` also runs another tree's and checks equal results.
+runs, ratios paired per run; ``--reference`` also runs another tree's and checks equal results;
+``--pure-python`` also runs each method without the C speedups (``NEWSCRAWL_PURE_PYTHON=1``).
 Methods, columns and figures: docs/benchmarks.md#bench_fingerprintpy.
 """
 
@@ -63,16 +64,22 @@ digest = hashlib.sha256(repr(out).encode()).hexdigest()
 print(json.dumps({"n": len(out), "digest": digest, "in_process": time.perf_counter() - t0}))
 """
 
+PURE = " (pure Python)"
+
+
 def run_worker(method: str, path: str, root: Path) -> dict[str, float | str]:
     """One fresh process handling every text with ``method``, newscrawl imported from ``root``:
-    its wall time and the CPU time of its whole process tree."""
+    its wall time and the CPU time of its whole process tree. A method ending in PURE runs
+    without the C speedups."""
+    pure = method.endswith(PURE)
+    method = method.removesuffix(PURE)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", WORKER, method, path],
         capture_output=True,
         text=True,
-        env=dict(os.environ, PYTHONPATH=str(root)),
+        env=dict(os.environ, PYTHONPATH=str(root), NEWSCRAWL_PURE_PYTHON="1" if pure else "0"),
         cwd=root if method in METHODS else ROOT,  # "python -c" puts it first on sys.path
     )
     if proc.returncode:
@@ -121,12 +128,16 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS), help="rjieba, decision, pipe")
     ap.add_argument("--reference", metavar="DIR_OR_GIT_REF",
                     help="also run the newscrawl methods with this tree; checks equal results")
+    ap.add_argument("--pure-python", action="store_true",
+                    help="also run each method without the C speedups; checks equal results")
     ap.add_argument("--quality", action="store_true", help="recall/precision of seeds and ours")
     args = ap.parse_args()  # fmt: skip
     corpus = Path(args.corpus)
     texts = load_texts(corpus, args.texts)
     kb = sum(len(t.encode("utf-8")) for t in texts) / len(texts) / 1024
     ours = [m for m in args.methods.split(",") if m]
+    if args.pure_python:
+        ours += [m + PURE for m in ours]
     tmp = Path(tempfile.mkdtemp(prefix="bench-fp-"))
     path = tmp / "texts.json"
     path.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
@@ -134,7 +145,8 @@ def main() -> None:
     try:
         if args.reference:
             trees["@ref"] = reference_tree(args.reference, tmp)
-        runs = [("seeds", "")] + [(m, t) for t in trees for m in ours if m in METHODS or not t]
+        runs = [("seeds", "")] + [(m, t) for t in trees for m in ours
+                                  if m.removesuffix(PURE) in METHODS or not t]
         timing: dict[tuple[str, str], list[dict[str, float | str]]] = {r: [] for r in runs}
         for i in range(args.repeat):  # interleaved, alternating order: noise hits every method
             for m, t in runs if i % 2 == 0 else runs[::-1]:
@@ -162,8 +174,8 @@ def main() -> None:
             ratios = [float(s[key]) / float(r[key]) for s, r in zip(seeds, rows, strict=True)]
             cells.append(f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}, {max(ratios):.2f}]")
         same = "-"
-        if t:
-            mine = {r["digest"] for r in timing[(m, "")]}
+        if t or m.endswith(PURE):
+            mine = {r["digest"] for r in timing[(m.removesuffix(PURE), "")]}
             same = "yes" if {r["digest"] for r in rows} == mine and len(mine) == 1 else "**NO**"
         print(f"| {m}{' ' + args.reference if t else ''} | {dps:.{0 if dps >= 10 else 2}f} "
               f"| {cells[0]} | {cells[1]} | {same} |")  # fmt: skip
