@@ -159,27 +159,25 @@ class _Worker:
             self.in_pipe += count
 
     def _on_readable(self) -> None:
+        """One message from the worker (the event loop calls again while the pipe holds more)."""
         try:
-            while self.conn.poll():
-                message = self.conn.recv()
-                if not self.started:
-                    self._on_start(message)
-                    if self.broken:
-                        return
-                    continue
-                for request_id, outcome, records in message:  # a list of replies
-                    self.in_pipe -= 1
-                    for record in records:  # the worker's log lines, in the crawl's log
-                        logging.getLogger(record.name).handle(record)
-                    future = self.pending.pop(request_id, None)
-                    if future is not None and not future.done():
-                        future.set_result(outcome)
+            message = self.conn.recv()
         except (EOFError, OSError) as exc:
             if self.started:
                 self._fail(exc)
             else:  # it died before its first message
                 self._on_start((None, self._exited(exc)))
             return
+        if not self.started:
+            self._on_start(message)
+            return
+        for request_id, outcome, records in message:  # a list of replies
+            self.in_pipe -= 1
+            for record in records:  # the worker's log lines, in the crawl's log
+                logging.getLogger(record.name).handle(record)
+            future = self.pending.pop(request_id, None)
+            if future is not None and not future.done():
+                future.set_result(outcome)
         self._send_waiting()
 
     def _unwatch(self) -> None:
@@ -288,10 +286,12 @@ class WorkerPool:
     async def _call(self, kind: str, payload: Any, local: Callable[[], Any]) -> Any:
         """The job's result from a worker, or the exception it raised there raised here; run
         here when no worker takes it (none left, no running loop, a worker gone mid-job)."""
-        live = [w for w in self._workers if not w.broken]
+        worker: _Worker | None = None
+        for w in self._workers:  # the live worker with the fewest jobs
+            if not w.broken and (worker is None or len(w.pending) < len(worker.pending)):
+                worker = w
         outcome: Outcome | None = None
-        if live:
-            worker = min(live, key=lambda w: len(w.pending))
+        if worker is not None:
             try:
                 future = worker.submit(kind, payload)
             except RuntimeError:  # no running loop, or WorkerFailed
