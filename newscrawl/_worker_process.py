@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.simhash.decision import get_decision
@@ -33,13 +34,17 @@ def analyze(text: str, idf_file: str | None) -> Result:
     return analysis.fingerprint, analysis.sketch
 
 
+def _extraction() -> Callable[[Any], Any]:
+    """The extraction job, imported on first use, not with this module: a worker that only
+    fingerprints never loads trafilatura and lxml, the larger part of its start."""
+    from newscrawl._extract_job import extract_page
+
+    return extract_page
+
+
 def _run(kind: str, payload: Any, idf_file: str | None) -> Any:
     if kind == "extract":
-        # imported with the first page, not with this module: a worker that only fingerprints
-        # never loads trafilatura and lxml, the larger part of its start
-        from newscrawl._extract_job import extract_page
-
-        return extract_page(payload)
+        return _extraction()(payload)
     return analyze(payload, idf_file)
 
 
@@ -100,10 +105,12 @@ class _Records(logging.Handler):
         return records
 
 
-def serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level: int) -> None:
+def serve(conn: Connection, idf_file: str | None, fingerprints: bool, preload_extraction: bool,
+          log_level: int) -> None:
     """Worker process: its decision version first (None without fingerprints), then
     lists of ``(request id, kind, payload)`` in, lists of ``(request id, outcome, log records at
-    ``log_level`` or above)`` out (:func:`_outcome`, :class:`_Replies`).
+    ``log_level`` or above)`` out (:func:`_outcome`, :class:`_Replies`). ``preload_extraction``:
+    extraction is loaded right after the version is sent, not with the first page.
 
     A thread reads the pipe into a queue, so the caller's ``send`` never waits on a worker that
     is itself waiting for the caller to read its answers."""
@@ -138,6 +145,9 @@ def serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level:
         return
     if started[1] is not None:
         return
+    if preload_extraction:  # while the caller goes on with its own start
+        with contextlib.suppress(Exception):  # met again, and sent back, with the first page
+            _extraction()
     out = _Replies(conn, jobs)
     while (job := jobs.get()) is not None:
         request_id, kind, payload = job

@@ -79,11 +79,13 @@ class _Worker:
     is read when the version is asked for (:meth:`wait_started`) or, with the replies, by the
     event loop; jobs submitted before it go in the pipe and are served once the worker is up."""
 
-    def __init__(self, idf_file: str | None, fingerprints: bool, log_level: int) -> None:
+    def __init__(self, idf_file: str | None, fingerprints: bool, preload_extraction: bool,
+                 log_level: int) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=serve, args=(child, idf_file, fingerprints, log_level),
-                                   daemon=True, name="newscrawl-fingerprint")
+        self.process = ctx.Process(
+            target=serve, args=(child, idf_file, fingerprints, preload_extraction, log_level),
+            daemon=True, name="newscrawl-fingerprint")
         with _main_module_hidden():
             self.process.start()
         child.close()
@@ -214,17 +216,19 @@ class WorkerPool:
     """``await extract(job)`` -> :class:`~newscrawl._extract_job.Extracted` and
     ``await fingerprint(text)`` -> (fingerprint, sketch), in ``workers`` processes or, with 0, in
     the calling process.
-    ``fingerprints=False``: the workers do not load the fingerprint decision (no jieba)."""
+    ``fingerprints=False``: the workers do not load the fingerprint decision (no jieba).
+    ``preload_extraction``: they load extraction once started, not with the first page."""
 
     def __init__(self, idf_file: str | None, workers: int, *, fingerprints: bool = True,
-                 log_level: int = logging.DEBUG) -> None:
+                 preload_extraction: bool = False, log_level: int = logging.DEBUG) -> None:
         self.idf_file = idf_file
         # Only the first max_chars characters of a text count: no more is sent to a worker.
         self.max_chars = FingerprintConfig().max_chars
         self.fingerprints = fingerprints
         # started at once, all of them, and waited for only when their version is asked for:
         # the caller goes on with its own start meanwhile
-        self._workers = [_Worker(idf_file, fingerprints, log_level) for _ in range(workers)]
+        self._workers = [_Worker(idf_file, fingerprints, preload_extraction, log_level)
+                         for _ in range(workers)]
         self._version: str | None = None
 
     def _wait_started(self) -> None:
@@ -256,8 +260,8 @@ class WorkerPool:
         ``NEWSCRAWL_FINGERPRINT_WORKERS`` processes, in-process without an asyncio reactor."""
         pool: WorkerPool | None = getattr(crawler, "_newscrawl_workers", None)
         if pool is None:
-            # imported here, not at the top: the worker processes import this module, and need
-            # neither Scrapy nor Redis
+            # imported here, not at the top: a worker process imports this module with its first
+            # page (PageJob), and needs neither Scrapy nor Redis
             from scrapy import signals
             from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
@@ -271,7 +275,7 @@ class WorkerPool:
             if not isinstance(level, int):
                 level = logging.getLevelName(str(level).upper())
             pool = cls(config.idf_file, config.workers if asyncio_ok else 0,
-                       fingerprints=config.enabled,
+                       fingerprints=config.enabled, preload_extraction=True,  # the spider's pages
                        log_level=level if isinstance(level, int) else logging.DEBUG)
             crawler._newscrawl_workers = pool  # type: ignore[attr-defined]
             crawler.signals.connect(pool.close, signal=signals.spider_closed)
