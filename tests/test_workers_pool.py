@@ -245,3 +245,20 @@ def test_fingerprints_alone_load_no_extraction_library(tmp_path: Path) -> None:
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == ["caller []", "worker False", "worker after a page True"]
+
+
+def test_the_crawls_pool_loads_extraction_before_its_first_page() -> None:
+    """``preload_extraction`` (the crawl's pool): the worker loads lxml once started, with no
+    page sent yet."""
+    import time
+
+    pool = FingerprintPool(None, 1, fingerprints=False, preload_extraction=True)
+    try:
+        assert pool.processes == 1
+        maps = Path(f"/proc/{pool._workers[0].process.pid}/maps")
+        deadline = time.monotonic() + 60
+        while "/lxml/" not in maps.read_text(encoding="utf-8") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "/lxml/" in maps.read_text(encoding="utf-8")
+    finally:
+        pool.close()
