@@ -14,6 +14,7 @@ import contextlib
 import logging
 import multiprocessing
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,9 @@ class PageJob:
 
 #: Jobs sent to a worker and not answered yet, at most: the rest wait in the calling process.
 MAX_IN_PIPE = 32
+
+#: A worker whose first message has not come this many seconds after its start did not start.
+START_TIMEOUT = 300.0
 
 
 @contextlib.contextmanager
@@ -88,6 +92,7 @@ class _Worker:
             daemon=True, name="newscrawl-fingerprint")
         with _main_module_hidden():
             self.process.start()
+        self.started_at = time.monotonic()
         child.close()
         self.pending: dict[int, asyncio.Future[Outcome | None]] = {}
         self.in_pipe = 0  # sent, not answered yet
@@ -104,12 +109,17 @@ class _Worker:
         :class:`WorkerFailed` when the worker did not start."""
         if not self.started:
             try:
-                message = self.conn.recv() if self.conn.poll(300) else (None, "timeout")
+                left = START_TIMEOUT - (time.monotonic() - self.started_at)
+                message = self.conn.recv() if self.conn.poll(max(left, 0)) else (None, "timeout")
             except (EOFError, OSError) as exc:  # it died before answering (killed, crashed)
                 message = (None, self._exited(exc))
             self._on_start(message)
         if self.start_error is not None:
             raise WorkerFailed(f"fingerprint worker did not start: {self.start_error}")
+
+    def _start_timed_out(self) -> None:
+        if not self.started:
+            self._on_start((None, "timeout"))
 
     def _exited(self, exc: BaseException) -> str:
         self.process.join(timeout=5)
@@ -139,6 +149,9 @@ class _Worker:
             self._unwatch()
             loop.add_reader(self.conn.fileno(), self._on_readable)
             self.loop = loop
+            if not self.started:
+                left = START_TIMEOUT - (time.monotonic() - self.started_at)
+                loop.call_later(max(left, 0), self._start_timed_out)
         self._next_id += 1
         future: asyncio.Future[Outcome | None] = loop.create_future()
         self.pending[self._next_id] = future
@@ -165,10 +178,7 @@ class _Worker:
         try:
             message = self.conn.recv()
         except (EOFError, OSError) as exc:
-            if self.started:
-                self._fail(exc)
-            else:  # it died before its first message
-                self._on_start((None, self._exited(exc)))
+            self._fail(exc)
             return
         if not self.started:
             self._on_start(message)
@@ -195,6 +205,9 @@ class _Worker:
                     future.set_result(None)
 
     def _fail(self, exc: BaseException) -> None:
+        if not self.started:  # it died before its first message
+            self._on_start((None, self._exited(exc)))
+            return
         if not self.broken:
             self.broken = True
             logger.error("Fingerprint worker process failed (%s: %s): extraction and "

@@ -262,3 +262,37 @@ def test_the_crawls_pool_loads_extraction_before_its_first_page() -> None:
         assert "/lxml/" in maps.read_text(encoding="utf-8")
     finally:
         pool.close()
+
+
+def test_a_worker_that_never_answers_is_given_up_after_the_start_timeout(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker stopped before its first message, jobs already waiting on it: after
+    START_TIMEOUT the event loop gives it up (logged once) and computes them in-process."""
+    import multiprocessing.context
+
+    import newscrawl.workers
+
+    start = multiprocessing.context.SpawnProcess.start
+
+    def start_then_stop(self: multiprocessing.context.SpawnProcess) -> None:
+        start(self)
+        assert self.pid is not None
+        os.kill(self.pid, signal.SIGSTOP)
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_stop)
+    monkeypatch.setattr(newscrawl.workers, "START_TIMEOUT", 2.0)
+    texts = [Article.generate(f"stopped{i}").text for i in range(3)]
+    fps = FingerprintPool(None, 1)
+
+    async def run() -> list[int | None]:
+        return [fp for fp, _ in await asyncio.gather(*(fps.fingerprint(t) for t in texts))]
+
+    try:
+        with caplog.at_level(logging.ERROR, logger="newscrawl.workers"):
+            got = asyncio.run(asyncio.wait_for(run(), 60))
+        assert got == [fingerprint(t) for t in texts]
+        assert caplog.text.count("fingerprint worker did not start: timeout") == 1
+        assert fps.processes == 0
+    finally:
+        fps.close()
