@@ -1,6 +1,7 @@
 """What runs in a worker process of :class:`newscrawl.workers.WorkerPool`: the loop that reads jobs
 from the pipe and sends replies back in batches, with the worker's log records and the exceptions
-jobs raise. Imports neither asyncio nor the extraction libraries (loaded with the first page).
+jobs raise. Imports neither asyncio nor the extraction libraries (loaded with the first page,
+or right after the version is sent with ``preload_extraction``).
 See docs/design/architecture.md#worker-processes.
 """
 
