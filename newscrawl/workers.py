@@ -13,31 +13,25 @@ import collections
 import contextlib
 import logging
 import multiprocessing
-import pickle
-import queue
-import signal
 import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from newscrawl._worker_process import Outcome, RemoteTraceback, Result, analyze, serve
 from newscrawl.errors import NewscrawlError
-from newscrawl.extract import Article, decode_html_detailed, extract_article, has_mojibake
 from newscrawl.simhash.decision import get_decision
 from newscrawl.simhash.fingerprinter import FingerprintConfig
-from newscrawl.urls import canonical_link
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-
     from scrapy.crawler import Crawler
 
-logger = logging.getLogger(__name__)
+    from newscrawl._extract_job import Extracted
 
-Result = tuple[int | None, bytes | None]  # (fingerprint, sketch): what the index needs
+__all__ = ["PageJob", "RemoteTraceback", "Result", "WorkerFailed", "WorkerPool"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,186 +45,11 @@ class PageJob:
     selectors: dict[str, str] | None
 
 
-@dataclass(frozen=True, slots=True)
-class Extracted:
-    """One page's extraction: the article (None: no article found), how the body was decoded
-    (:class:`newscrawl.extract.Decoded`'s ``encoding``, ``source``, ``declared``), whether the
-    title or text carries mojibake, and the page's canonical link."""
-
-    article: Article | None
-    encoding: str
-    source: str
-    declared: str | None
-    mojibake: bool
-    canonical_url: str | None
-
-
-def extract_page(job: PageJob) -> Extracted:
-    """Decode, extract, check for mojibake and read the canonical link: the spider's whole
-    extraction of one article page (raises what decoding or extraction raises)."""
-    decoded = decode_html_detailed(job.body, header_encoding=job.header_encoding,
-                                   forced_encoding=job.forced_encoding)
-    article = extract_article(decoded.text, job.url, selectors=job.selectors)
-    found = article is not None and bool((article.text or "").strip())
-    mojibake = found and article is not None and (
-        has_mojibake(article.title or "") or has_mojibake(article.text))
-    return Extracted(article, decoded.encoding, decoded.source, decoded.declared, mojibake,
-                     canonical_link(decoded.text, job.url) if found else None)
-
-
-def _analyze(text: str, idf_file: str | None) -> Result:
-    """The fingerprint and sketch of ``text`` (the decision is cached per process and IDF file)."""
-    analysis = get_decision(idf_file=idf_file).analyze(text)
-    return analysis.fingerprint, analysis.sketch
-
-
-def _run(kind: str, payload: Any, idf_file: str | None) -> Any:
-    if kind == "extract":
-        return extract_page(payload)
-    return _analyze(payload, idf_file)
-
-
-class _RemoteTraceback(Exception):
-    """The cause of an exception a worker raised: its traceback there, as text."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-def _raised_again(exc: BaseException, worker_traceback: str) -> BaseException:
-    exc.__cause__ = _RemoteTraceback(worker_traceback)
-    return exc
-
-
-class _Raised:
-    """An exception sent back by a worker: unpickled, it is the exception itself, caused by a
-    :class:`_RemoteTraceback` of the worker's traceback."""
-
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
-        self.traceback = "".join(traceback.format_exception(exc))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return _raised_again, (self.exc, self.traceback)
-
-
-# A reply: (the result, None), (None, the exception raised), or None: run the job in-process.
-Outcome = tuple[Any, BaseException | None]
-
-
-def _outcome(kind: str, payload: Any, idf_file: str | None) -> tuple[Any, Any] | None:
-    """The job's result, or the exception it raised when that can be sent back (None: it
-    cannot, the caller runs the job itself)."""
-    try:
-        return _run(kind, payload, idf_file), None
-    except Exception as exc:
-        raised = _Raised(exc)
-        try:
-            pickle.loads(pickle.dumps(raised))
-        except Exception:
-            return None
-        return None, raised
-
-
-class _Records(logging.Handler):
-    """Keeps the worker's log records of one job, to be logged again by the caller."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        record.msg, record.args = record.getMessage(), None  # arguments may not pickle
-        if record.exc_info:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-            record.exc_info = None
-        self.records.append(record)
-
-    def take(self) -> list[logging.LogRecord]:
-        records, self.records = self.records, []
-        return records
-
-
-def _serve(conn: Connection, idf_file: str | None, fingerprints: bool, log_level: int) -> None:
-    """Worker process: its decision version first (None without fingerprints), then
-    lists of ``(request id, kind, payload)`` in, lists of ``(request id, outcome, log records at
-    ``log_level`` or above)`` out (:func:`_outcome`, :class:`_Replies`).
-
-    A thread reads the pipe into a queue, so the caller's ``send`` never waits on a worker that
-    is itself waiting for the caller to read its answers."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is for the caller, which stops us
-    records = _Records()
-    logging.getLogger().addHandler(records)
-    logging.getLogger().setLevel(log_level)
-    try:
-        version = get_decision(idf_file=idf_file).version if fingerprints else None
-        conn.send((version, None))
-    except Exception as exc:  # the caller raises it again in-process, with its traceback
-        conn.send((None, f"{type(exc).__name__}: {exc}"))
-        return
-    jobs: queue.SimpleQueue[tuple[int, str, Any] | None] = queue.SimpleQueue()
-
-    def read() -> None:
-        while True:
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):  # the calling process is gone
-                message = None
-            if message is None:
-                jobs.put(None)
-                return
-            for job in message:  # a list of jobs
-                jobs.put(job)
-
-    threading.Thread(target=read, daemon=True).start()
-    out = _Replies(conn, jobs)
-    while (job := jobs.get()) is not None:
-        request_id, kind, payload = job
-        outcome = _outcome(kind, payload, idf_file)
-        logged = records.take()
-        try:
-            # without an outcome the caller runs the job again and logs what it logs
-            out.send((request_id, outcome, logged if outcome is not None else []))
-        except (OSError, ValueError):
-            return
-    with contextlib.suppress(OSError, ValueError):
-        out.flush()
-
-
-#: A worker's reply waits this long at most for others to go in the same message.
-REPLY_WAIT = 0.005
-
-
-class _Replies:
-    """A worker's replies, sent as lists. A reply is held while more jobs are queued and the
-    first reply held plus the job just done (the next one is likely alike) stays under
-    REPLY_WAIT: fast jobs (fingerprints) cost the two processes one message for several, a slow
-    one (an extraction) goes out at once, and a held reply waits at most REPLY_WAIT plus one
-    job."""
-
-    def __init__(self, conn: Connection, jobs: queue.SimpleQueue[Any]) -> None:
-        self.conn = conn
-        self.jobs = jobs
-        self.replies: list[tuple[int, Any, list[logging.LogRecord]]] = []
-        self.since = self.last = time.monotonic()
-
-    def send(self, reply: tuple[int, Any, list[logging.LogRecord]]) -> None:
-        now = time.monotonic()
-        took, self.last = now - self.last, now  # the job's time (and any wait for it)
-        if not self.replies:
-            self.since = now
-        self.replies.append(reply)
-        if self.jobs.empty() or now - self.since + took >= REPLY_WAIT:
-            self.flush()
-
-    def flush(self) -> None:
-        replies, self.replies = self.replies, []
-        if replies:
-            self.conn.send(replies)
-
-
 #: Jobs sent to a worker and not answered yet, at most: the rest wait in the calling process.
 MAX_IN_PIPE = 32
+
+#: A worker whose first message has not come this many seconds after its start did not start.
+START_TIMEOUT = 300.0
 
 
 @contextlib.contextmanager
@@ -258,15 +77,22 @@ class WorkerFailed(NewscrawlError, RuntimeError):
 
 
 class _Worker:
-    """One worker process on a pipe; a reply resolves its request's future in the event loop."""
+    """One worker process on a pipe; a reply resolves its request's future in the event loop.
 
-    def __init__(self, idf_file: str | None, fingerprints: bool, log_level: int) -> None:
+    Started, not waited for: its first message (its decision version, or why it could not start)
+    is read when the version is asked for (:meth:`wait_started`) or, with the replies, by the
+    event loop; jobs submitted before it go in the pipe and are served once the worker is up."""
+
+    def __init__(self, idf_file: str | None, fingerprints: bool, preload_extraction: bool,
+                 log_level: int) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_serve, args=(child, idf_file, fingerprints, log_level),
-                                   daemon=True, name="newscrawl-fingerprint")
+        self.process = ctx.Process(
+            target=serve, args=(child, idf_file, fingerprints, preload_extraction, log_level),
+            daemon=True, name="newscrawl-fingerprint")
         with _main_module_hidden():
             self.process.start()
+        self.started_at = time.monotonic()
         child.close()
         self.pending: dict[int, asyncio.Future[Outcome | None]] = {}
         self.in_pipe = 0  # sent, not answered yet
@@ -274,15 +100,44 @@ class _Worker:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._next_id = 0
         self.broken = False
-        try:  # the worker's first message: its decision version (or why it could not start)
-            version, error = self.conn.recv() if self.conn.poll(300) else (None, "timeout")
-        except (EOFError, OSError) as exc:  # it died before answering (killed, crashed)
-            self.process.join(timeout=5)
-            version, error = None, f"exited ({exc!r}, exit code {self.process.exitcode})"
-        if error is not None:
-            self.close()
-            raise WorkerFailed(f"fingerprint worker did not start: {error}")
-        self.version = None if version is None else str(version)
+        self.started = False  # its first message read
+        self.start_error: str | None = None  # why it did not start
+        self.version: str | None = None
+
+    def wait_started(self) -> None:
+        """Wait for the worker's first message unless it was read already; raises
+        :class:`WorkerFailed` when the worker did not start."""
+        if not self.started:
+            try:
+                left = START_TIMEOUT - (time.monotonic() - self.started_at)
+                message = self.conn.recv() if self.conn.poll(max(left, 0)) else (None, "timeout")
+            except (EOFError, OSError) as exc:  # it died before answering (killed, crashed)
+                message = (None, self._exited(exc))
+            self._on_start(message)
+        if self.start_error is not None:
+            raise WorkerFailed(f"fingerprint worker did not start: {self.start_error}")
+
+    def _start_timed_out(self) -> None:
+        if not self.started:
+            self._on_start((None, "timeout"))
+
+    def _exited(self, exc: BaseException) -> str:
+        self.process.join(timeout=5)
+        return f"exited ({exc!r}, exit code {self.process.exitcode})"
+
+    def _on_start(self, message: tuple[str | None, str | None]) -> None:
+        """The worker's first message: its version, or why it could not start (logged; the
+        worker is closed and its jobs run in the calling process)."""
+        self.started = True
+        version, error = message
+        if error is None:
+            self.version = None if version is None else str(version)
+            return
+        self.start_error = error
+        self.broken = True
+        logger.error("fingerprint worker did not start: %s: extraction and fingerprints in the "
+                     "crawl process", error)
+        self.close()
 
     def submit(self, kind: str, payload: Any) -> asyncio.Future[Outcome | None]:
         """The future of the job's :data:`Outcome` (None: run it in-process). Raises
@@ -294,6 +149,9 @@ class _Worker:
             self._unwatch()
             loop.add_reader(self.conn.fileno(), self._on_readable)
             self.loop = loop
+            if not self.started:
+                left = START_TIMEOUT - (time.monotonic() - self.started_at)
+                loop.call_later(max(left, 0), self._start_timed_out)
         self._next_id += 1
         future: asyncio.Future[Outcome | None] = loop.create_future()
         self.pending[self._next_id] = future
@@ -316,18 +174,22 @@ class _Worker:
             self.in_pipe += count
 
     def _on_readable(self) -> None:
+        """One message from the worker (the event loop calls again while the pipe holds more)."""
         try:
-            while self.conn.poll():
-                for request_id, outcome, records in self.conn.recv():  # a list of replies
-                    self.in_pipe -= 1
-                    for record in records:  # the worker's log lines, in the crawl's log
-                        logging.getLogger(record.name).handle(record)
-                    future = self.pending.pop(request_id, None)
-                    if future is not None and not future.done():
-                        future.set_result(outcome)
+            message = self.conn.recv()
         except (EOFError, OSError) as exc:
             self._fail(exc)
             return
+        if not self.started:
+            self._on_start(message)
+            return
+        for request_id, outcome, records in message:  # a list of replies
+            self.in_pipe -= 1
+            for record in records:  # the worker's log lines, in the crawl's log
+                logging.getLogger(record.name).handle(record)
+            future = self.pending.pop(request_id, None)
+            if future is not None and not future.done():
+                future.set_result(outcome)
         self._send_waiting()
 
     def _unwatch(self) -> None:
@@ -343,6 +205,9 @@ class _Worker:
                     future.set_result(None)
 
     def _fail(self, exc: BaseException) -> None:
+        if not self.started:  # it died before its first message
+            self._on_start((None, self._exited(exc)))
+            return
         if not self.broken:
             self.broken = True
             logger.error("Fingerprint worker process failed (%s: %s): extraction and "
@@ -361,30 +226,46 @@ class _Worker:
 
 
 class WorkerPool:
-    """``await extract(job)`` -> :class:`Extracted` and ``await fingerprint(text)`` ->
-    (fingerprint, sketch), in ``workers`` processes or, with 0, in the calling process.
-    ``fingerprints=False``: the workers do not load the fingerprint decision (no jieba)."""
+    """``await extract(job)`` -> :class:`~newscrawl._extract_job.Extracted` and
+    ``await fingerprint(text)`` -> (fingerprint, sketch), in ``workers`` processes or, with 0, in
+    the calling process.
+    ``fingerprints=False``: the workers do not load the fingerprint decision (no jieba).
+    ``preload_extraction``: they load extraction once started, not with the first page."""
 
     def __init__(self, idf_file: str | None, workers: int, *, fingerprints: bool = True,
-                 log_level: int = logging.DEBUG) -> None:
+                 preload_extraction: bool = False, log_level: int = logging.DEBUG) -> None:
         self.idf_file = idf_file
         # Only the first max_chars characters of a text count: no more is sent to a worker.
         self.max_chars = FingerprintConfig().max_chars
-        self._workers: list[_Worker] = []
-        try:
-            for _ in range(workers):
-                self._workers.append(_Worker(idf_file, fingerprints, log_level))
-        except WorkerFailed as exc:
-            self.close()
-            # A configuration error (bad IDF file, missing segmenter) is raised here, in full;
-            # a worker that merely died leaves the work to the calling process.
-            if fingerprints:
-                get_decision(idf_file=idf_file)
-            logger.error("%s: extraction and fingerprints in the crawl process", exc)
-        self.version: str | None = None
-        if fingerprints:
-            self.version = (self._workers[0].version if self._workers
-                            else get_decision(idf_file=idf_file).version)
+        self.fingerprints = fingerprints
+        # started at once, all of them, and waited for only when their version is asked for:
+        # the caller goes on with its own start meanwhile
+        self._workers = [_Worker(idf_file, fingerprints, preload_extraction, log_level)
+                         for _ in range(workers)]
+        self._version: str | None = None
+
+    def _wait_started(self) -> None:
+        """Wait for every worker's first message. A configuration error a worker met (bad IDF
+        file, missing segmenter) is raised here, in full; a worker that merely died leaves its
+        work to the calling process."""
+        failed = False
+        for worker in self._workers:
+            try:
+                worker.wait_started()
+            except WorkerFailed:
+                failed = True
+        if failed and self.fingerprints:
+            get_decision(idf_file=self.idf_file)
+
+    @property
+    def version(self) -> str | None:
+        """The fingerprint decision's version (None without fingerprints): the workers' (waits
+        for them to start), or the calling process's when none started."""
+        if self.fingerprints and self._version is None:
+            self._wait_started()
+            started = [w.version for w in self._workers if w.version is not None]
+            self._version = started[0] if started else get_decision(idf_file=self.idf_file).version
+        return self._version
 
     @classmethod
     def of(cls, crawler: Crawler) -> WorkerPool:
@@ -392,8 +273,8 @@ class WorkerPool:
         ``NEWSCRAWL_FINGERPRINT_WORKERS`` processes, in-process without an asyncio reactor."""
         pool: WorkerPool | None = getattr(crawler, "_newscrawl_workers", None)
         if pool is None:
-            # imported here, not at the top: the worker processes import this module, and need
-            # neither Scrapy nor Redis
+            # imported here, not at the top: a worker process imports this module with its first
+            # page (PageJob), and needs neither Scrapy nor Redis
             from scrapy import signals
             from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
@@ -407,7 +288,7 @@ class WorkerPool:
             if not isinstance(level, int):
                 level = logging.getLevelName(str(level).upper())
             pool = cls(config.idf_file, config.workers if asyncio_ok else 0,
-                       fingerprints=config.enabled,
+                       fingerprints=config.enabled, preload_extraction=True,  # the spider's pages
                        log_level=level if isinstance(level, int) else logging.DEBUG)
             crawler._newscrawl_workers = pool  # type: ignore[attr-defined]
             crawler.signals.connect(pool.close, signal=signals.spider_closed)
@@ -415,16 +296,19 @@ class WorkerPool:
 
     @property
     def processes(self) -> int:
-        """Worker processes still in use."""
+        """Worker processes still in use (waits for them to start)."""
+        self._wait_started()
         return sum(not w.broken for w in self._workers)
 
     async def _call(self, kind: str, payload: Any, local: Callable[[], Any]) -> Any:
         """The job's result from a worker, or the exception it raised there raised here; run
         here when no worker takes it (none left, no running loop, a worker gone mid-job)."""
-        live = [w for w in self._workers if not w.broken]
+        worker: _Worker | None = None
+        for w in self._workers:  # the live worker with the fewest jobs
+            if not w.broken and (worker is None or len(w.pending) < len(worker.pending)):
+                worker = w
         outcome: Outcome | None = None
-        if live:
-            worker = min(live, key=lambda w: len(w.pending))
+        if worker is not None:
             try:
                 future = worker.submit(kind, payload)
             except RuntimeError:  # no running loop, or WorkerFailed
@@ -442,12 +326,16 @@ class WorkerPool:
         if isinstance(text, str) and len(text) > self.max_chars:
             text = text[: self.max_chars]  # the same fingerprint, a bounded message
         result: Result = await self._call("fingerprint", text,
-                                          lambda: _analyze(text, self.idf_file))
+                                          lambda: analyze(text, self.idf_file))
         return result
 
     async def extract(self, job: PageJob) -> Extracted:
-        """:func:`extract_page` of ``job``; an exception it raises in a worker is raised here,
-        caused by a :class:`_RemoteTraceback` of the worker's traceback."""
+        """:func:`~newscrawl._extract_job.extract_page` of ``job``; an exception it raises in a
+        worker is raised here, caused by a :class:`RemoteTraceback` of the worker's traceback."""
+        # imported with the first page, not with this module: a pool that only fingerprints
+        # does not load trafilatura and lxml
+        from newscrawl._extract_job import extract_page
+
         result: Extracted = await self._call("extract", job, lambda: extract_page(job))
         return result
 

@@ -15,7 +15,8 @@ import pytest
 from crawlrun import FAST, assert_stored_once, run_crawl, start_crawl, stored_urls, url_of, wait_for
 from mockportal import Layout, MockPortal, sites_toml
 
-from newscrawl.workers import Extracted, PageJob, WorkerPool, _RemoteTraceback, extract_page
+from newscrawl._extract_job import Extracted, extract_page
+from newscrawl.workers import PageJob, RemoteTraceback, WorkerPool
 
 
 def jobs_of(*portals: MockPortal) -> list[PageJob]:
@@ -77,7 +78,7 @@ def test_an_extraction_error_is_raised_as_in_process(caplog: pytest.LogCaptureFi
             asyncio.run(pool.extract(bad))
         assert str(through_pool.value) == str(in_process.value)
         cause = through_pool.value.__cause__
-        assert isinstance(cause, _RemoteTraceback)
+        assert isinstance(cause, RemoteTraceback)
         assert "in _outcome" in str(cause) and "in extract_page" in str(cause)
         assert asyncio.run(pool.extract(good)) == extract_page(good)
         assert pool.processes == 1
@@ -116,7 +117,8 @@ def test_a_worker_killed_with_pages_in_flight_loses_none(
 
 BURST = """
 import asyncio, sys
-from newscrawl.workers import PageJob, WorkerPool, extract_page
+from newscrawl._extract_job import extract_page
+from newscrawl.workers import PageJob, WorkerPool
 
 def page(i):
     paras = "".join(f"<p>第{i}篇第{n}段，" + "新闻正文内容" * 40 + "。</p>" for n in range(60))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mockportal import Article
 
-from newscrawl.simhash import fingerprint
+from newscrawl.simhash import IdfFormatError, fingerprint
 from newscrawl.workers import WorkerPool as FingerprintPool
 
 
@@ -79,7 +79,7 @@ BURST = """
 import asyncio, sys
 sys.path.insert(0, sys.argv[1])
 from mockportal import Article
-from newscrawl.simhash import fingerprint
+from newscrawl.simhash import IdfFormatError, fingerprint
 from newscrawl.workers import WorkerPool as FingerprintPool
 
 async def burst(fps, texts):
@@ -145,3 +145,154 @@ def test_the_worker_does_not_import_the_callers_main_script(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "ok"
     assert len(ran.read_text(encoding="utf-8").split()) == 1
+
+
+def test_jobs_sent_before_the_worker_is_up_are_answered_by_it() -> None:
+    """The pool does not wait for its worker to start: texts submitted at once go in the pipe
+    and the worker answers them once it is up (none is lost, none runs twice)."""
+    texts = [Article.generate(f"early{i}").text for i in range(60)]
+    fps = FingerprintPool(None, 1)
+
+    async def run() -> list[int | None]:
+        return [fp for fp, _ in await asyncio.gather(*(fps.fingerprint(t) for t in texts))]
+
+    try:
+        assert asyncio.run(run()) == [fingerprint(t) for t in texts]
+        assert fps.processes == 1
+    finally:
+        fps.close()
+
+
+def test_worker_dead_before_its_first_message_found_by_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Jobs submitted before the worker's first message, the worker dead: logged once as a
+    worker that did not start, the jobs computed in the calling process."""
+    import multiprocessing.context
+
+    start = multiprocessing.context.SpawnProcess.start
+
+    def start_then_die(self: multiprocessing.context.SpawnProcess) -> None:
+        start(self)
+        assert self.pid is not None
+        os.kill(self.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_die)
+    texts = [Article.generate(f"dead-early{i}").text for i in range(5)]
+    fps = FingerprintPool(None, 1)
+
+    async def run() -> list[int | None]:
+        return [fp for fp, _ in await asyncio.gather(*(fps.fingerprint(t) for t in texts))]
+
+    try:
+        with caplog.at_level(logging.ERROR, logger="newscrawl.workers"):
+            got = asyncio.run(asyncio.wait_for(run(), 60))
+        assert got == [fingerprint(t) for t in texts]
+        assert caplog.text.count("fingerprint worker did not start") == 1
+        assert fps.processes == 0
+    finally:
+        fps.close()
+
+
+def test_a_bad_idf_file_is_raised_in_full_when_the_version_is_asked(tmp_path: Path) -> None:
+    """The worker cannot load the IDF file: asking the pool for its version raises the error
+    the calling process meets with that file, not a worker failure."""
+    bad = tmp_path / "idf.txt"
+    bad.write_text("not an idf\n", encoding="utf-8")
+    fps = FingerprintPool(str(bad), 1)
+    try:
+        with pytest.raises(IdfFormatError, match="expected 'word idf'"):
+            _ = fps.version
+    finally:
+        fps.close()
+
+
+LOADED = """
+import asyncio, sys
+sys.path.insert(0, sys.argv[1])
+from mockportal import Article
+from newscrawl.workers import PageJob, WorkerPool
+
+def lxml_mapped(pid):
+    with open(f"/proc/{pid}/maps", encoding="utf-8") as fh:
+        return "/lxml/" in fh.read()
+
+if __name__ == "__main__":
+    pool = WorkerPool(None, 1)
+    try:
+        fp, _ = asyncio.run(pool.fingerprint(Article.generate("loaded").text))
+        assert pool.processes == 1 and fp is not None
+        pid = pool._workers[0].process.pid
+        print("caller", sorted(m for m in ("lxml", "trafilatura") if m in sys.modules))
+        print("worker", lxml_mapped(pid))
+        page = PageJob("<html><body><p>好</p></body></html>".encode(), "http://x/a/1.html",
+                       "utf-8", None, None)
+        asyncio.run(pool.extract(page))
+        assert pool.processes == 1
+        print("worker after a page", lxml_mapped(pid))
+    finally:
+        pool.close()
+"""
+
+
+def test_fingerprints_alone_load_no_extraction_library(tmp_path: Path) -> None:
+    """A pool used for fingerprints only: neither the calling process nor its worker loads
+    trafilatura or lxml; the worker loads them with its first page."""
+    script = tmp_path / "loaded.py"
+    script.write_text(LOADED, encoding="utf-8")
+    tests_dir = str(Path(__file__).resolve().parent)
+    proc = subprocess.run([sys.executable, str(script), tests_dir], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["caller []", "worker False", "worker after a page True"]
+
+
+def test_the_crawls_pool_loads_extraction_before_its_first_page() -> None:
+    """``preload_extraction`` (the crawl's pool): the worker loads lxml once started, with no
+    page sent yet."""
+    import time
+
+    pool = FingerprintPool(None, 1, fingerprints=False, preload_extraction=True)
+    try:
+        assert pool.processes == 1
+        maps = Path(f"/proc/{pool._workers[0].process.pid}/maps")
+        deadline = time.monotonic() + 60
+        while "/lxml/" not in maps.read_text(encoding="utf-8") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "/lxml/" in maps.read_text(encoding="utf-8")
+    finally:
+        pool.close()
+
+
+def test_a_worker_that_never_answers_is_given_up_after_the_start_timeout(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker stopped before its first message, jobs already waiting on it: after
+    START_TIMEOUT the event loop gives it up (logged once) and computes them in-process."""
+    import multiprocessing.context
+
+    import newscrawl.workers
+
+    start = multiprocessing.context.SpawnProcess.start
+
+    def start_then_stop(self: multiprocessing.context.SpawnProcess) -> None:
+        start(self)
+        assert self.pid is not None
+        os.kill(self.pid, signal.SIGSTOP)
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_stop)
+    monkeypatch.setattr(newscrawl.workers, "START_TIMEOUT", 2.0)
+    texts = [Article.generate(f"stopped{i}").text for i in range(3)]
+    fps = FingerprintPool(None, 1)
+
+    async def run() -> list[int | None]:
+        return [fp for fp, _ in await asyncio.gather(*(fps.fingerprint(t) for t in texts))]
+
+    try:
+        with caplog.at_level(logging.ERROR, logger="newscrawl.workers"):
+            got = asyncio.run(asyncio.wait_for(run(), 60))
+        assert got == [fingerprint(t) for t in texts]
+        assert caplog.text.count("fingerprint worker did not start: timeout") == 1
+        assert fps.processes == 0
+    finally:
+        fps.close()
