@@ -8,9 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from collections.abc import Callable, Iterable
 
 BITS = 64
+
+#: Set (to anything but "" or "0") to ignore the C speedups of the fingerprint path (the same
+#: results from the Python code, slower): docs/design/fingerprint.md#the-c-speedups.
+PURE_PYTHON_ENV = "NEWSCRAWL_PURE_PYTHON"
+
+
+def speedups_wanted() -> bool:
+    """False when the environment asks for the Python code alone (PURE_PYTHON_ENV)."""
+    return os.environ.get(PURE_PYTHON_ENV, "") in ("", "0")
 
 
 def hamming(a: int, b: int) -> int:

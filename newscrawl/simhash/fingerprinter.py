@@ -25,14 +25,12 @@ from newscrawl.simhash.segmenters import load_segmenter
 from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
 try:
-    from newscrawl.simhash import _cfingerprint
+    import newscrawl.simhash._cfingerprint as _cfingerprint
 except ImportError:  # not built (no C compiler at install): the Python code gives the same results
     _cfingerprint = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
-
-#: Set (to anything but "" or "0") to ignore the C speedups: the same results, slower.
-PURE_PYTHON_ENV = "NEWSCRAWL_PURE_PYTHON"
+PURE_PYTHON_ENV = core.PURE_PYTHON_ENV
 
 ALGORITHM = "nc2"  # nc2: total weight shifted below 2**22 (nc1: 2**46)
 _TF_SCALE = 1000
@@ -121,7 +119,7 @@ class Fingerprinter:
         self._fast = None
         self._split: Callable[[str], tuple[str, list[list[str]] | None]]
         self._split = cjk_text_and_gap_words
-        if _cfingerprint is not None and os.environ.get(PURE_PYTHON_ENV, "") in ("", "0"):
+        if _cfingerprint is not None and core.speedups_wanted():
             keys, values, mask, median = self._idf_arrays
             if isinstance(keys, array) and isinstance(values, array):  # a hashed table
                 self._fast = functools.partial(

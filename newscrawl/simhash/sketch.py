@@ -8,7 +8,6 @@ See docs/design/near-duplicates.md#confirmation-the-text-sketch.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import struct
 import sys
@@ -19,15 +18,15 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import and_, mul, rshift
 
-from newscrawl.simhash.fingerprinter import PURE_PYTHON_ENV
+from newscrawl.simhash.core import speedups_wanted
 
 try:
-    from newscrawl.simhash import _csketch
+    import newscrawl.simhash._csketch as _csketch
 except ImportError:  # not built (no C compiler at install): the Python code gives the same results
     _csketch = None  # type: ignore[assignment]
 # The kept characters, the numbers and the 4-gram pass in C (_csketch.c), unless not built or
 # NEWSCRAWL_PURE_PYTHON is set (read at import); the Python code below is the definition.
-_c = _csketch if os.environ.get(PURE_PYTHON_ENV, "") in ("", "0") else None
+_c = _csketch if speedups_wanted() else None
 
 SHINGLE = 4
 #: Minhash bins, 4 bits each (b-bit minwise hashing: more bins of fewer bits estimate better
