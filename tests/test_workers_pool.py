@@ -178,20 +178,8 @@ def test_worker_dead_before_its_first_message_found_by_the_event_loop(
         os.kill(self.pid, signal.SIGKILL)
 
     monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_die)
-    texts = [Article.generate(f"dead-early{i}").text for i in range(5)]
-    fps = FingerprintPool(None, 1)
-
-    async def run() -> list[int | None]:
-        return [fp for fp, _ in await asyncio.gather(*(fps.fingerprint(t) for t in texts))]
-
-    try:
-        with caplog.at_level(logging.ERROR, logger="newscrawl.workers"):
-            got = asyncio.run(asyncio.wait_for(run(), 60))
-        assert got == [fingerprint(t) for t in texts]
-        assert caplog.text.count("fingerprint worker did not start") == 1
-        assert fps.processes == 0
-    finally:
-        fps.close()
+    _fingerprinted_in_process([Article.generate(f"dead-early{i}").text for i in range(5)],
+                              caplog, "fingerprint worker did not start")
 
 
 def test_a_bad_idf_file_is_raised_in_full_when_the_version_is_asked(tmp_path: Path) -> None:
@@ -282,7 +270,13 @@ def test_a_worker_that_never_answers_is_given_up_after_the_start_timeout(
 
     monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_stop)
     monkeypatch.setattr(newscrawl.workers, "START_TIMEOUT", 2.0)
-    texts = [Article.generate(f"stopped{i}").text for i in range(3)]
+    _fingerprinted_in_process([Article.generate(f"stopped{i}").text for i in range(3)],
+                              caplog, "fingerprint worker did not start: timeout")
+
+
+def _fingerprinted_in_process(texts: list[str], caplog: pytest.LogCaptureFixture,
+                              logged: str) -> None:
+    """A pool whose worker never starts: every text fingerprinted in-process, ``logged`` once."""
     fps = FingerprintPool(None, 1)
 
     async def run() -> list[int | None]:
@@ -292,7 +286,7 @@ def test_a_worker_that_never_answers_is_given_up_after_the_start_timeout(
         with caplog.at_level(logging.ERROR, logger="newscrawl.workers"):
             got = asyncio.run(asyncio.wait_for(run(), 60))
         assert got == [fingerprint(t) for t in texts]
-        assert caplog.text.count("fingerprint worker did not start: timeout") == 1
+        assert caplog.text.count(logged) == 1
         assert fps.processes == 0
     finally:
         fps.close()
