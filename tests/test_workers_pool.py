@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing.context
 import os
 import signal
 import subprocess
@@ -38,16 +39,7 @@ def test_worker_dead_at_start_leaves_fingerprints_in_process(
 ) -> None:
     """A worker killed before it answers (OOM killer, a crash) is logged, not a crash of the
     crawl: the fingerprints are computed in the crawl process."""
-    import multiprocessing.context
-
-    start = multiprocessing.context.SpawnProcess.start
-
-    def start_then_die(self: multiprocessing.context.SpawnProcess) -> None:
-        start(self)
-        assert self.pid is not None
-        os.kill(self.pid, signal.SIGKILL)
-
-    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_die)
+    _workers_get(monkeypatch, signal.SIGKILL)
     text = Article.generate("dead").text
     with caplog.at_level(logging.ERROR, logger="newscrawl.workers"):
         fps = FingerprintPool(None, 1)
@@ -168,16 +160,7 @@ def test_worker_dead_before_its_first_message_found_by_the_event_loop(
 ) -> None:
     """Jobs submitted before the worker's first message, the worker dead: logged once as a
     worker that did not start, the jobs computed in the calling process."""
-    import multiprocessing.context
-
-    start = multiprocessing.context.SpawnProcess.start
-
-    def start_then_die(self: multiprocessing.context.SpawnProcess) -> None:
-        start(self)
-        assert self.pid is not None
-        os.kill(self.pid, signal.SIGKILL)
-
-    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_die)
+    _workers_get(monkeypatch, signal.SIGKILL)
     _fingerprinted_in_process([Article.generate(f"dead-early{i}").text for i in range(5)],
                               caplog, "fingerprint worker did not start")
 
@@ -257,18 +240,9 @@ def test_a_worker_that_never_answers_is_given_up_after_the_start_timeout(
 ) -> None:
     """A worker stopped before its first message, jobs already waiting on it: after
     START_TIMEOUT the event loop gives it up (logged once) and computes them in-process."""
-    import multiprocessing.context
-
     import newscrawl.workers
 
-    start = multiprocessing.context.SpawnProcess.start
-
-    def start_then_stop(self: multiprocessing.context.SpawnProcess) -> None:
-        start(self)
-        assert self.pid is not None
-        os.kill(self.pid, signal.SIGSTOP)
-
-    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_stop)
+    _workers_get(monkeypatch, signal.SIGSTOP)
     monkeypatch.setattr(newscrawl.workers, "START_TIMEOUT", 2.0)
     _fingerprinted_in_process([Article.generate(f"stopped{i}").text for i in range(3)],
                               caplog, "fingerprint worker did not start: timeout")
@@ -290,3 +264,15 @@ def _fingerprinted_in_process(texts: list[str], caplog: pytest.LogCaptureFixture
         assert fps.processes == 0
     finally:
         fps.close()
+
+
+def _workers_get(monkeypatch: pytest.MonkeyPatch, sig: signal.Signals) -> None:
+    """Every worker process started from now on is sent ``sig`` as soon as it is started."""
+    start = multiprocessing.context.SpawnProcess.start
+
+    def start_then_signal(self: multiprocessing.context.SpawnProcess) -> None:
+        start(self)
+        assert self.pid is not None
+        os.kill(self.pid, sig)
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start_then_signal)
