@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.errors import NewscrawlError
 from newscrawl.simhash.decision import get_decision
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def _run(kind: str, payload: Any, idf_file: str | None) -> Any:
     return analyze(payload, idf_file)
 
 
-class RemoteTraceback(Exception):
+class RemoteTraceback(NewscrawlError):
     """The cause of an exception a worker raised: its traceback there, as text."""
 
     def __str__(self) -> str:
