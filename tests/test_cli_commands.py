@@ -477,7 +477,10 @@ def test_version_and_the_command_list(capsys: pytest.CaptureFixture[str]) -> Non
 
     with pytest.raises(SystemExit) as info:
         main(["--version"])
-    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"newscrawl {__version__}"
+    from newscrawl.simhash.core import speedups_status
+
+    want = f"newscrawl {__version__}, fingerprint path: {speedups_status()}"
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == want
     code, out, err = run_cli(capsys)  # no command: the list of commands, exit 2
     assert code == 2 and out == ""
     assert err.startswith("usage: newscrawl")

@@ -7,16 +7,19 @@ install, but on a machine with a C compiler it must have been built (a failed bu
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from newscrawl.simhash import core
 from newscrawl.simhash import fingerprinter as fpmod
 from newscrawl.simhash.fingerprinter import FingerprintConfig, Fingerprinter
 from newscrawl.simhash.text import cjk_text_and_gap_words
@@ -138,3 +141,49 @@ SPLIT_ALPHABET = st.sampled_from(
 @given(st.lists(SPLIT_ALPHABET, max_size=80).map("".join))
 def test_same_cjk_runs_and_gap_words_as_python(text: str) -> None:
     assert cfp.cjk_text_and_gap_words(text) == cjk_text_and_gap_words(text)
+
+
+def _stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, api: int, source_age: int) -> None:
+    """A build of ``_csketch`` in ``tmp_path`` with interface ``api``, its ``.c`` source
+    ``source_age`` seconds older than it (negative: newer, as after a ``git pull``)."""
+    built, source = tmp_path / "_csketch.cpython-311-x86_64-linux-gnu.so", tmp_path / "_csketch.c"
+    built.write_bytes(b"")
+    source.write_text("/* */")
+    now = built.stat().st_mtime
+    os.utime(source, (now - source_age, now - source_age))
+    module = types.ModuleType("newscrawl.simhash._csketch")
+    module.__file__ = str(built)
+    module.API = api  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "newscrawl.simhash._csketch", module)
+    monkeypatch.setattr(core, "_warned", set())
+
+
+@pytest.mark.parametrize(("api", "source_age"), [(core.SPEEDUPS_API + 1, 60), (None, 60),
+                                                 (core.SPEEDUPS_API, -60)])  # fmt: skip
+def test_speedups_built_from_other_sources_are_not_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    api: int, source_age: int,
+) -> None:
+    _stand_in(monkeypatch, tmp_path, api, source_age)
+    with caplog.at_level(logging.WARNING, logger="newscrawl.simhash.core"):
+        assert core.load_speedups("_csketch") is None
+        assert core.load_speedups("_csketch") is None
+    assert caplog.text.count("were built from other sources") == 1  # once, with what to do
+    assert "pip install -e ." in caplog.text
+    assert "out of date" in core.speedups_status()
+
+
+def test_speedups_of_this_source_are_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _stand_in(monkeypatch, tmp_path, core.SPEEDUPS_API, 60)
+    assert core.load_speedups("_csketch") is sys.modules["newscrawl.simhash._csketch"]
+
+
+@needs_c
+def test_speedups_status_says_which_code_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert core.speedups_status() == "C speedups"
+    for value in ("1", "yes", "TRUE", "on"):
+        monkeypatch.setenv(fpmod.PURE_PYTHON_ENV, value)
+        assert core.speedups_status() == "Python code (NEWSCRAWL_PURE_PYTHON is set)"
+    for value in ("0", "no", "false", "off", ""):
+        monkeypatch.setenv(fpmod.PURE_PYTHON_ENV, value)
+        assert core.speedups_status() == "C speedups"

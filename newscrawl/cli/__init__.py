@@ -25,6 +25,7 @@ from newscrawl.cli.report import add_report
 from newscrawl.cli.reset import add_reset
 from newscrawl.cli.status import add_status
 from newscrawl.exitcodes import ExitCode
+from newscrawl.simhash.core import speedups_status
 
 __all__ = ["COMMANDS", "CliError", "build_parser", "main"]
 
@@ -61,11 +62,14 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "recorded duplicates, the crawl's Redis; and a demo crawl.",
         epilog="`newscrawl crawl [OPTIONS]` runs the crawl: `scrapy crawl portal [OPTIONS]` "
         "(-a sites=FILE, -s NAME=VALUE, -O FILE), with Ctrl-C and SIGTERM handled from its "
-        "start. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (Ctrl-C). "
+        "start; it exits as the crawl does (0 also when Ctrl-C or SIGTERM stopped it "
+        "gracefully: docs/operations.md#exit-codes). The other commands exit 0 ok, 1 error, "
+        "2 usage, 130 interrupted (Ctrl-C). "
         "`newscrawl COMMAND --help` for the options of a command.",
         parents=[common],
     )
-    parser.add_argument("--version", action="version", version=f"newscrawl {__version__}")
+    parser.add_argument("--version", action="version",
+                        version=f"newscrawl {__version__}, fingerprint path: {speedups_status()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in COMMANDS:
         add(sub, common)

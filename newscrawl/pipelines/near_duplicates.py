@@ -42,6 +42,7 @@ from newscrawl.pipelines.reconcile import sync_index_with_store
 from newscrawl.pipelines.store import AlreadyStored, StorePipeline
 from newscrawl.scheduling.run import current_run
 from newscrawl.scheduling.waiting import GO, NOT_ORDERED, TURN_REUSE_SECONDS, CheckOrder
+from newscrawl.simhash.core import speedups_status
 from newscrawl.workers import WorkerPool
 
 if TYPE_CHECKING:
@@ -110,11 +111,12 @@ class NearDuplicatePipeline:
         self.store = StorePipeline.article_store(crawler)
         logger.info(
             "Near-duplicate check on: Hamming distance <= %d, confirmed by text sketches, "
-            "decision version %s, %s",
+            "decision version %s, %s, %s",
             config.max_distance,
             self.fingerprints.version,
             f"{workers} fingerprint worker process(es)" if (workers := self.fingerprints.processes)
             else "fingerprints in-process",
+            speedups_status(),
         )
 
     @classmethod

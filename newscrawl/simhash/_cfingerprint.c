@@ -5,6 +5,8 @@
  * tests/test_simhash_speedups.py checks that both give the same fingerprints.
  * See docs/design/fingerprint.md#the-c-speedups.
  */
+/* core.py's SPEEDUPS_API: raised with every change of this module's functions or results */
+#define SPEEDUPS_API 1
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -477,4 +479,8 @@ static struct PyModuleDef module = {
     "The fingerprint's per-document arithmetic in C (see fingerprinter.py).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__cfingerprint(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__cfingerprint(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "API", SPEEDUPS_API) < 0) Py_CLEAR(m);
+    return m;
+}

@@ -7,6 +7,8 @@
  * tests/test_simhash_speedups_sketch.py checks that both give the same sketches.
  * See docs/design/fingerprint.md#the-text-sketch.
  */
+/* core.py's SPEEDUPS_API: raised with every change of this module's functions or results */
+#define SPEEDUPS_API 1
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -257,5 +259,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__csketch(void) {
     crc_init();
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "API", SPEEDUPS_API) < 0) Py_CLEAR(m);
+    return m;
 }

@@ -6,21 +6,72 @@ first. See docs/design/fingerprint.md#bit-order.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib
+import logging
 import math
 import os
 from collections.abc import Callable, Iterable
+from types import ModuleType
+
+logger = logging.getLogger(__name__)
 
 BITS = 64
 
-#: Set (to anything but "" or "0") to ignore the C speedups of the fingerprint path (the same
-#: results from the Python code, slower): docs/design/fingerprint.md#the-c-speedups.
+#: Set to 1 (or true, yes, on) to ignore the C speedups of the fingerprint path (the same results
+#: from the Python code, slower): docs/design/fingerprint.md#the-c-speedups.
 PURE_PYTHON_ENV = "NEWSCRAWL_PURE_PYTHON"
+#: The interface version of the C extensions this Python code is written for (their ``API``;
+#: raised with every change of their functions or results): one built from other sources is
+#: ignored, and the Python code runs.
+SPEEDUPS_API = 1
+_SPEEDUPS = ("_cfingerprint", "_csketch")
+_why_not: dict[str, str] = {}
+_warned: set[str] = set()
 
 
 def speedups_wanted() -> bool:
     """False when the environment asks for the Python code alone (PURE_PYTHON_ENV)."""
-    return os.environ.get(PURE_PYTHON_ENV, "") in ("", "0")
+    return os.environ.get(PURE_PYTHON_ENV, "").strip().lower() in ("", "0", "false", "no", "off")
+
+
+def load_speedups(name: str) -> ModuleType | None:
+    """The C extension ``newscrawl.simhash.<name>``, or None when the Python code is to run: not
+    built, switched off, or built from other sources (a WARNING says so once)."""
+    if not speedups_wanted():
+        _why_not[name] = f"{PURE_PYTHON_ENV} is set"
+        return None
+    try:
+        module = importlib.import_module(f"newscrawl.simhash.{name}")
+    except ImportError:
+        _why_not[name] = "the C speedups are not built: no C compiler when it was installed?"
+        return None
+    stale = getattr(module, "API", None) != SPEEDUPS_API
+    built = getattr(module, "__file__", None) or ""
+    source = os.path.join(os.path.dirname(built), name + ".c")
+    with contextlib.suppress(OSError):  # an editable install: the source beside the build
+        stale = stale or os.stat(source).st_mtime_ns > os.stat(built).st_mtime_ns
+    if stale:
+        _why_not[name] = "the C speedups are out of date: install newscrawl again"
+        if name not in _warned:
+            _warned.add(name)
+            logger.warning("The C speedups %s were built from other sources than this"
+                           " newscrawl's: the Python code runs instead (the same results, slower)."
+                           " Install newscrawl again to rebuild them (pip install -e .)",
+                           built)  # fmt: skip
+        return None
+    _why_not.pop(name, None)
+    return module
+
+
+def speedups_status() -> str:
+    """Which code computes fingerprints and sketches, for logs and ``newscrawl --version``."""
+    loaded = [name for name in _SPEEDUPS if load_speedups(name) is not None]
+    if len(loaded) == len(_SPEEDUPS):
+        return "C speedups"
+    why = "; ".join(sorted({_why_not[name] for name in _SPEEDUPS if name not in loaded}))
+    return f"Python code ({why})" if not loaded else f"C speedups in part ({why})"
 
 
 def hamming(a: int, b: int) -> int:

@@ -24,12 +24,8 @@ from newscrawl.simhash.idf import load_idf
 from newscrawl.simhash.segmenters import load_segmenter
 from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
-try:
-    import newscrawl.simhash._cfingerprint as _cfingerprint
-except ImportError:  # not built (no C compiler at install): the Python code gives the same results
-    _cfingerprint = None  # type: ignore[assignment]
-
 logger = logging.getLogger(__name__)
+
 PURE_PYTHON_ENV = core.PURE_PYTHON_ENV
 
 ALGORITHM = "nc2"  # nc2: total weight shifted below 2**22 (nc1: 2**46)
@@ -119,7 +115,8 @@ class Fingerprinter:
         self._fast = None
         self._split: Callable[[str], tuple[str, list[list[str]] | None]]
         self._split = cjk_text_and_gap_words
-        if _cfingerprint is not None and core.speedups_wanted():
+        _cfingerprint = core.load_speedups("_cfingerprint")
+        if _cfingerprint is not None:
             keys, values, mask, median = self._idf_arrays
             if isinstance(keys, array) and isinstance(values, array):  # a hashed table
                 self._fast = functools.partial(

@@ -18,15 +18,12 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import and_, mul, rshift
 
-from newscrawl.simhash.core import speedups_wanted
+from newscrawl.simhash.core import load_speedups
 
-try:
-    import newscrawl.simhash._csketch as _csketch
-except ImportError:  # not built (no C compiler at install): the Python code gives the same results
-    _csketch = None  # type: ignore[assignment]
-# The kept characters, the numbers and the 4-gram pass in C (_csketch.c), unless not built or
-# NEWSCRAWL_PURE_PYTHON is set (read at import); the Python code below is the definition.
-_c = _csketch if speedups_wanted() else None
+# The kept characters, the numbers and the 4-gram pass in C (_csketch.c), unless not built, out of
+# date or switched off (NEWSCRAWL_PURE_PYTHON, read at import); the Python code below is the
+# definition.
+_c = load_speedups("_csketch")
 
 SHINGLE = 4
 #: Minhash bins, 4 bits each (b-bit minwise hashing: more bins of fewer bits estimate better
