@@ -155,3 +155,22 @@ def test_demo_interrupted_leaves_no_process(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert embedded_servers(data) == []
+
+
+def test_the_report_counts_failed_pages(tmp_path: Path) -> None:
+    """Pages that failed (here: every article's item processing) are counted in the summary with
+    where their causes are, not only in the log."""
+    import io
+
+    from newscrawl.demo.portal import SamplePortal
+    from newscrawl.demo.run import LOG_FILE, _report
+
+    def report(stats: dict[str, int]) -> str:
+        out = io.StringIO()
+        _report(out, tmp_path, SamplePortal.load(), "http://127.0.0.1:1", 1.0, 9, stats, [],
+                set(), [], 0.0)  # fmt: skip
+        return out.getvalue()
+
+    got = report({"newscrawl/sites/demo/failed": 9, "newscrawl/sites/other/failed": 1})
+    assert f"10 pages failed: the log has each one's cause ({tmp_path / LOG_FILE})" in got
+    assert "pages failed" not in report({})

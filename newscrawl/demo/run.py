@@ -263,6 +263,10 @@ def _report(
     say(f"{len(new)} articles stored this run, {len(articles)} in all" + (":" if new else ""))
     for article in new:
         say(f"  {article.get('title')}    {_path_of(article.get('url'), base)}")
+    failed = sum(v for k, v in stats.items()
+                 if k.startswith("newscrawl/sites/") and k.endswith("/failed"))  # fmt: skip
+    if failed:
+        say(f"{failed} pages failed: the log has each one's cause ({directory / LOG_FILE})")
     recent = [r for r in records if r.seen_at >= since]
     dropped = stats.get("newscrawl/dedup/near_duplicate", 0)
     say(f"{dropped} near-duplicates dropped this run (not stored), {len(records)} recorded in all"
