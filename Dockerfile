@@ -24,7 +24,7 @@ COPY newscrawl ./newscrawl
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install --no-compile -c constraints.txt . \
-    && python -c "import newscrawl.simhash._cfingerprint, newscrawl.simhash._csketch" \
+    && python -c "from newscrawl.simhash.core import speedups_status as s; assert s() == 'C speedups', s()" \
     && apt-get purge -y --auto-remove gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/* /root/.cache
 
