@@ -5,19 +5,8 @@
  * tests/test_simhash_speedups.py checks that both give the same fingerprints.
  * See docs/design/fingerprint.md#the-c-speedups.
  */
-/* core.py's SPEEDUPS_API: raised with every change of this module's functions or results */
-#define SPEEDUPS_API 1
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
+#include "_speedups.h"
 #include <stdlib.h>
-#include <string.h>
-
-#if PY_VERSION_HEX < 0x030C0000
-#define READY(o) (PyUnicode_READY(o) == 0)
-#else
-#define READY(o) 1
-#endif
 
 #ifndef __SIZEOF_INT128__
 #error "needs a compiler with unsigned __int128 (gcc, clang); the pure-Python path is used instead"

@@ -7,18 +7,7 @@
  * tests/test_simhash_speedups_sketch.py checks that both give the same sketches.
  * See docs/design/fingerprint.md#the-text-sketch.
  */
-/* core.py's SPEEDUPS_API: raised with every change of this module's functions or results */
-#define SPEEDUPS_API 1
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <string.h>
-
-#if PY_VERSION_HEX < 0x030C0000
-#define READY(o) (PyUnicode_READY(o) == 0)
-#else
-#define READY(o) 1
-#endif
+#include "_speedups.h"
 
 #define SHINGLE 4
 #define MIX 0x9E3779B97F4A7C15ULL /* sketch.py's _MIX */

@@ -49,9 +49,11 @@ def load_speedups(name: str) -> ModuleType | None:
         return None
     stale = getattr(module, "API", None) != SPEEDUPS_API
     built = getattr(module, "__file__", None) or ""
-    source = os.path.join(os.path.dirname(built), name + ".c")
-    with contextlib.suppress(OSError):  # an editable install: the source beside the build
-        stale = stale or os.stat(source).st_mtime_ns > os.stat(built).st_mtime_ns
+    # an editable install: its sources beside it, changed since (a git pull without reinstalling)
+    sources = [os.path.join(os.path.dirname(built), f) for f in (name + ".c", "_speedups.h")]
+    newest = max((os.stat(f).st_mtime_ns for f in sources if os.path.exists(f)), default=0)
+    with contextlib.suppress(OSError):
+        stale = stale or newest > os.stat(built).st_mtime_ns
     if stale:
         _why_not[name] = "the C speedups are out of date: install newscrawl again"
         if name not in _warned:
