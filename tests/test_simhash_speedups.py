@@ -7,6 +7,7 @@ install, but on a machine with a C compiler it must have been built (a failed bu
 from __future__ import annotations
 
 import hashlib
+import importlib
 import logging
 import os
 import shutil
@@ -20,7 +21,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from newscrawl.simhash import core
-from newscrawl.simhash import fingerprinter as fpmod
 from newscrawl.simhash.fingerprinter import FingerprintConfig, Fingerprinter
 from newscrawl.simhash.text import cjk_text_and_gap_words
 
@@ -35,17 +35,23 @@ WORDS = "经济 增长 统计局 国家 发布 数据 新闻 记者 北京 上�
 PIECES = WORDS + ["GDP", "Reuters", "２０２４", "12.5%", "ｆｕｌｌ", " ", "\n", "，", "。", "é"]
 
 
-def test_built_where_a_compiler_is() -> None:
+@pytest.mark.parametrize(("name", "functions"), [
+    ("_cfingerprint", ("fingerprint", "blake2b64", "cjk_text_and_gap_words")),
+    ("_csketch", ("dense_minima", "kept", "number_pairs")),
+])  # fmt: skip
+def test_built_where_a_compiler_is(name: str, functions: tuple[str, ...]) -> None:
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cfp is None:
-        assert compiler is None, f"{compiler} is here, yet the C speedups are not built: pip's log"
+    try:
+        module = importlib.import_module(f"newscrawl.simhash.{name}")
+    except ImportError:
+        assert compiler is None, f"{compiler} is here, yet {name} is not built: pip's log"
     else:
-        assert callable(cfp.fingerprint) and callable(cfp.blake2b64)
+        assert all(callable(getattr(module, f)) for f in functions)
 
 
 @pytest.fixture(autouse=True)
 def _speedups_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(fpmod.PURE_PYTHON_ENV, raising=False)
+    monkeypatch.delenv(core.PURE_PYTHON_ENV, raising=False)
 
 
 def pair(config: FingerprintConfig | None = None) -> tuple[Fingerprinter, Fingerprinter]:
@@ -112,7 +118,7 @@ def test_weights_too_large_for_the_c_sums_take_the_python_code(tmp_path: Path) -
 def test_pure_python_environment_variable() -> None:
     code = "from newscrawl.simhash import get_fingerprinter as g; print(g()._fast is None)"
     for value, want in (("1", "True"), ("0", "False"), ("", "False")):
-        env = dict(os.environ, **{fpmod.PURE_PYTHON_ENV: value})
+        env = dict(os.environ, **{core.PURE_PYTHON_ENV: value})
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout.strip()  # fmt: skip
         assert out == want, value
@@ -182,8 +188,8 @@ def test_speedups_of_this_source_are_used(monkeypatch: pytest.MonkeyPatch, tmp_p
 def test_speedups_status_says_which_code_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert core.speedups_status() == "C speedups"
     for value in ("1", "yes", "TRUE", "on"):
-        monkeypatch.setenv(fpmod.PURE_PYTHON_ENV, value)
+        monkeypatch.setenv(core.PURE_PYTHON_ENV, value)
         assert core.speedups_status() == "Python code (NEWSCRAWL_PURE_PYTHON is set)"
     for value in ("0", "no", "false", "off", ""):
-        monkeypatch.setenv(fpmod.PURE_PYTHON_ENV, value)
+        monkeypatch.setenv(core.PURE_PYTHON_ENV, value)
         assert core.speedups_status() == "C speedups"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tracemalloc
@@ -19,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from newscrawl.simhash import sketch as skmod
-from newscrawl.simhash.fingerprinter import PURE_PYTHON_ENV
+from newscrawl.simhash.core import PURE_PYTHON_ENV, speedups_wanted
 from newscrawl.simhash.sketch import (
     _KEEP_RE,
     MAX_CHARS,
@@ -69,17 +68,9 @@ def both(text: str) -> tuple[bytes, bytes]:
     return fast.to_bytes(), slow.to_bytes()
 
 
-def test_built_where_a_compiler_is() -> None:
-    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if csk is None:
-        assert compiler is None, f"{compiler} is here, yet the C speedups are not built: pip's log"
-    else:
-        assert callable(csk.dense_minima) and callable(csk.kept) and callable(csk.number_pairs)
-
-
 @needs_c
 def test_the_c_path_is_taken() -> None:
-    if os.environ.get(PURE_PYTHON_ENV, "") in ("", "0"):
+    if speedups_wanted():
         assert skmod._c is csk
 
 

@@ -26,8 +26,6 @@ from newscrawl.simhash.text import cjk_text_and_gap_words, split_runs
 
 logger = logging.getLogger(__name__)
 
-PURE_PYTHON_ENV = core.PURE_PYTHON_ENV
-
 ALGORITHM = "nc2"  # nc2: total weight shifted below 2**22 (nc1: 2**46)
 _TF_SCALE = 1000
 # The feature part of the version string: raw term frequency capped at max_tf, cubed TF-IDF, single
