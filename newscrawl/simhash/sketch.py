@@ -7,7 +7,6 @@ See docs/design/near-duplicates.md#confirmation-the-text-sketch.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import struct
 import sys
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import and_, mul, rshift
 
-from newscrawl.simhash.core import load_speedups
+from newscrawl.simhash.core import feature_hash, load_speedups
 
 # The kept characters, the numbers and the 4-gram pass in C (_csketch.c), unless not built, out of
 # date or switched off (NEWSCRAWL_PURE_PYTHON, read at import); the Python code below is the
@@ -139,10 +138,6 @@ def _bin_minima(ascending: list[int], bins: int) -> list[int]:
     return mins
 
 
-def _h64(data: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
-
-
 def _number_pairs(text: str) -> set[tuple[str, str]]:
     """Each number of ``text`` with the character right after it ("" at the end)."""
     # full-width digits, or a full-width point/comma in a number
@@ -224,7 +219,7 @@ def sketch(
     out = bytes(map(((1 << BIN_BITS) - 1).__and__, dense))
     bits = 0
     for n in numbers_of(text, units):
-        bits |= 1 << (_h64(n.encode("utf-8")) % number_bits)
+        bits |= 1 << (feature_hash(n) % number_bits)
     return TextSketch(
         shingles=min(count, MAX_SHINGLES),
         numbers=bits,
