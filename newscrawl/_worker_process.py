@@ -24,6 +24,9 @@ from newscrawl.simhash.decision import get_decision
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
+    from newscrawl._extract_job import Extracted
+    from newscrawl.workers import PageJob
+
 Result = tuple[int | None, bytes | None]  # (fingerprint, sketch): what the index needs
 
 # A reply: (the result, None), (None, the exception raised), or None: run the job in-process.
@@ -36,17 +39,23 @@ def analyze(text: str, idf_file: str | None) -> Result:
     return analysis.fingerprint, analysis.sketch
 
 
-def _extraction() -> Callable[[Any], Any]:
-    """The extraction job, imported on first use, not with this module: a worker that only
-    fingerprints never loads trafilatura and lxml, the larger part of its start."""
+def _extraction() -> Callable[[PageJob], Extracted]:
+    """The extraction job, imported on first use, not with this module: a process that only
+    fingerprints (a worker, the calling process) never loads trafilatura and lxml, the larger
+    part of its start."""
     from newscrawl._extract_job import extract_page
 
     return extract_page
 
 
+def extract(job: PageJob) -> Extracted:
+    """:func:`newscrawl._extract_job.extract_page` of ``job`` (raises what it raises)."""
+    return _extraction()(job)
+
+
 def _run(kind: str, payload: Any, idf_file: str | None) -> Any:
     if kind == "extract":
-        return _extraction()(payload)
+        return extract(payload)
     return analyze(payload, idf_file)
 
 

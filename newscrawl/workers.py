@@ -19,7 +19,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from newscrawl._worker_process import Outcome, RemoteTraceback, Result, analyze, serve
+from newscrawl._worker_process import (
+    Outcome,
+    RemoteTraceback,
+    Result,
+    analyze,
+    extract,
+    serve,
+)
 from newscrawl.errors import NewscrawlError
 from newscrawl.simhash.decision import get_decision
 from newscrawl.simhash.fingerprinter import FingerprintConfig
@@ -109,13 +116,17 @@ class _Worker:
         :class:`WorkerFailed` when the worker did not start."""
         if not self.started:
             try:
-                left = START_TIMEOUT - (time.monotonic() - self.started_at)
-                message = self.conn.recv() if self.conn.poll(max(left, 0)) else (None, "timeout")
+                ready = self.conn.poll(self._start_left())
+                message = self.conn.recv() if ready else (None, "timeout")
             except (EOFError, OSError) as exc:  # it died before answering (killed, crashed)
                 message = (None, self._exited(exc))
             self._on_start(message)
         if self.start_error is not None:
             raise WorkerFailed(f"fingerprint worker did not start: {self.start_error}")
+
+    def _start_left(self) -> float:
+        """Seconds left of START_TIMEOUT for the worker's first message."""
+        return max(START_TIMEOUT - (time.monotonic() - self.started_at), 0.0)
 
     def _start_timed_out(self) -> None:
         if not self.started:
@@ -150,8 +161,7 @@ class _Worker:
             loop.add_reader(self.conn.fileno(), self._on_readable)
             self.loop = loop
             if not self.started:
-                left = START_TIMEOUT - (time.monotonic() - self.started_at)
-                loop.call_later(max(left, 0), self._start_timed_out)
+                loop.call_later(self._start_left(), self._start_timed_out)
         self._next_id += 1
         future: asyncio.Future[Outcome | None] = loop.create_future()
         self.pending[self._next_id] = future
@@ -332,11 +342,7 @@ class WorkerPool:
     async def extract(self, job: PageJob) -> Extracted:
         """:func:`~newscrawl._extract_job.extract_page` of ``job``; an exception it raises in a
         worker is raised here, caused by a :class:`RemoteTraceback` of the worker's traceback."""
-        # imported with the first page, not with this module: a pool that only fingerprints
-        # does not load trafilatura and lxml
-        from newscrawl._extract_job import extract_page
-
-        result: Extracted = await self._call("extract", job, lambda: extract_page(job))
+        result: Extracted = await self._call("extract", job, lambda: extract(job))
         return result
 
     def close(self) -> None:
