@@ -52,9 +52,19 @@ COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = [
 ]
 
 
-def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    from newscrawl import __version__
+class _Version(argparse.Action):
+    """``--version``: the version and the fingerprint path, found only when asked for (loading
+    the C speedups is no part of every command's start)."""
 
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from newscrawl import __version__
+
+        print(f"newscrawl {__version__}, fingerprint path: {speedups_status()}")
+        parser.exit()
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     common = common_options()
     parser = Parser(
         prog="newscrawl",
@@ -68,8 +78,8 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "`newscrawl COMMAND --help` for the options of a command.",
         parents=[common],
     )
-    parser.add_argument("--version", action="version",
-                        version=f"newscrawl {__version__}, fingerprint path: {speedups_status()}")
+    parser.add_argument("--version", action=_Version, nargs=0, default=argparse.SUPPRESS,
+                        help="show the version and which code computes fingerprints, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in COMMANDS:
         add(sub, common)
