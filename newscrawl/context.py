@@ -86,6 +86,7 @@ class SchedulingConfig:
     heartbeat_seconds: float
     idle_exit_seconds: float
     deadletter_max: int
+    max_errors_in_a_row: int = defaults.MAX_ERRORS_IN_A_ROW
     polite_window: int = defaults.POLITE_WINDOW
     article_wait: float = defaults.ARTICLE_WAIT_SECONDS
 
@@ -104,6 +105,7 @@ class SchedulingConfig:
             heartbeat_seconds=read("NEWSCRAWL_HEARTBEAT_SECONDS"),
             idle_exit_seconds=read("NEWSCRAWL_IDLE_EXIT_SECONDS"),
             deadletter_max=read("NEWSCRAWL_DEADLETTER_MAX"),
+            max_errors_in_a_row=read("NEWSCRAWL_MAX_ERRORS_IN_A_ROW"),
             polite_window=read("NEWSCRAWL_POLITE_WINDOW"),
             article_wait=read("NEWSCRAWL_ARTICLE_WAIT"),
         )

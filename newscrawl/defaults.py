@@ -25,6 +25,7 @@ COMPACT_HASH_CONFIG: dict[str, int] = {
 LEASE_SECONDS = 120  # in-flight lease; expired leases (dead workers) are requeued
 MAX_ATTEMPTS = 3  # failed downloads of an article before giving up on it
 REDIS_RETRY_SECONDS = 60  # retry Redis this long, then stop (exit code 3)
+MAX_ERRORS_IN_A_ROW = 10  # pages in a row whose processing raised, then stop (exit code 6)
 URL_RETENTION_DAYS = 365  # done-URL records older than this are pruned
 RUN_TTL = 900  # run marker TTL (refreshed while a worker of the run lives)
 HEARTBEAT_SECONDS = 10  # a worker is dead this long after its last heartbeat (every quarter)
@@ -133,6 +134,10 @@ REGISTRY: tuple[Setting, ...] = (
            1),
     _seconds("NEWSCRAWL_REDIS_RETRY_SECONDS", REDIS_RETRY_SECONDS,
              "how long Redis calls are retried before the crawl stops (exit code 3)"),
+    _count("NEWSCRAWL_MAX_ERRORS_IN_A_ROW", MAX_ERRORS_IN_A_ROW,
+           "pages in a row whose item pipeline or callback raised, none stored or dropped"
+           " between, before the crawl stops (exit code 6)",
+           bound_note="0: never stop for this"),
     _count("NEWSCRAWL_URL_RETENTION_DAYS", URL_RETENTION_DAYS,
            "done-URL records not seen for this many days are pruned (0: kept)"),
     _count("NEWSCRAWL_RUN_TTL", RUN_TTL, "TTL of the run marker", 1),

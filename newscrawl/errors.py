@@ -29,6 +29,9 @@ class ExitCode(IntEnum):
     NO_SOURCES = 4
     #: ``scrapy crawl``: the article store could not be written (disk full, not writable)
     STORAGE_FAILED = 5
+    #: ``scrapy crawl``: NEWSCRAWL_MAX_ERRORS_IN_A_ROW pages in a row failed in an item pipeline
+    #: or a callback, none stored or dropped between them: a fault of the crawl's own code
+    PIPELINE_FAILED = 6
     #: ``newscrawl``: interrupted (Ctrl-C)
     INTERRUPTED = 130
 
@@ -59,5 +62,5 @@ class SystemFaultError(NewscrawlError):
     the crawl stops at once with one CRITICAL line, ``<cause>. <advice>``, and
     :attr:`exit_code`. :attr:`kind` names it in the stats (``system_fault/<kind>``)."""
 
-    #: ``"redis"``, ``"storage"``, ``"index"`` or ``"run"``
+    #: ``"redis"``, ``"storage"``, ``"index"``, ``"run"`` or ``"pipeline"``
     kind: ClassVar[str] = "run"

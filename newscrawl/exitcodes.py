@@ -21,6 +21,7 @@ MEANING = {
     ExitCode.REDIS_UNAVAILABLE: "Redis stayed unreachable or refused to write",
     ExitCode.NO_SOURCES: "no start, list, sitemap or feed page of any site could be fetched",
     ExitCode.STORAGE_FAILED: "the article store could not be written",
+    ExitCode.PIPELINE_FAILED: "every page's processing failed (NEWSCRAWL_MAX_ERRORS_IN_A_ROW)",
 }
 
 

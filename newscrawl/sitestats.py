@@ -31,7 +31,7 @@ _SOURCE_PAGES = frozenset(f"pages/{kind}" for kind in SOURCE_KINDS)
 #: stored article (the run's "stored" stays the store's count when a worker is killed)
 _AT_ONCE = _SOURCE_PAGES | {"stored"}
 #: Why a page failed (``failed_by/<cause>``), each failure counted under one
-CAUSES = ("download", "extraction", "pipeline", "storage")
+CAUSES = ("download", "extraction", "pipeline", "callback", "storage")
 #: Seconds the run's hash is kept after its last update (at least; see start_run).
 MIN_RUN_STATS_TTL = SECONDS_PER_DAY
 #: Seconds a worker adds up its increments before it sends them to the run's hash.

@@ -44,7 +44,7 @@ from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.politeness import POLL_SECONDS, Politeness
 from newscrawl.scheduling.run import REASON_SYSTEM_FAULT, RunLife, RunMarker, sites_fingerprint
 from newscrawl.scheduling.serializer import WRAPPED_ATTR, SerializationError
-from newscrawl.scheduling.stopping import STATS, FaultStop, guarded, returns
+from newscrawl.scheduling.stopping import STATS, ErrorStreak, FaultStop, guarded, returns
 from newscrawl.scheduling.waiting import CheckOrder
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class Lease:
     responded: bool = False
     failure: Failure | None = None
     item_failure: Failure | None = None
+    failed_in: str = ""  # "pipeline" or "callback", with item_failure
     replaced: bool = False
     started: float = field(default_factory=time.monotonic)
 
@@ -86,7 +87,7 @@ def _failure_reason(lease: Lease) -> str:
     exc = failure.value
     if isinstance(exc, HttpError):
         return f"HTTP {exc.response.status}"
-    where = "pipeline: " if lease.item_failure is not None else ""
+    where = f"{lease.failed_in}: " if lease.item_failure is not None else ""
     return f"{where}{type(exc).__name__}: {exc}"[:300]
 
 
@@ -110,6 +111,7 @@ class Scheduler(BaseScheduler):
         #: stops the crawl on the first system fault (newscrawl.faults); from then on nothing
         #: more is scheduled or acknowledged
         self.faults = FaultStop(crawler, self.config.redis_retry_seconds)
+        self.errors = ErrorStreak(self.config.max_errors_in_a_row)
         self._last_reap = time.monotonic()
         self._loop: Any = None
         self._pull_soon = False  # a pull for requests is set for the loop's next turn
@@ -194,6 +196,9 @@ class Scheduler(BaseScheduler):
         self.crawler.signals.connect(self._on_opened, signal=signals.spider_opened)
         self.crawler.signals.connect(self._on_response, signal=signals.response_received)
         self.crawler.signals.connect(self._on_item_error, signal=signals.item_error)
+        self.crawler.signals.connect(self._on_spider_error, signal=signals.spider_error)
+        for done in (signals.item_scraped, signals.item_dropped):
+            self.crawler.signals.connect(self.errors.item_done, signal=done)
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
 
@@ -398,18 +403,31 @@ class Scheduler(BaseScheduler):
     def _on_item_error(self, item: Any, response: Any, spider: Spider, failure: Failure) -> None:
         # A pipeline failed on this page's item (Redis away, disk full, a bug): the page is not
         # done; it counts as a failed attempt and is tried again on a later run.
+        self._processing_failed(response, failure, "pipeline")
+
+    def _on_spider_error(self, failure: Failure, response: Any, spider: Spider) -> None:
+        # A callback raised (a system fault is stopped by SystemFaultSpiderMiddleware): the page
+        # is not done either, or its article would be marked done and never stored.
+        self._processing_failed(response, failure, "callback")
+
+    def _processing_failed(self, response: Any, failure: Failure, where: str) -> None:
         request = getattr(response, "request", None)
         if request is None:
             return
         lease = self._leases.get(request.meta.get(LEASE, ""))
-        if lease is not None:
-            lease.item_failure = failure
+        if lease is not None and lease.item_failure is None:
+            lease.item_failure, lease.failed_in = failure, where
         fault = system_fault(failure.value)
         site = request.meta.get(SITE)
         if isinstance(site, str):
             self.site_stats.failed(site, request_kind(request),
                                    "storage" if fault is not None and fault.kind == "storage"
-                                   else "pipeline")
+                                   else where)
+        if fault is None:
+            streak = self.errors.failed(failure.value, request.url)
+            if streak is not None:
+                self.faults.stop(streak)
+                return
         self.faults.stop(failure.value)
 
     def _outcome(self, lease: Lease) -> tuple[str, str]:

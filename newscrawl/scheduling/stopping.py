@@ -16,7 +16,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from newscrawl.connection import RedisRefused, RedisUnavailable
 from newscrawl.exitcodes import set_exit_code
-from newscrawl.faults import SystemFault, system_fault
+from newscrawl.faults import PagesFailing, SystemFault, system_fault
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -83,6 +83,30 @@ class FaultStop:
         if close and engine is not None and engine.spider is not None:
             deferred_from_coro(engine.close_spider_async(reason=self.close_reason))
         return True
+
+
+class ErrorStreak:
+    """Pages in a row whose processing raised (an item pipeline's or a callback's exception that
+    is no system fault by its type): each is a failed attempt, retried by a later run, but
+    ``limit`` of them with no item stored or dropped between is the crawl's own fault, a
+    :class:`~newscrawl.faults.PagesFailing` (0: never)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+
+    def item_done(self) -> None:
+        """An item was stored or dropped: processing works."""
+        self.count = 0
+
+    def failed(self, exc: BaseException, url: str) -> PagesFailing | None:
+        """One more page failed with ``exc``: the fault when that makes ``limit`` in a row."""
+        self.count += 1
+        if not self.limit or self.count < self.limit:
+            return None
+        text = str(exc).splitlines()[0][:200] if str(exc) else ""
+        return PagesFailing(self.count, f"{type(exc).__name__}{': ' + text if text else ''}"
+                                        f" on {url}")
 
 
 class HasFaultStop(Protocol):

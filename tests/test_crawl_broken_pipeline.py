@@ -1,0 +1,106 @@
+"""Pages whose processing raises (an item pipeline, a callback) are failed attempts, fetched again
+by a later run; page after page of them, with nothing stored or dropped between, is a fault of the
+crawl's own code: the run stops with exit code 6 (NEWSCRAWL_MAX_ERRORS_IN_A_ROW) instead of
+spending every article's attempts and exiting 0. Real crawls of the mock portals, a project's
+own raising components from tests/brokencomponents.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from crawlrun import IN_PROCESS, REPO, run_crawl
+from mockportal import Layout, sites_toml
+
+from newscrawl.storage import iter_articles
+
+SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_MAXSIZE=200000",
+            "CONCURRENT_REQUESTS_PER_DOMAIN=8", IN_PROCESS)
+ENV = {"PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests'}"}
+
+
+def component(setting: str, name: str, order: int) -> str:
+    return f'{setting}={{"brokencomponents.{name}": {order}}}'
+
+
+def stored_urls(tmp_path: Path) -> list[str]:
+    return [str(a["url"]) for a in iter_articles(tmp_path / "data" / "articles")]
+
+
+def test_a_pipeline_failing_every_item_stops_the_crawl_and_nothing_is_lost(
+        tmp_path: Path, portals: Layout) -> None:
+    sites = tmp_path / "sites.toml"
+    sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
+    unique = {p.url(path) for p, path in portals.unique}
+    assert len(unique) > 6
+
+    r1 = run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ERRORS_IN_A_ROW=3",
+                   component("ITEM_PIPELINES", "BrokenPipeline", 100), env=ENV)
+    assert r1.returncode == 6, r1.log[-3000:]
+    criticals = [line for line in r1.log.splitlines() if " CRITICAL: " in line]
+    assert len(criticals) == 1, criticals
+    assert "3 pages in a row failed" in criticals[0], criticals
+    assert "RuntimeError: the warehouse is down" in criticals[0], criticals
+    last = r1.log.strip().splitlines()[-1]
+    assert " ERROR: The crawl failed: " in last and last.endswith("(exit code 6)"), last
+    assert r1.stats["newscrawl/scheduler/system_fault/pipeline"] == 1
+    # the crawl stopped at the third: at most the two before it were charged an attempt (the
+    # third is left in flight, as everything else in flight, for the next run)
+    assert r1.stats.get("newscrawl/scheduler/item_failed", 0) <= 2, r1.stats
+    assert stored_urls(tmp_path) == []
+
+    # the fault fixed: every article is stored, each once
+    r2 = run_crawl(tmp_path, sites, *SETTINGS)
+    assert r2.returncode == 0, r2.log[-3000:]
+    urls = stored_urls(tmp_path)
+    assert len(urls) == len(set(urls)), "an article was stored twice"
+    assert unique <= set(urls)
+
+
+def test_items_failing_between_stored_ones_are_counted_and_the_crawl_goes_on(
+        tmp_path: Path, portals: Layout) -> None:
+    sites = tmp_path / "sites.toml"
+    sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
+    unique = {p.url(path) for p, path in portals.unique}
+
+    r1 = run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ERRORS_IN_A_ROW=2",
+                   component("ITEM_PIPELINES", "FlakyPipeline", 900), env=ENV)
+    assert r1.returncode == 0, r1.log[-3000:]
+    failed = r1.stats["newscrawl/scheduler/item_failed"]
+    assert failed >= 3, r1.stats  # more than the limit in all, never two in a row
+    assert " CRITICAL: " not in r1.log
+    by_cause = sum(v for k, v in r1.stats.items()
+                   if k.startswith("newscrawl/sites/") and k.endswith("/failed_by/pipeline"))
+    assert by_cause == failed
+
+    # the failed ones were stored before the export failed: fetched again, found in the store by
+    # their own fingerprint, and not stored twice
+    r2 = run_crawl(tmp_path, sites, *SETTINGS)
+    assert r2.returncode == 0, r2.log[-3000:]
+    assert r2.stats.get("newscrawl/dedup/already_stored", 0) >= 1, r2.stats
+    urls = stored_urls(tmp_path)
+    assert len(urls) == len(set(urls)), "an article was stored twice"
+    assert unique <= set(urls)
+
+
+def test_a_page_whose_callback_raised_is_not_done(tmp_path: Path, portals: Layout) -> None:
+    # Scrapy logs a spider error and the engine is done with the page: without newscrawl
+    # counting it as a failed attempt, the article would be recorded as done, never stored.
+    sites = tmp_path / "sites.toml"
+    sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
+    unique = {p.url(path) for p, path in portals.unique}
+
+    r1 = run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ERRORS_IN_A_ROW=0",
+                   component("SPIDER_MIDDLEWARES", "BrokenSpiderMiddleware", 10), env=ENV)
+    assert r1.returncode == 0, r1.log[-3000:]
+    assert "Spider error processing" in r1.log
+    assert stored_urls(tmp_path) == []
+    callback = sum(v for k, v in r1.stats.items()
+                   if k.startswith("newscrawl/sites/") and k.endswith("/failed_by/callback"))
+    assert callback >= len(unique), r1.stats
+
+    r2 = run_crawl(tmp_path, sites, *SETTINGS)
+    assert r2.returncode == 0, r2.log[-3000:]
+    urls = stored_urls(tmp_path)
+    assert len(urls) == len(set(urls)), "an article was stored twice"
+    assert unique <= set(urls)
