@@ -353,7 +353,9 @@ ARRAY_OF_TABLES_HINT = "each site starts with [[sites]] (two pairs of brackets),
 
 
 def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
-    """Validate a parsed sites document (the dict :func:`tomllib.loads` returns)."""
+    """Validate a parsed sites document (the dict :func:`tomllib.loads` returns): one
+    :class:`SitesError` listing the mistakes of every entry (:func:`parse_site`), unknown
+    top-level keys and duplicate names."""
     mistakes = [f"sites file {path}: {_unknown_top_level_key(key)}"
                 for key in data if key != "sites"]
     raw_sites = data.get("sites")
