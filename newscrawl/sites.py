@@ -1,13 +1,14 @@
-"""The sites file (TOML): which portals ``scrapy crawl portal`` crawls. Every mistake raises
-:class:`SitesError` naming the file, the site and the key. Keys: docs/sites.md.
+"""The sites file (TOML): which portals ``scrapy crawl portal`` crawls. Its mistakes raise one
+:class:`SitesError` listing each, naming the file, the site and the key. Keys: docs/sites.md.
 """
 
 from __future__ import annotations
 
 import codecs
+import difflib
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,34 @@ _SOURCES = ("sitemap_urls", "feed_urls", "drop_params", "keep_params")
 _KNOWN = _REQUIRED + _OPTIONAL + _SOURCES
 ROBOTS = "robots"  # sitemap_urls entry: the Sitemap: lines of robots.txt
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+#: how close (difflib ratio) an unknown key must be to a known one to be suggested: typos
+#: (``artcle_url``, ``max_pages``, ``sitemap``) pass, unrelated words (``urls``, ``deny``) do not
+SUGGEST_CUTOFF = 0.7
 
 
 class SitesError(ConfigError):
-    """A sites file that cannot be used (missing, bad TOML, bad key or value)."""
+    """A sites file that cannot be used (missing, bad TOML, bad keys or values). ``mistakes``
+    holds one line per mistake; the message is that line alone when there is one."""
+
+    def __init__(self, cause: str, advice: str = "", *, message: str | None = None,
+                 mistakes: Sequence[str] = ()) -> None:
+        super().__init__(cause, advice, message=message)
+        self.mistakes: tuple[str, ...] = tuple(mistakes) or (str(self),)
+
+    @classmethod
+    def listing(cls, path: str, mistakes: Sequence[str]) -> SitesError:
+        """One error for every mistake found in the sites file at ``path``: the mistake alone,
+        or a line counting them followed by one indented line each."""
+        if len(mistakes) == 1:
+            return cls(mistakes[0])
+        lines = "".join(f"\n  {line}" for line in mistakes)
+        return cls(f"sites file {path}: {len(mistakes)} mistakes{lines}", mistakes=mistakes)
+
+
+def _suggestion(key: str, candidates: Sequence[str]) -> str | None:
+    """The candidate ``key`` is most likely a typo of, if one is close enough."""
+    close = difflib.get_close_matches(key.lower(), candidates, n=1, cutoff=SUGGEST_CUTOFF)
+    return close[0] if close else None
 
 
 @dataclass(frozen=True)
@@ -160,26 +185,52 @@ def _validate_selectors(value: Any, where: str) -> dict[str, str]:
     return dict(value)
 
 
+def _unknown_key(key: str) -> str:
+    meant = _suggestion(key, _KNOWN)
+    if meant is not None:
+        return f'unknown key "{key}" (did you mean "{meant}"?)'
+    return f'unknown key "{key}" (known keys: {", ".join(_KNOWN)})'
+
+
+def _missing_keys(raw: Mapping[str, Any], meant: set[str]) -> list[str]:
+    """The required keys ``raw`` lacks, but for those an unknown key of it is a typo of (in
+    ``meant``): that typo is one mistake, reported once."""
+    missing = []
+    if "name" not in raw and "name" not in meant:
+        missing.append('missing required key "name"')
+    if not ({"start_urls", "sitemap_urls", "feed_urls"} & (set(raw) | meant)):
+        missing.append('missing required key "start_urls" (or give "sitemap_urls" or "feed_urls")')
+    if "start_urls" in raw and "article_url" not in raw and "article_url" not in meant:
+        missing.append('missing required key "article_url"'
+                       ' (required with "start_urls": it tells article links from others)')
+    return missing
+
+
 def parse_site(raw: Any, index: int, path: str) -> Site:
-    """Validate one ``[[sites]]`` table."""
+    """Validate one ``[[sites]]`` table: :class:`SitesError` listing each unknown and missing
+    key, and the first bad value."""
     if not isinstance(raw, dict):
         raise SitesError(f"{_where(path, index, None)}: each [[sites]] entry must be a table")
     name = raw.get("name")
     where = _where(path, index, name if isinstance(name, str) else None)
-    unknown = sorted(set(raw) - set(_KNOWN))
-    if unknown:
-        raise SitesError(
-            f'{where}: unknown key "{unknown[0]}" (known keys: {", ".join(_KNOWN)})'
-        )
-    if "name" not in raw:
-        raise SitesError(f'{where}: missing required key "name"')
-    if "start_urls" not in raw and not ({"sitemap_urls", "feed_urls"} & set(raw)):
-        raise SitesError(f'{where}: missing required key "start_urls"'
-                         ' (or give "sitemap_urls" or "feed_urls")')
-    if "start_urls" in raw and "article_url" not in raw:
-        raise SitesError(f'{where}: missing required key "article_url"'
-                         ' (required with "start_urls": it tells article links from others)')
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    unknown = [key for key in raw if key not in _KNOWN]  # in the file's order
+    mistakes = [f"{where}: {_unknown_key(key)}" for key in unknown]
+    meant = {m for m in (_suggestion(key, _KNOWN) for key in unknown) if m is not None}
+    mistakes += [f"{where}: {missing}" for missing in _missing_keys(raw, meant)]
+    try:
+        site = _checked_site(raw, index, where)
+    except SitesError as exc:
+        mistakes.append(str(exc))
+    if mistakes:
+        raise SitesError.listing(path, mistakes)
+    return site
+
+
+def _checked_site(raw: Mapping[str, Any], index: int, where: str) -> Site:
+    """The :class:`Site` of an entry's values; :class:`SitesError` for the first bad one (the
+    caller reports missing keys)."""
+    name = raw.get("name", "")
+    if "name" in raw and (not isinstance(name, str) or not _NAME_RE.match(name)):
         raise SitesError(
             f'{where}: key "name" must be a string of letters, digits, "_", "." or "-"'
         )
@@ -302,25 +353,39 @@ ARRAY_OF_TABLES_HINT = "each site starts with [[sites]] (two pairs of brackets),
 
 
 def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
-    """Validate a parsed sites document (the dict :func:`tomllib.loads` returns)."""
-    unknown = sorted(set(data) - {"sites"})
-    if unknown:
-        raise SitesError(f'sites file {path}: unknown top-level key "{unknown[0]}"'
-                         ' (expected only [[sites]] tables)')
+    """Validate a parsed sites document (the dict :func:`tomllib.loads` returns): one
+    :class:`SitesError` listing the mistakes of every entry (:func:`parse_site`), unknown
+    top-level keys and duplicate names."""
+    mistakes = [f"sites file {path}: {_unknown_top_level_key(key)}"
+                for key in data if key != "sites"]
     raw_sites = data.get("sites")
-    if isinstance(raw_sites, dict):  # [sites]: one table, where each site is an [[sites]] entry
-        raise SitesError(f"sites file {path}: no [[sites]] entries; {ARRAY_OF_TABLES_HINT}")
-    if not isinstance(raw_sites, list) or not raw_sites:
-        raise SitesError(f"sites file {path}: no [[sites]] entries")
     sites: list[Site] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(raw_sites):
-        site = parse_site(raw, index, path)
-        if site.name in seen:
-            raise SitesError(f'{_where(path, index, site.name)}: key "name": duplicate name')
-        seen.add(site.name)
-        sites.append(site)
+    if isinstance(raw_sites, dict):  # [sites]: one table, where each site is an [[sites]] entry
+        mistakes.append(f"sites file {path}: no [[sites]] entries; {ARRAY_OF_TABLES_HINT}")
+    elif not isinstance(raw_sites, list) or not raw_sites:
+        if raw_sites is not None or not mistakes:  # else the unknown key is where they went
+            mistakes.append(f"sites file {path}: no [[sites]] entries")
+    else:
+        seen: set[str] = set()
+        for index, raw in enumerate(raw_sites):
+            try:
+                sites.append(parse_site(raw, index, path))
+            except SitesError as exc:
+                mistakes.extend(exc.mistakes)
+            name = raw.get("name") if isinstance(raw, dict) else None
+            if isinstance(name, str) and _NAME_RE.match(name):
+                if name in seen:
+                    mistakes.append(f'{_where(path, index, name)}: key "name": duplicate name')
+                seen.add(name)
+    if mistakes:
+        raise SitesError.listing(path, mistakes)
     return sites
+
+
+def _unknown_top_level_key(key: str) -> str:
+    if _suggestion(key, ["sites"]) is not None:
+        return f'unknown top-level key "{key}" (did you mean "sites"?)'
+    return f'unknown top-level key "{key}" (expected only [[sites]] tables)'
 
 
 def load_sites(path: str | Path) -> list[Site]:

@@ -208,3 +208,151 @@ def test_real_crawl_stops_with_exit_code_1(tmp_path: Path, text: str | None,
     # the one message, not followed by asyncio's "Task exception was never retrieved" traceback
     assert result.log.count(expected) == 1, result.log[-3000:]
     assert "Traceback" not in result.log and "never retrieved" not in result.log
+
+
+KNOWN_KEYS = (
+    "name, start_urls, article_url, follow_url, allowed_domains, max_list_depth, max_list_pages,"
+    " stop_after_known, selectors, encoding, concurrency, delay, rank, sitemap_urls, feed_urls,"
+    " drop_params, keep_params"
+)
+
+
+def test_every_mistake_of_every_entry_is_listed_at_once() -> None:
+    first = site_with(article_url=None, artcle_url="/a/", sitemap="robots", proxy="http://p/")
+    first["max_list_pages"] = 0  # a bad value besides the bad keys
+    second = site_with(name="portal-b", stop_after_known=0, delay=-1)  # two bad values: first
+    nameless: dict[str, object] = {"article_url": "/a/"}  # no name, no source
+    duplicate = site_with()
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [first, second, site_with(name="ok"), nameless, duplicate]},
+                    "s.toml")
+    lines = [
+        'sites file s.toml: site "portal-a": unknown key "artcle_url" (did you mean'
+        ' "article_url"?)',
+        'sites file s.toml: site "portal-a": unknown key "sitemap" (did you mean'
+        ' "sitemap_urls"?)',
+        f'sites file s.toml: site "portal-a": unknown key "proxy" (known keys: {KNOWN_KEYS})',
+        'sites file s.toml: site "portal-a": key "max_list_pages" must be an integer >= 1',
+        'sites file s.toml: site "portal-b": key "stop_after_known" must be an integer >= 1',
+        'sites file s.toml: site #4: missing required key "name"',
+        'sites file s.toml: site #4: missing required key "start_urls" (or give "sitemap_urls"'
+        ' or "feed_urls")',
+        'sites file s.toml: site "portal-a": key "name": duplicate name',
+    ]
+    assert info.value.mistakes == tuple(lines)
+    assert str(info.value) == "\n  ".join(["sites file s.toml: 8 mistakes", *lines])
+
+
+@pytest.mark.parametrize(
+    ("sites", "message"),
+    [
+        ([site_with(article_url=None)],
+         'sites file s.toml: site "portal-a": missing required key "article_url" (required with'
+         ' "start_urls": it tells article links from others)'),
+        ([site_with(max_list_pages=0)],
+         'sites file s.toml: site "portal-a": key "max_list_pages" must be an integer >= 1'),
+        ([site_with(proxy="x")],
+         f'sites file s.toml: site "portal-a": unknown key "proxy" (known keys: {KNOWN_KEYS})'),
+        ([site_with(name=None)], 'sites file s.toml: site #1: missing required key "name"'),
+        ([site_with(), site_with(name="b"), site_with()],
+         'sites file s.toml: site "portal-a": key "name": duplicate name'),
+        ([site_with(encoding="nope")],
+         "sites file s.toml: site \"portal-a\": key \"encoding\": unknown encoding 'nope'"),
+        ([site_with(), "x"], "sites file s.toml: site #2: each [[sites]] entry must be a table"),
+    ],
+)
+def test_a_single_mistake_reads_as_it_always_did(sites: list[object], message: str) -> None:
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": sites}, "s.toml")
+    assert str(info.value) == message
+    assert info.value.mistakes == (message,)
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [site_with()], "foo": 1}, "s.toml")
+    assert str(info.value) == (
+        'sites file s.toml: unknown top-level key "foo" (expected only [[sites]] tables)')
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("artcle_url", "article_url"),
+        ("start_url", "start_urls"),
+        ("follow_urls", "follow_url"),
+        ("max_list_page", "max_list_pages"),
+        ("max_pages", "max_list_pages"),
+        ("Article_URL", "article_url"),
+        ("sitemaps", "sitemap_urls"),
+        ("feeds", "feed_urls"),
+        ("selector", "selectors"),
+        ("concurrent", "concurrency"),
+        ("allowed_domain", "allowed_domains"),
+    ],
+)
+def test_a_mistyped_key_gets_a_did_you_mean(typo: str, meant: str) -> None:
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [site_with(**{typo: "x"})]}, "s.toml")
+    assert str(info.value) == (
+        f'sites file s.toml: site "portal-a": unknown key "{typo}" (did you mean "{meant}"?)')
+
+
+@pytest.mark.parametrize("key", ["urls", "deny", "proxy", "headers", "user_agent", "timeout",
+                                 "depth", "domains", "title", "comment"])
+def test_an_unrelated_key_gets_the_list_of_keys_not_a_guess(key: str) -> None:
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [site_with(**{key: "x"})]}, "s.toml")
+    assert str(info.value) == (
+        f'sites file s.toml: site "portal-a": unknown key "{key}" (known keys: {KNOWN_KEYS})')
+
+
+@pytest.mark.parametrize(
+    ("typo", "missing", "message"),
+    [
+        ("artcle_url", "article_url", 'site "portal-a": unknown key "artcle_url" (did you mean'
+                                      ' "article_url"?)'),
+        ("start_url", "start_urls", 'site "portal-a": unknown key "start_url" (did you mean'
+                                    ' "start_urls"?)'),
+        ("nme", "name", 'site #1: unknown key "nme" (did you mean "name"?)'),
+        ("sitemap", "start_urls", 'site "portal-a": unknown key "sitemap" (did you mean'
+                                  ' "sitemap_urls"?)'),
+    ],
+)
+def test_a_mistyped_required_key_is_one_mistake_not_two(typo: str, missing: str,
+                                                         message: str) -> None:
+    """The typo is reported; the key it stands for is not reported missing as well."""
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [site_with(**{missing: None, typo: "x"})]}, "s.toml")
+    assert str(info.value) == f"sites file s.toml: {message}"
+
+
+def test_an_unrelated_key_does_not_stand_for_a_missing_one() -> None:
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [site_with(article_url=None, proxy="x")]}, "s.toml")
+    assert len(info.value.mistakes) == 2
+    assert info.value.mistakes[1].startswith(
+        'sites file s.toml: site "portal-a": missing required key "article_url"')
+
+
+@pytest.mark.parametrize(("key", "hint"), [("site", '(did you mean "sites"?)'),
+                                           ("Sites", '(did you mean "sites"?)'),
+                                           ("portal", "(expected only [[sites]] tables)")])
+def test_a_mistyped_top_level_key(tmp_path: Path, key: str, hint: str) -> None:
+    path = write(tmp_path, GOOD.replace("[[sites]]", f"[[{key}]]"))
+    with pytest.raises(SitesError) as info:
+        load_sites(path)
+    # the one mistake: not also "no [[sites]] entries"
+    assert str(info.value) == f'sites file {path}: unknown top-level key "{key}" {hint}'
+
+
+def test_real_crawl_lists_every_mistake(tmp_path: Path) -> None:
+    path = tmp_path / "sites.toml"
+    text = (GOOD.replace("article_url", "artcle_url")
+            + GOOD.replace("portal-a", "portal-b") + "max_list_pages = 0\n")
+    path.write_text(text, encoding="utf-8")
+    result = run_crawl(tmp_path, path, timeout=60)
+    assert result.returncode == 1, result.log[-3000:]
+    assert f"Cannot start the crawl: sites file {path}: 2 mistakes\n" in result.log
+    assert (f'\n  sites file {path}: site "portal-a": unknown key "artcle_url" (did you mean'
+            f' "article_url"?)\n  sites file {path}: site "portal-b": key "max_list_pages" must'
+            " be an integer >= 1\n") in result.log, result.log[-3000:]
+    assert "Spider opened" not in result.log and "Traceback" not in result.log
+    assert result.log.count("2 mistakes") == 1
