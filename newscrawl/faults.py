@@ -38,19 +38,20 @@ class RunRefused(SystemFaultError, RuntimeError):
 
 
 class PagesFailing(SystemFaultError, RuntimeError):
-    """Page after page failed in an item pipeline or a callback, none stored or dropped between
-    them: a fault of the crawl's code or of what its pipelines write to, not of the sites."""
+    """Page after page failed in an item pipeline, a callback or extraction (an exception, not
+    a page without a body), none stored or dropped between them: a fault of the crawl's code or
+    of what its pipelines write to, not of the sites."""
 
     kind = "pipeline"
     exit_code = ExitCode.PIPELINE_FAILED
 
     def __init__(self, count: int, last: str) -> None:
         self.count = count
-        cause = (f"{count} pages in a row failed in an item pipeline or a callback, none stored"
-                 f" or dropped between them (the last: {last})")
-        advice = ("the log has each page's traceback; fix the fault (newscrawl's code, a pipeline"
-                  " of ITEM_PIPELINES or what it writes to) and run again: the failed pages are"
-                  " fetched again by the next run, the rest stay queued"
+        cause = (f"{count} pages in a row failed in an item pipeline, a callback or extraction,"
+                 f" none stored or dropped between them (the last: {last})")
+        advice = ("the log has each page's traceback; fix the fault (newscrawl's code or its"
+                  " libraries, a pipeline of ITEM_PIPELINES or what it writes to) and run again:"
+                  " the failed pages are fetched again by the next run, the rest stay queued"
                   " (NEWSCRAWL_MAX_ERRORS_IN_A_ROW)")
         super().__init__(cause, advice)
 

@@ -262,6 +262,11 @@ def _checked_site(raw: Mapping[str, Any], index: int, where: str) -> Site:
             encoding = codecs.lookup(encoding).name
         except LookupError:
             raise SitesError(f'{where}: key "encoding": unknown encoding {encoding!r}') from None
+        try:  # a codec of bytes to bytes or str to str (rot13, base64, zlib) decodes no page
+            b"a".decode(encoding, "ignore")
+        except LookupError:
+            raise SitesError(f'{where}: key "encoding": {encoding!r} is not a text encoding'
+                             " (e.g. utf-8, gb18030, big5)") from None
     concurrency = _int(raw, "concurrency", 1, 1, where) if "concurrency" in raw else None
     rank = _int(raw, "rank", index + 1, 1, where)
     delay = raw.get("delay")

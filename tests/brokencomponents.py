@@ -54,3 +54,21 @@ class BrokenSpiderMiddleware:
         self._check(response)
         async for item in result:
             yield item
+
+
+class BrokenExtractionLibrary:
+    """An extension that breaks the extraction library in the crawl process (run the crawl with
+    its extraction there, NEWSCRAWL_FINGERPRINT_WORKERS=0), as an incompatible version of it
+    would: every article page's extraction raises."""
+
+    def __init__(self) -> None:
+        import trafilatura
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise TypeError("bare_extraction() got an unexpected keyword argument")
+
+        trafilatura.bare_extraction = broken
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> BrokenExtractionLibrary:
+        return cls()

@@ -1,8 +1,8 @@
-"""Pages whose processing raises (an item pipeline, a callback) are failed attempts, fetched again
-by a later run; page after page of them, with nothing stored or dropped between, is a fault of the
-crawl's own code: the run stops with exit code 6 (NEWSCRAWL_MAX_ERRORS_IN_A_ROW) instead of
-spending every article's attempts and exiting 0. Real crawls of the mock portals, a project's
-own raising components from tests/brokencomponents.py."""
+"""Pages whose processing raises (an item pipeline, a callback, extraction) are failed attempts,
+fetched again by a later run; page after page of them, with nothing stored or dropped between, is
+a fault of the crawl's own code: the run stops with exit code 6 (NEWSCRAWL_MAX_ERRORS_IN_A_ROW)
+instead of spending every article's attempts and exiting 0. Real crawls of the mock portals, a
+project's own raising components from tests/brokencomponents.py."""
 
 from __future__ import annotations
 
@@ -98,6 +98,31 @@ def test_a_page_whose_callback_raised_is_not_done(tmp_path: Path, portals: Layou
     callback = sum(v for k, v in r1.stats.items()
                    if k.startswith("newscrawl/sites/") and k.endswith("/failed_by/callback"))
     assert callback >= len(unique), r1.stats
+
+    r2 = run_crawl(tmp_path, sites, *SETTINGS)
+    assert r2.returncode == 0, r2.log[-3000:]
+    urls = stored_urls(tmp_path)
+    assert len(urls) == len(set(urls)), "an article was stored twice"
+    assert unique <= set(urls)
+
+
+def test_an_extraction_raising_on_every_page_stops_the_crawl(
+        tmp_path: Path, portals: Layout) -> None:
+    # a broken extraction library: each page is a failed attempt ("Extraction failed for ..."),
+    # and the tenth in a row (the default limit) stops the crawl
+    sites = tmp_path / "sites.toml"
+    sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
+    unique = {p.url(path) for p, path in portals.unique}
+    assert len(unique) > 10
+
+    r1 = run_crawl(tmp_path, sites, *SETTINGS,
+                   component("EXTENSIONS", "BrokenExtractionLibrary", 0), env=ENV)
+    assert r1.returncode == 6, r1.log[-3000:]
+    criticals = [line for line in r1.log.splitlines() if " CRITICAL: " in line]
+    assert len(criticals) == 1 and "10 pages in a row failed" in criticals[0], criticals
+    assert "bare_extraction() got an unexpected keyword argument" in criticals[0], criticals
+    assert r1.stats["newscrawl/extract/error"] >= 10
+    assert stored_urls(tmp_path) == []
 
     r2 = run_crawl(tmp_path, sites, *SETTINGS)
     assert r2.returncode == 0, r2.log[-3000:]

@@ -114,6 +114,8 @@ def site_with(**changes: object) -> dict[str, object]:
         (site_with(stop_after_known=0), ['site "portal-a"', '"stop_after_known"', ">= 1"]),
         (site_with(stop_after_known=1.5), ['site "portal-a"', '"stop_after_known"', "integer"]),
         (site_with(encoding="no-such-codec"), ['"encoding"', "unknown encoding"]),
+        (site_with(encoding="rot13"), ['"encoding"', "'rot-13' is not a text encoding"]),
+        (site_with(encoding="base64"), ['"encoding"', "not a text encoding"]),
         (site_with(allowed_domains=["http://x.com/"]), ['"allowed_domains"', "host names"]),
         (site_with(selectors="h1"), ['"selectors"', "table"]),
         (site_with(selectors={"titel": "h1"}), ['site "portal-a"', '"selectors"', "titel"]),

@@ -121,6 +121,7 @@ class Scheduler(BaseScheduler):
         self.order: CheckOrder | None = None
         self.site_stats = self.context.site_stats
         self.context.stop_on_fault = self.faults.stop
+        self.context.page_error = self._page_error
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
@@ -424,11 +425,15 @@ class Scheduler(BaseScheduler):
                                    "storage" if fault is not None and fault.kind == "storage"
                                    else where)
         if fault is None:
-            streak = self.errors.failed(failure.value, request.url)
-            if streak is not None:
-                self.faults.stop(streak)
-                return
-        self.faults.stop(failure.value)
+            self._page_error(failure.value, request.url)
+        else:
+            self.faults.stop(failure.value)
+
+    def _page_error(self, exc: BaseException, url: str) -> None:
+        """One more page whose processing raised: the crawl stops on too many in a row."""
+        streak = self.errors.failed(exc, url)
+        if streak is not None:
+            self.faults.stop(streak)
 
     def _outcome(self, lease: Lease) -> tuple[str, str]:
         """(ack outcome, stats name) of a request the engine is done with."""

@@ -104,9 +104,10 @@ class ErrorStreak:
         self.count += 1
         if not self.limit or self.count < self.limit:
             return None
-        text = str(exc).splitlines()[0][:200] if str(exc) else ""
+        text = str(exc).splitlines()[0][:300] if str(exc) else ""
+        where = "" if url in text else f" on {url}"
         return PagesFailing(self.count, f"{type(exc).__name__}{': ' + text if text else ''}"
-                                        f" on {url}")
+                                        f"{where}")
 
 
 class HasFaultStop(Protocol):

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 from scrapy.http import Response, TextResponse
 
+from newscrawl.context import CrawlContext
 from newscrawl.items import ArticleItem
 from newscrawl.meta import PAGE_FAILED, RequestKind
 from newscrawl.spiders.portal.base import PortalBase
@@ -52,10 +53,14 @@ class ArticlePages(PortalBase):
         try:  # in a worker process (NEWSCRAWL_FINGERPRINT_WORKERS), the same function
             page = await WorkerPool.of(self.crawler).extract(job)
             article = page.article
-        except Exception:
+        except Exception as exc:
             self._inc("newscrawl/extract/error")
             logger.exception("Extraction failed for %s", response.url)
             self._page_failed(response, site.name, "extraction error")
+            if self.crawler is not None:  # an extraction that raises page after page: a fault
+                report = CrawlContext.of(self.crawler).page_error
+                if report is not None:
+                    report(exc, response.url)
             return
         if article is None or not (article.text or "").strip():
             self._inc("newscrawl/extract/no_body")
