@@ -46,5 +46,6 @@ VOLUME ["/data"]
 
 USER newscrawl
 
-# REDIS_URL comes from docker-compose.yml (or `docker run -e REDIS_URL=...`).
-CMD ["scrapy", "crawl", "portal"]
+# REDIS_URL comes from docker-compose.yml (or `docker run -e REDIS_URL=...`). `newscrawl crawl`
+# is `scrapy crawl portal` with SIGTERM handled from its first instant (docker stop).
+CMD ["newscrawl", "crawl"]

@@ -17,9 +17,19 @@ def main() -> int:
         os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "newscrawl.settings")
         from scrapy.cmdline import execute
 
+        from newscrawl.commands import crawl
+
         args = sys.argv[2:]
         if args[:1] == ["portal"]:  # `newscrawl crawl portal ...`, as one writes `scrapy crawl`
             args = args[1:]
+        if crawl.wants_help(args):  # newscrawl's usage, not `scrapy crawl [options] <spider>`
+            try:
+                sys.stdout.write(crawl.help_text())
+                sys.stdout.flush()
+            except OSError as exc:  # standard output closed or full
+                sys.stderr.write(f"newscrawl crawl: error: cannot write the help: {exc}\n")
+                return 1
+            return 0
         execute(["scrapy", "crawl", "portal", *args])  # exits with the crawl's code
         return 0
     from newscrawl.cli import main as cli_main

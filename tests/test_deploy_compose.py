@@ -271,7 +271,7 @@ def test_crawler_can_be_scaled(crawler_svc: dict[str, Any]) -> None:
 def test_crawler_runs_the_portal_spider(crawler_svc: dict[str, Any]) -> None:
     command = crawler_svc["command"]
     command = shlex.split(command) if isinstance(command, str) else command
-    assert command == ["scrapy", "crawl", "portal"]
+    assert command == ["newscrawl", "crawl"]  # scrapy crawl portal, signals held from the start
 
 
 def test_crawler_redis_url_carries_the_acl_user_and_password(
@@ -542,7 +542,7 @@ def image_app_dir(tmp_path: Path) -> Path:
 def test_container_without_a_sites_file_stops_with_the_sites_file_message(
     tmp_path: Path,
 ) -> None:
-    # `docker run newscrawl` with no mount: the image's files, `scrapy crawl portal` in their
+    # `docker run newscrawl` with no mount: the image's files, `newscrawl crawl` in their
     # directory, no sites file. It must say so and exit 1 before touching Redis or the network.
     app = image_app_dir(tmp_path)
     assert not (app / "sites.toml").exists(), "the image carries a sites file"
@@ -550,7 +550,7 @@ def test_container_without_a_sites_file_stops_with_the_sites_file_message(
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["NEWSCRAWL_DATA_DIR"] = str(tmp_path / "data")
     proc = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "portal"],
+        [sys.executable, "-m", "newscrawl._entry", "crawl"],  # the image's CMD
         cwd=app, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     log = proc.stdout + proc.stderr
@@ -562,7 +562,7 @@ def test_container_without_a_sites_file_stops_with_the_sites_file_message(
 
 def test_dockerfile_default_command_is_the_crawl() -> None:
     cmds = [args for op, args in dockerfile_instructions() if op == "CMD"]
-    assert cmds and yaml.safe_load(cmds[-1]) == ["scrapy", "crawl", "portal"]
+    assert cmds and yaml.safe_load(cmds[-1]) == ["newscrawl", "crawl"]
 
 
 def test_dockerignore_keeps_local_state_out_of_the_image() -> None:
@@ -603,5 +603,6 @@ def test_cron_examples_are_valid_crontab_lines(name: str) -> None:
     assert jobs
     for command in jobs:
         assert command.startswith("cd /srv/newscrawl && ")
-        assert "scrapy crawl portal" in command or "docker compose run --rm crawler" in command
+        assert ("/newscrawl crawl " in command  # scrapy crawl portal, signals held from the start
+                or "docker compose run --rm crawler" in command)
         assert "flock" not in command  # a second invocation joins the run as a worker

@@ -1,24 +1,57 @@
 """``scrapy crawl`` with newscrawl's exit codes (:class:`newscrawl.exitcodes.ExitCode`) and the
-cause of a failed crawl as its last line; a spider's ``check_config`` runs before the crawl.
-docs/operations.md ("Exit codes").
+cause of a failed crawl as its last line; a spider's ``check_config`` runs before the crawl. Also
+the help of ``newscrawl crawl -h``. docs/operations.md ("Exit codes"), docs/cli.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
+from scrapy.utils.project import get_project_settings
 
 from newscrawl import _signals
 from newscrawl.exitcodes import ExitCode, exit_code, exit_reason
 
-if TYPE_CHECKING:
-    import argparse
-
 logger = logging.getLogger(__name__)
+
+#: ``newscrawl crawl -h``: what the command is, then the options it shares with ``scrapy crawl``
+USAGE = "newscrawl crawl [portal] [OPTIONS]"
+DESCRIPTION = (
+    "The crawl: `scrapy crawl portal` run in-process, with SIGTERM and SIGINT (Ctrl-C) handled"
+    " from its first instant, so a stop at any moment, also while it starts, ends it gracefully"
+    " (exit code 0, no traceback). Run it where scrapy.cfg is or anywhere else"
+    " (SCRAPY_SETTINGS_MODULE defaults to newscrawl.settings). Most used: -a sites=FILE (the"
+    " sites file; default sites.toml in the working directory) and -s NAME=VALUE (a setting,"
+    " e.g. -s LOG_LEVEL=DEBUG). Exit codes, cron and faults: docs/operations.md; the other"
+    " commands: newscrawl --help."
+)
+
+
+def wants_help(args: Sequence[str]) -> bool:
+    """Whether ``newscrawl crawl`` ``args`` ask for help (``-h``, ``--help`` or an abbreviation
+    of it, as Scrapy's parser reads them)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "-h" or (len(arg) > 2 and "--help".startswith(arg)):
+            return True
+    return False
+
+
+def help_text() -> str:
+    """``newscrawl crawl -h``: :data:`USAGE`, :data:`DESCRIPTION` and the options of
+    ``scrapy crawl`` (the same parser options, with the project's defaults)."""
+    parser = argparse.ArgumentParser(prog="newscrawl crawl", usage=USAGE,
+                                     description=DESCRIPTION, conflict_handler="resolve")
+    command = Command()
+    command.settings = get_project_settings()
+    command.add_options(parser)
+    return parser.format_help()
 
 
 class Command(ScrapyCrawlCommand):

@@ -115,9 +115,15 @@ class Outcomes(PortalBase):
             redis_ok=reason != REASON_REDIS_UNAVAILABLE)
         outcome = run_outcome(self.sites, figures)
         run_id = self._run_id()
-        logger.info("Summary of %s (%s):", f"run {run_id}" if run_id else "this crawl",
+        joined = bool(self.crawler is not None and self.crawler.stats is not None
+                      and self.crawler.stats.get_value("newscrawl/scheduler/run_joined"))
+        # a worker that joined the run skipped its start pages: the figures do not say it
+        # fetched them (the run's) or why it has none (its own)
+        logger.info("Summary of %s (%s%s):", f"run {run_id}" if run_id else "this crawl",
                     "the run's figures so far, all workers" if of_run
-                    else "this worker's figures")
+                    else "this worker's figures",
+                    "; this worker joined the run, whose first worker queued the start pages"
+                    if joined else "")
         for summary in outcome.summaries:
             logger.info("%s", summary.line())
         for summary in outcome.summaries:
@@ -135,8 +141,6 @@ class Outcomes(PortalBase):
                     summary.name, summary.sources_fetched,
                     article_pattern(self.sites[summary.name]),
                 )
-        joined = bool(self.crawler is not None and self.crawler.stats is not None
-                      and self.crawler.stats.get_value("newscrawl/scheduler/run_joined"))
         if outcome.no_sources and not of_run and joined:
             # an extra worker without the run's figures cannot tell: the start pages were not its
             logger.warning("Cannot read the run's figures: not deciding whether the run fetched"

@@ -6,6 +6,7 @@ an idle worker in the run. Design: docs/design/scheduling.md.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from urllib.parse import urldefrag
 
 from scrapy.exceptions import DontCloseSpider
@@ -23,6 +24,32 @@ logger = logging.getLogger(__package__ or __name__)  # one logger for all parts 
 
 #: seconds between two looks at whether the run's waiting article links can be queued
 RELEASE_SECONDS = 0.5
+
+#: what becomes of a pushed URL, as the "Took N URLs pushed through Redis: ..." line says it
+LIST_PAGE = "list page"
+ARTICLE = "article"
+ALREADY_DONE = "already done"
+REFUSED = "refused: "  # + why, in a few words
+PUSHED_OUTCOMES = {
+    LIST_PAGE: ("list page", "list pages", " (walked from there)"),
+    ARTICLE: ("article", "articles", " (queued with the run's article links)"),
+    ALREADY_DONE: ("article already done", "articles already done", " (not fetched again)"),
+}
+
+
+def pushed_outcomes(outcomes: Counter[str]) -> str:
+    """``outcomes`` (outcome -> how many pushed URLs) in words, e.g. ``2 articles (queued with
+    the run's article links), 1 refused (no site takes it)``."""
+    parts = []
+    for outcome, (one, many, note) in PUSHED_OUTCOMES.items():
+        n = outcomes.get(outcome, 0)
+        if n:
+            parts.append(f"{n} {one if n == 1 else many}{note}")
+    refused = {k.removeprefix(REFUSED): n for k, n in outcomes.items() if k.startswith(REFUSED)}
+    if refused:
+        whys = (f"{n} {why}" if len(refused) > 1 else why for why, n in sorted(refused.items()))
+        parts.append(f"{sum(refused.values())} refused ({', '.join(whys)})")
+    return ", ".join(parts)
 
 
 class Queueing(PortalBase):
@@ -95,7 +122,7 @@ class Queueing(PortalBase):
     def _take_pushed(self) -> int:
         """Schedule the URLs pushed to ``{prefix}:{spider}:start_urls`` (any worker of the run;
         one at a time): each as an article or list page of the site that takes it. Returns how
-        many were taken."""
+        many were taken (read as a URL, refused ones included)."""
         run_id = self._run_id()
         engine = self.crawler.engine if self.crawler is not None else None
         if run_id is None or engine is None or self._stopping():
@@ -103,24 +130,32 @@ class Queueing(PortalBase):
         pushed = self.pushed.take()
         if pushed is None:
             return 0
+        outcomes: Counter[str] = Counter()
         for url, name in pushed.entries:
-            for request in self._pushed_requests(url, name):
+            outcome, requests = self._pushed_requests(url, name)
+            outcomes[outcome] += 1
+            for request in requests:
                 engine.crawl(request)
         if pushed.unreadable:
+            outcomes[REFUSED + "not a URL"] += pushed.unreadable
             self._inc("newscrawl/pushed/refused", pushed.unreadable)
             logger.warning("%d entries pushed to the crawl's start_urls are neither a URL nor"
                            ' JSON {"url": ..., "site": ...}: skipped', pushed.unreadable)
         self.pushed.done(pushed)
         if pushed.entries:
             self._inc("newscrawl/pushed/taken", len(pushed.entries))
-            logger.info("Took %d URLs pushed through Redis", len(pushed.entries))
+        if outcomes:
+            logger.info("Took %d URLs pushed through Redis: %s", sum(outcomes.values()),
+                        pushed_outcomes(outcomes))
         return len(pushed.entries)
 
-    def _pushed_requests(self, url: str, name: str | None) -> list[Request]:
-        """The requests for one pushed URL: a list page (a walk of its own) or an article
-        (waiting with the run's others); none, with one WARNING, for a URL no site takes."""
+    def _pushed_requests(self, url: str, name: str | None) -> tuple[str, list[Request]]:
+        """What becomes of one pushed URL (one of :data:`PUSHED_OUTCOMES`, or :data:`REFUSED`
+        and why) and its requests: a list page (a walk of its own) or an article (waiting with
+        the run's others); none, with one WARNING, for a URL no site takes."""
         if name is not None and name not in self.sites:
-            return self._refuse_pushed(url, f"site {name!r} is not in the sites file")
+            return self._refuse_pushed(url, f"site {name!r} is not in the sites file",
+                                       "site not in the sites file")
         candidates = [self.sites[name]] if name is not None else list(self.sites.values())
         url = urldefrag(url)[0]
         for site in candidates:
@@ -129,27 +164,30 @@ class Queueing(PortalBase):
                     continue
                 if url in site.start_urls or site.is_list(url):
                     self._inc("newscrawl/links/list")
-                    return [self._request(url, site, RequestKind.LIST, 1,
-                                          walk=self.walks.walk_id(Request(url)), known=0,
-                                          start_url=url)]
+                    return LIST_PAGE, [self._request(url, site, RequestKind.LIST, 1,
+                                                     walk=self.walks.walk_id(Request(url)),
+                                                     known=0, start_url=url)]
                 article = site.article_link(url)
             except ValueError:
-                return self._refuse_pushed(url, "not a valid URL")
+                return self._refuse_pushed(url, "not a valid URL", "not a valid URL")
             if article is not None:
                 request = self._request(article, site, RequestKind.ARTICLE, 1)
                 self._inc("newscrawl/links/article")
                 self.site_stats.inc(site.name, "links", "seen")
-                return self._articles(site, [request], self.walks.done([request]), [(None, 0)])
+                done = self.walks.done([request])
+                # the done one goes to the scheduler, which drops it; a new one waits
+                return (ALREADY_DONE if done[0] else ARTICLE,
+                        self._articles(site, [request], done, [(None, 0)]))
             if name is not None:
                 return self._refuse_pushed(url, f"neither article_url nor follow_url of site"
-                                                f" {name} matches it")
+                                                f" {name} matches it", "no rule of its site")
         return self._refuse_pushed(url, "no site of the sites file takes it (allowed_domains,"
-                                        " article_url, follow_url)")
+                                        " article_url, follow_url)", "no site takes it")
 
-    def _refuse_pushed(self, url: str, why: str) -> list[Request]:
+    def _refuse_pushed(self, url: str, why: str, short: str) -> tuple[str, list[Request]]:
         self._inc("newscrawl/pushed/refused")
         logger.warning("Pushed URL %s not crawled: %s", url, why)
-        return []
+        return REFUSED + short, []
 
     def _on_idle(self) -> None:
         """A crawl with nothing queued or in flight anywhere takes the URLs pushed meanwhile
