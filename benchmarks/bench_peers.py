@@ -295,7 +295,8 @@ def peer_command(base: str, out: Path,
         pipelines["peers_spider.SeedsDedupPipeline"] = 100
         settings += ["SCHEDULER=scrapy_redis.scheduler.Scheduler",
                      "DUPEFILTER_CLASS=scrapy_redis.dupefilter.RFPDupeFilter",
-                     f"REDIS_URL={server.url}"]  # fmt: skip
+                     # a daily crawl keeps its dupefilter (and so its Redis memory is measured)
+                     "SCHEDULER_PERSIST=True", f"REDIS_URL={server.url}"]  # fmt: skip
     settings.append("ITEM_PIPELINES=" + json.dumps(pipelines))
     cmd = ["scrapy", "runspider", str(HERE / "peers_spider.py"), "-a", f"start={base}/"]
     for s in settings:
