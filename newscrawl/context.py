@@ -296,9 +296,9 @@ class CrawlContext:
         self.site_stats.on_fault = self.report_fault
         #: set by the scheduler: stops the crawl on a system fault (:mod:`newscrawl.faults`)
         self.stop_on_fault: Callable[[BaseException], bool] | None = None
-        #: set by the scheduler: one more page whose processing raised (the exception, the URL),
-        #: counted towards NEWSCRAWL_MAX_ERRORS_IN_A_ROW
-        self.page_error: Callable[[BaseException, str], None] | None = None
+        #: set by the scheduler: one more page whose processing raised (the exception, the
+        #: page's request), counted towards NEWSCRAWL_MAX_ERRORS_IN_A_ROW
+        self.page_error: Callable[[BaseException, Any], None] | None = None
         #: the id of the run this worker started or joined (set by the scheduler)
         self.run_id: str | None = None
         #: the exit code the crawl asked for and its cause (:mod:`newscrawl.exitcodes`)

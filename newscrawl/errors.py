@@ -36,6 +36,11 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
+def sentence(text: str) -> str:
+    """``text`` with its first letter upper case, to follow a full stop."""
+    return text[:1].upper() + text[1:]
+
+
 class NewscrawlError(Exception):
     """An error of newscrawl's: ``cause`` (what happened), ``advice`` (what to do, may be
     empty) and :attr:`exit_code`. ``str()`` is the message users read: ``message`` when given,
@@ -46,7 +51,7 @@ class NewscrawlError(Exception):
 
     def __init__(self, cause: str, advice: str = "", *, message: str | None = None) -> None:
         if message is None:
-            message = f"{cause}. {advice}" if advice else cause
+            message = f"{cause}. {sentence(advice)}" if advice else cause
         super().__init__(message)
         self.cause = cause
         self.advice = advice

@@ -12,7 +12,7 @@ import errno
 from dataclasses import dataclass
 
 from newscrawl.connection._retry import redis_refusal, refusal_text
-from newscrawl.errors import ExitCode, SystemFaultError
+from newscrawl.errors import ExitCode, SystemFaultError, sentence
 from newscrawl.storage import STORE_ADVICE, store_fault_cause
 
 #: errno values of a store that cannot be written: the disk, not the article, is at fault
@@ -66,7 +66,7 @@ class SystemFault:
     exit_code: ExitCode
 
     def line(self) -> str:
-        return f"{self.error}. {self.advice}"
+        return f"{self.error}. {sentence(self.advice)}"
 
 
 def system_fault(exc: BaseException) -> SystemFault | None:

@@ -58,7 +58,7 @@ def test_config_errors_stay_value_errors() -> None:
 def test_the_message_is_cause_and_advice_unless_given() -> None:
     exc = NewscrawlError("the disk is full", "free space")
     assert (str(exc), exc.cause, exc.advice, exc.exit_code) == (
-        "the disk is full. free space", "the disk is full", "free space", ExitCode.ERROR)
+        "the disk is full. Free space", "the disk is full", "free space", ExitCode.ERROR)
     assert str(NewscrawlError("alone")) == "alone"
     assert str(NewscrawlError("a", "b", message="a; b")) == "a; b"
 
@@ -70,7 +70,7 @@ def test_system_faults_carry_their_line_and_exit_code() -> None:
     # a cause holding "; " or ". " is not cut there: nothing is parsed from the message
     assert fault.error == "crawl run r. 1; x is live with another sites file (its workers: h:7)"
     assert fault.line() == (
-        "crawl run r. 1; x is live with another sites file (its workers: h:7). wait for it to"
+        "crawl run r. 1; x is live with another sites file (its workers: h:7). Wait for it to"
         " finish, or stop its workers (SIGTERM/Ctrl-C): the next crawl then takes the run over"
         " with this sites file")
     assert str(refused).startswith("crawl run r. 1; x is live with another sites file (its"
@@ -94,7 +94,7 @@ def test_system_faults_carry_their_line_and_exit_code() -> None:
     oom = RedisRefused("ack", redis.ResponseError("OOM command not allowed"), "raise maxmemory")
     fault = system_fault(oom)
     assert fault is not None and fault.line() == (
-        "Redis refused ack: OOM command not allowed. raise maxmemory")
+        "Redis refused ack: OOM command not allowed. Raise maxmemory")
     assert fault.exit_code == ExitCode.REDIS_UNAVAILABLE and oom.what == "ack"
 
     gone = RedisUnavailable("pop", 60, ConnectionError("refused"))

@@ -62,6 +62,7 @@ class Lease:
     failure: Failure | None = None
     item_failure: Failure | None = None
     failed_in: str = ""  # "pipeline" or "callback", with item_failure
+    in_streak: bool = False  # counted in ErrorStreak: acknowledged once the streak is decided
     replaced: bool = False
     started: float = field(default_factory=time.monotonic)
 
@@ -112,6 +113,10 @@ class Scheduler(BaseScheduler):
         #: more is scheduled or acknowledged
         self.faults = FaultStop(crawler, self.config.redis_retry_seconds)
         self.errors = ErrorStreak(self.config.max_errors_in_a_row)
+        #: pages of the open error streak, acknowledged (a failed attempt each) when an item is
+        #: stored or dropped or the crawl goes idle; left in flight, not charged, when the streak
+        #: stops the crawl
+        self._held: list[Lease] = []
         self._last_reap = time.monotonic()
         self._loop: Any = None
         self._pull_soon = False  # a pull for requests is set for the loop's next turn
@@ -199,7 +204,7 @@ class Scheduler(BaseScheduler):
         self.crawler.signals.connect(self._on_item_error, signal=signals.item_error)
         self.crawler.signals.connect(self._on_spider_error, signal=signals.spider_error)
         for done in (signals.item_scraped, signals.item_dropped):
-            self.crawler.signals.connect(self.errors.item_done, signal=done)
+            self.crawler.signals.connect(self._on_item_done, signal=done)
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
 
@@ -425,15 +430,29 @@ class Scheduler(BaseScheduler):
                                    "storage" if fault is not None and fault.kind == "storage"
                                    else where)
         if fault is None:
-            self._page_error(failure.value, request.url)
+            self._page_error(failure.value, request)
         else:
             self.faults.stop(failure.value)
 
-    def _page_error(self, exc: BaseException, url: str) -> None:
+    def _page_error(self, exc: BaseException, request: Request) -> None:
         """One more page whose processing raised: the crawl stops on too many in a row."""
-        streak = self.errors.failed(exc, url)
+        lease = self._leases.get(request.meta.get(LEASE, ""))
+        if lease is not None and self.errors.limit:
+            lease.in_streak = True
+        streak = self.errors.failed(exc, request.url)
         if streak is not None:
             self.faults.stop(streak)
+
+    def _on_item_done(self) -> None:
+        # an item stored or dropped: the pages of the streak before it failed on their own
+        self.errors.item_done()
+        self._release_held()
+
+    @guarded(returns(None))
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for lease in held:
+            self._ack(lease)
 
     def _outcome(self, lease: Lease) -> tuple[str, str]:
         """(ack outcome, stats name) of a request the engine is done with."""
@@ -461,6 +480,17 @@ class Scheduler(BaseScheduler):
         lease = self._leases.get(request.meta.get(LEASE, ""))
         if lease is None or self.queue is None:
             return
+        number, site = request.meta.get(ORDER), request.meta.get(SITE)
+        if isinstance(number, int) and isinstance(site, str):
+            self._order_finished(site, request.url)
+        if lease.in_streak and self.errors.count:
+            self._held.append(lease)  # acknowledged once the streak is decided
+            return
+        self._ack(lease)
+
+    def _ack(self, lease: Lease) -> None:
+        assert self.queue is not None
+        request = lease.entry.request
         outcome, name = self._outcome(lease)
         seen = []
         if outcome in (q.OUTCOME_DONE, q.OUTCOME_FAILED):
@@ -473,9 +503,6 @@ class Scheduler(BaseScheduler):
         )
         del self._leases[lease.entry.id]
         self._inc(name)
-        number, site = request.meta.get(ORDER), request.meta.get(SITE)
-        if isinstance(number, int) and isinstance(site, str):
-            self._order_finished(site, request.url)
         if result == q.ACK_LOST:
             self._inc("lease_lost")
             logger.warning(
@@ -522,6 +549,7 @@ class Scheduler(BaseScheduler):
     def _idle(self) -> None:
         if self.queue is None or self.life is None:
             return
+        self._release_held()  # nothing more is being processed: the streak ends short of a stop
         if self.site_stats is not None:
             # this worker's figures are in the run's hash before any worker can end the run
             # (it ends after idle_exit_seconds with nothing in flight anywhere)

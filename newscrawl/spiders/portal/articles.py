@@ -60,7 +60,7 @@ class ArticlePages(PortalBase):
             if self.crawler is not None:  # an extraction that raises page after page: a fault
                 report = CrawlContext.of(self.crawler).page_error
                 if report is not None:
-                    report(exc, response.url)
+                    report(exc, response.request)
             return
         if article is None or not (article.text or "").strip():
             self._inc("newscrawl/extract/no_body")
