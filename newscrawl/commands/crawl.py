@@ -58,8 +58,11 @@ class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) < 1:
             raise UsageError
-        if len(args) > 1:
-            raise UsageError("running 'scrapy crawl' with more than one spider is not supported")
+        if len(args) > 1:  # Scrapy's parser leaves an unknown option here too
+            raise UsageError(
+                f"unexpected argument {' '.join(args[1:])!r}: the crawl takes one spider (portal)"
+                " and options: -a NAME=VALUE (e.g. -a sites=FILE), -s NAME=VALUE (a setting),"
+                " and those of `newscrawl crawl --help`")
         assert self.crawler_process
         crawler = self._create_crawler(args[0])
         check = getattr(crawler.spidercls, "check_config", None)
