@@ -27,11 +27,30 @@ def stored_urls(tmp_path: Path) -> list[str]:
     return [str(a["url"]) for a in iter_articles(tmp_path / "data" / "articles")]
 
 
-def test_a_pipeline_failing_every_item_stops_the_crawl_and_nothing_is_lost(
-        tmp_path: Path, portals: Layout) -> None:
+def two_portals(tmp_path: Path, portals: Layout) -> tuple[Path, set[str]]:
+    """The sites file of the two mock portals, and their distinct articles' URLs."""
     sites = tmp_path / "sites.toml"
     sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
-    unique = {p.url(path) for p, path in portals.unique}
+    return sites, {p.url(path) for p, path in portals.unique}
+
+
+def failed_by(stats: dict[str, int], cause: str) -> int:
+    return sum(v for k, v in stats.items()
+               if k.startswith("newscrawl/sites/") and k.endswith(f"/failed_by/{cause}"))
+
+
+def assert_fixed_run_stores_each_once(tmp_path: Path, sites: Path, unique: set[str]) -> None:
+    """The fault gone, the next run stores every distinct article, none twice."""
+    fixed = run_crawl(tmp_path, sites, *SETTINGS)
+    assert fixed.returncode == 0, fixed.log[-3000:]
+    urls = stored_urls(tmp_path)
+    assert len(urls) == len(set(urls)), "an article was stored twice"
+    assert unique <= set(urls)
+
+
+def test_a_pipeline_failing_every_item_stops_the_crawl_and_nothing_is_lost(
+        tmp_path: Path, portals: Layout) -> None:
+    sites, unique = two_portals(tmp_path, portals)
     assert len(unique) > 10
 
     # the database stays down for more runs than NEWSCRAWL_MAX_ATTEMPTS (3)
@@ -52,19 +71,12 @@ def test_a_pipeline_failing_every_item_stops_the_crawl_and_nothing_is_lost(
         assert "Giving up" not in r1.log
         assert stored_urls(tmp_path) == []
 
-    # the fault fixed: every article is stored, each once
-    r2 = run_crawl(tmp_path, sites, *SETTINGS)
-    assert r2.returncode == 0, r2.log[-3000:]
-    urls = stored_urls(tmp_path)
-    assert len(urls) == len(set(urls)), "an article was stored twice"
-    assert unique <= set(urls)
+    assert_fixed_run_stores_each_once(tmp_path, sites, unique)
 
 
 def test_items_failing_between_stored_ones_are_counted_and_the_crawl_goes_on(
         tmp_path: Path, portals: Layout) -> None:
-    sites = tmp_path / "sites.toml"
-    sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
-    unique = {p.url(path) for p, path in portals.unique}
+    sites, unique = two_portals(tmp_path, portals)
 
     r1 = run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ERRORS_IN_A_ROW=2",
                    component("ITEM_PIPELINES", "FlakyPipeline", 900), env=ENV)
@@ -72,50 +84,35 @@ def test_items_failing_between_stored_ones_are_counted_and_the_crawl_goes_on(
     failed = r1.stats["newscrawl/scheduler/item_failed"]
     assert failed >= 3, r1.stats  # more than the limit in all, never two in a row
     assert " CRITICAL: " not in r1.log
-    by_cause = sum(v for k, v in r1.stats.items()
-                   if k.startswith("newscrawl/sites/") and k.endswith("/failed_by/pipeline"))
-    assert by_cause == failed
+    assert failed_by(r1.stats, "pipeline") == failed
+    stored_before = len(stored_urls(tmp_path))
 
     # the failed ones were stored before the export failed: fetched again, found in the store by
     # their own fingerprint, and not stored twice
-    r2 = run_crawl(tmp_path, sites, *SETTINGS)
-    assert r2.returncode == 0, r2.log[-3000:]
-    assert r2.stats.get("newscrawl/dedup/already_stored", 0) >= 1, r2.stats
-    urls = stored_urls(tmp_path)
-    assert len(urls) == len(set(urls)), "an article was stored twice"
-    assert unique <= set(urls)
+    assert_fixed_run_stores_each_once(tmp_path, sites, unique)
+    assert len(stored_urls(tmp_path)) == stored_before
 
 
 def test_a_page_whose_callback_raised_is_not_done(tmp_path: Path, portals: Layout) -> None:
     # Scrapy logs a spider error and the engine is done with the page: without newscrawl
     # counting it as a failed attempt, the article would be recorded as done, never stored.
-    sites = tmp_path / "sites.toml"
-    sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
-    unique = {p.url(path) for p, path in portals.unique}
+    sites, unique = two_portals(tmp_path, portals)
 
     r1 = run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ERRORS_IN_A_ROW=0",
                    component("SPIDER_MIDDLEWARES", "BrokenSpiderMiddleware", 10), env=ENV)
     assert r1.returncode == 0, r1.log[-3000:]
     assert "Spider error processing" in r1.log
     assert stored_urls(tmp_path) == []
-    callback = sum(v for k, v in r1.stats.items()
-                   if k.startswith("newscrawl/sites/") and k.endswith("/failed_by/callback"))
-    assert callback >= len(unique), r1.stats
+    assert failed_by(r1.stats, "callback") >= len(unique), r1.stats
 
-    r2 = run_crawl(tmp_path, sites, *SETTINGS)
-    assert r2.returncode == 0, r2.log[-3000:]
-    urls = stored_urls(tmp_path)
-    assert len(urls) == len(set(urls)), "an article was stored twice"
-    assert unique <= set(urls)
+    assert_fixed_run_stores_each_once(tmp_path, sites, unique)
 
 
 def test_an_extraction_raising_on_every_page_stops_the_crawl(
         tmp_path: Path, portals: Layout) -> None:
     # a broken extraction library: each page is a failed attempt ("Extraction failed for ..."),
     # and the tenth in a row (the default limit) stops the crawl
-    sites = tmp_path / "sites.toml"
-    sites.write_text(sites_toml(portals.a, portals.b, max_list_depth=2), encoding="utf-8")
-    unique = {p.url(path) for p, path in portals.unique}
+    sites, unique = two_portals(tmp_path, portals)
     assert len(unique) > 10
 
     r1 = run_crawl(tmp_path, sites, *SETTINGS,
@@ -127,8 +124,4 @@ def test_an_extraction_raising_on_every_page_stops_the_crawl(
     assert r1.stats["newscrawl/extract/error"] >= 10
     assert stored_urls(tmp_path) == []
 
-    r2 = run_crawl(tmp_path, sites, *SETTINGS)
-    assert r2.returncode == 0, r2.log[-3000:]
-    urls = stored_urls(tmp_path)
-    assert len(urls) == len(set(urls)), "an article was stored twice"
-    assert unique <= set(urls)
+    assert_fixed_run_stores_each_once(tmp_path, sites, unique)
