@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from crawlrun import Worker  # noqa: E402
 from mockportal import DailyPortal, Layout, MockPortal, build_portals, sites_toml  # noqa: E402
+from redisserver import RedisServer  # noqa: E402
 
 _OWN_CACHE_DIR: str | None = None
 
@@ -134,6 +135,14 @@ def sites(tmp_path: Path, portals: Layout) -> Path:
     path = tmp_path / "sites.toml"
     path.write_text(sites_toml(portals.a, portals.b), encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of its own for one test (no persistence); a module needing persistence
+    defines its own."""
+    with RedisServer(tmp_path / "redis", persist=False) as srv:
+        yield srv
 
 
 @pytest.fixture

@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from crawlrun import (
     FAST,
     REPO,
@@ -30,14 +28,6 @@ from crawlrun import (
 )
 from mockportal import DailyPortal, Layout
 from redisserver import RedisServer
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis", persist=False) as srv:
-        yield srv
-
-
 
 
 def articles(layout: Layout) -> list[tuple[Any, str]]:

@@ -4,29 +4,13 @@ Two real ``scrapy crawl portal`` workers on one redis-server against a mock port
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from crawlrun import FAST, IN_PROCESS, Worker, start_crawl, wait_for
 from mockportal import DailyPortal, MockPortal
 from redisserver import RedisServer
 
 JOINED = "; this worker joined the run, whose first worker queued the start pages):"
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis", persist=False) as srv:
-        yield srv
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    started: list[Worker] = []
-    yield started
-    for worker in started:
-        worker.kill()
 
 
 def test_a_joined_workers_summary_says_it_joined(

@@ -145,12 +145,6 @@ def test_a_sitemaps_dates_order_its_links_among_other_sites(
     assert kept >= 19, f"{kept} of {total} originals kept"
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis", persist=False) as srv:
-        yield srv
-
-
 def test_three_workers_store_one_copy_of_each_story(
         tmp_path: Path, portals: tuple[MockPortal, MockPortal],
         redis_server: RedisServer) -> None:

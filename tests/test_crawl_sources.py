@@ -14,10 +14,8 @@
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from crawlrun import (
     FAST,
     IN_PROCESS,
@@ -227,20 +225,6 @@ def test_broken_sources_are_counted_and_the_crawl_goes_on(tmp_path: Path,
     # the article listed with a bare "&" was stored under its canonical URL, text and all
     items = {str(i["url"]): i for i in iter_articles(tmp_path / "data" / "articles")}
     assert items[u(art(6))]["title"] == p.articles[art(6)].title
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis", persist=False) as srv:
-        yield srv
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    started: list[Worker] = []
-    yield started
-    for worker in started:
-        worker.kill()
 
 
 def test_joining_worker_leaves_sitemaps_and_feeds_to_the_run(
