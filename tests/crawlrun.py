@@ -126,6 +126,18 @@ def start_crawl(workdir: Path, sites: Path | None, *settings: str, log_path: Pat
     return Worker(workdir, sites, settings, redis_url, log_path, env)
 
 
+def join_late(workdir: Path, sites: Path | None, settings: tuple[str, ...], *, redis_url: str,
+              workers: list[Worker]) -> Worker:
+    """Start another worker of the crawl running in ``workdir`` (logging to ``late.log``) and
+    wait until it has joined the run."""
+    late = start_crawl(workdir, sites, *settings, redis_url=redis_url,
+                       log_path=workdir / "late.log")
+    workers.append(late)
+    wait_for(lambda: "Joined crawl run" in late.log(), timeout=90,
+             what="the late worker joining the run")
+    return late
+
+
 def once_per_session(tmp_path_factory: pytest.TempPathFactory, name: str,
                      compute: Callable[[], Any]) -> Any:
     """``compute()`` (JSON-able) run once for the whole test session, ``pytest -n`` included.

@@ -21,6 +21,7 @@ from crawlrun import (
     article_hits,
     assert_stored_once,
     crawl_env,
+    join_late,
     start_crawl,
     stored_urls,
     url_of,
@@ -111,11 +112,8 @@ def test_late_cron_worker_joins_the_running_run(
     for portal in (portals.a, portals.b):
         portal.hold(path for p, path in articles(portals) if p is portal)
     try:
-        late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
-                           log_path=tmp_path / "late.log")
-        workers.append(late)
-        wait_for(lambda: "Joined crawl run" in late.log(), timeout=90,
-                 what="the late worker joining the run")
+        late = join_late(tmp_path, sites, settings, redis_url=redis_server.url,
+                         workers=workers)
     finally:
         for portal in (portals.a, portals.b):
             portal.release()

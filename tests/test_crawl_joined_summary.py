@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawlrun import FAST, IN_PROCESS, Worker, start_crawl, wait_for
+from crawlrun import FAST, IN_PROCESS, Worker, join_late, start_crawl, wait_for
 from mockportal import DailyPortal, MockPortal
 from redisserver import RedisServer
 
@@ -29,11 +29,8 @@ def test_a_joined_workers_summary_says_it_joined(
              what="the first worker fetching articles")
     portal.hold(daily.paths)  # the run stays open however slow the late start is
     try:
-        late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
-                           log_path=tmp_path / "late.log")
-        workers.append(late)
-        wait_for(lambda: "Joined crawl run" in late.log(), timeout=90,
-                 what="the late worker joining the run")
+        late = join_late(tmp_path, sites, settings, redis_url=redis_server.url,
+                         workers=workers)
     finally:
         portal.release()
     r_first, r_late = first.wait(), late.wait()

@@ -21,6 +21,7 @@ from crawlrun import (
     IN_PROCESS,
     CrawlResult,
     Worker,
+    join_late,
     run_crawl,
     start_crawl,
     stored_urls,
@@ -248,11 +249,8 @@ def test_joining_worker_leaves_sitemaps_and_feeds_to_the_run(
              what="the first worker fetching articles")
     p.hold(art(i) for i in range(1, 9))  # the run stays open however slow the late start is
     try:
-        late = start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
-                           log_path=tmp_path / "late.log")
-        workers.append(late)
-        wait_for(lambda: "Joined crawl run" in late.log(), timeout=90,
-                 what="the late worker joining the run")
+        late = join_late(tmp_path, sites, settings, redis_url=redis_server.url,
+                         workers=workers)
     finally:
         p.release()
     r_first, r_late = first.wait(), late.wait()
