@@ -48,7 +48,8 @@ class PagesFailing(SystemFaultError, RuntimeError):
     def __init__(self, count: int, last: str) -> None:
         self.count = count
         cause = (f"{count} pages in a row failed in an item pipeline, a callback or extraction,"
-                 f" none stored or dropped between them (the last: {last})")
+                 f" with no item through all the pipelines or dropped between them (the last:"
+                 f" {last})")
         advice = ("the log has each page's traceback; fix the fault (newscrawl's code or its"
                   " libraries, a pipeline of ITEM_PIPELINES or what it writes to) and run again:"
                   " the failed pages are fetched again by the next run, the rest stay queued"

@@ -274,9 +274,10 @@ class RunLife:
                 logger.info("%d article links of run %s were still waiting: they wait in run %s",
                             adopted, run.took_over, run.run_id)
             logger.info(
-                "Took over crawl run %s: none of its workers is alive (%d requests they held"
-                " put back in the queue); started run %s (this worker schedules the start pages)",
-                run.took_over, run.rescued, run.run_id)
+                "Took over crawl run %s: none of its workers is alive (%d %s they held put back"
+                " in the queue); started run %s (this worker schedules the start pages)",
+                run.took_over, run.rescued, "request" if run.rescued == 1 else "requests",
+                run.run_id)
         inherited: dict[str, int] = {}
         if claimed:
             self._inc("run_started", 1)

@@ -227,6 +227,9 @@ class Scheduler(BaseScheduler):
             return
         try:
             self._requeue_leftovers()
+            if reason == "shutdown" and self.queue is not None:  # SIGTERM/SIGINT (Ctrl-C)
+                logger.info("Stopped before the end of the run: %d requests stay queued in Redis;"
+                            " the next crawl resumes them", len(self.queue))
             if self.life is not None:
                 self.life.end()
             if not self.config.persist:
