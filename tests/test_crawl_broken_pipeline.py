@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from crawlrun import IN_PROCESS, REPO, run_crawl
 from mockportal import Layout, sites_toml
 
@@ -48,19 +49,27 @@ def assert_fixed_run_stores_each_once(tmp_path: Path, sites: Path, unique: set[s
     assert unique <= set(urls)
 
 
+@pytest.mark.parametrize("limit", [None, 1000], ids=["at-the-limit", "at-the-end-of-the-run"])
 def test_a_pipeline_failing_every_item_stops_the_crawl_and_nothing_is_lost(
-        tmp_path: Path, portals: Layout) -> None:
+        tmp_path: Path, portals: Layout, limit: int | None) -> None:
+    # None: the default limit (10), reached during the run; 1000: never reached (a daily run's
+    # few new articles), so the run is stopped at its end, no item having gone through
     sites, unique = two_portals(tmp_path, portals)
     assert len(unique) > 10
+    settings = SETTINGS if limit is None else (*SETTINGS, f"NEWSCRAWL_MAX_ERRORS_IN_A_ROW={limit}")
 
     # the database stays down for more runs than NEWSCRAWL_MAX_ATTEMPTS (3)
     for _ in range(4):
-        r1 = run_crawl(tmp_path, sites, *SETTINGS,  # the default limit, 10
+        r1 = run_crawl(tmp_path, sites, *settings,
                        component("ITEM_PIPELINES", "BrokenPipeline", 100), env=ENV)
         assert r1.returncode == 6, r1.log[-3000:]
         criticals = [line for line in r1.log.splitlines() if " CRITICAL: " in line]
         assert len(criticals) == 1, criticals
-        assert "10 pages in a row failed" in criticals[0], criticals
+        if limit is None:
+            assert "10 pages in a row failed" in criticals[0], criticals
+        else:
+            failed = failed_by(r1.stats, "pipeline")
+            assert failed > 10 and f"{failed} pages in a row failed" in criticals[0], criticals
         assert "RuntimeError: the warehouse is down" in criticals[0], criticals
         last = r1.log.strip().splitlines()[-1]
         assert " ERROR: The crawl failed: " in last and last.endswith("(exit code 6)"), last
@@ -68,7 +77,9 @@ def test_a_pipeline_failing_every_item_stops_the_crawl_and_nothing_is_lost(
         # the streak's pages are not charged an attempt: they are put back, as everything else
         # in flight, and no article is given up however many runs meet the fault
         assert r1.stats.get("newscrawl/scheduler/item_failed", 0) == 0, r1.stats
-        assert "Giving up" not in r1.log
+        gave_up = [line for line in r1.log.splitlines() if "Giving up on" in line
+                   and any(f"{u} " in line for u in unique)]  # the portals' 404s are given up
+        assert not gave_up, gave_up
         assert stored_urls(tmp_path) == []
 
     assert_fixed_run_stores_each_once(tmp_path, sites, unique)

@@ -114,8 +114,8 @@ class Scheduler(BaseScheduler):
         self.faults = FaultStop(crawler, self.config.redis_retry_seconds)
         self.errors = ErrorStreak(self.config.max_errors_in_a_row)
         #: pages of the open error streak, acknowledged (a failed attempt each) when an item is
-        #: stored or dropped or the crawl goes idle; left in flight, not charged, when the streak
-        #: stops the crawl
+        #: stored or dropped after them, or at the end of a run that had such items; left in
+        #: flight, not charged, when the streak stops the crawl
         self._held: list[Lease] = []
         self._last_reap = time.monotonic()
         self._loop: Any = None
@@ -222,6 +222,7 @@ class Scheduler(BaseScheduler):
             self.politeness.close()
         if self._unhook_engine is not None:
             self._unhook_engine()
+        self._settle_held(reason)
         if self.faults.stopped or reason == REASON_SYSTEM_FAULT:
             self._close_after_fault()
             return
@@ -457,6 +458,17 @@ class Scheduler(BaseScheduler):
         for lease in held:
             self._ack(lease)
 
+    def _settle_held(self, reason: str) -> None:
+        """At close, the open streak's pages: failed attempts when items went through in this
+        crawl; when none did, the crawl's own fault (exit code 6) and, as after a stop
+        (SIGTERM, another reason), put back uncharged with the rest in flight."""
+        if not self._held or self.faults.stopped or reason != "finished":
+            return
+        if self.errors.failed_throughout():
+            self.faults.stop(self.errors.fault(), close=False)
+        else:
+            self._release_held()
+
     def _outcome(self, lease: Lease) -> tuple[str, str]:
         """(ack outcome, stats name) of a request the engine is done with."""
         run_kind = lease.entry.kind in RUN_KINDS
@@ -552,10 +564,10 @@ class Scheduler(BaseScheduler):
     def _idle(self) -> None:
         if self.queue is None or self.life is None:
             return
-        self._release_held()  # nothing more is being processed: the streak ends short of a stop
         if self.site_stats is not None:
             # this worker's figures are in the run's hash before any worker can end the run
             # (it ends after idle_exit_seconds with nothing in flight anywhere)
             self.site_stats.flush()
-        self.life.idle(bool(self._leases) or len(self.queue) > 0
-                       or self.queue.inflight_count() > 0)
+        held = len(self._held)  # done with, in flight until the streak is decided
+        self.life.idle(len(self._leases) > held or len(self.queue) > 0
+                       or self.queue.inflight_count() > held)

@@ -86,28 +86,41 @@ class FaultStop:
 
 
 class ErrorStreak:
-    """Pages in a row whose processing raised (an item pipeline's or a callback's exception that
-    is no system fault by its type): each is a failed attempt, retried by a later run, but
-    ``limit`` of them with no item stored or dropped between is the crawl's own fault, a
-    :class:`~newscrawl.faults.PagesFailing` (0: never)."""
+    """Pages in a row whose processing raised (an item pipeline's, a callback's or extraction's
+    exception that is no system fault by its type). ``limit`` of them with no item through the
+    pipelines (stored) or dropped between is the crawl's own fault, a
+    :class:`~newscrawl.faults.PagesFailing`; so is a run that ends with no item through at all
+    and such pages failed (0: neither)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.count = 0
+        self.passed = False  # an item went through (or was dropped) in this crawl
+        self.last = ""  # the streak's last error and page
 
     def item_done(self) -> None:
         """An item was stored or dropped: processing works."""
         self.count = 0
+        self.passed = True
 
     def failed(self, exc: BaseException, url: str) -> PagesFailing | None:
         """One more page failed with ``exc``: the fault when that makes ``limit`` in a row."""
         self.count += 1
-        if not self.limit or self.count < self.limit:
-            return None
         text = str(exc).splitlines()[0][:300] if str(exc) else ""
         where = "" if url in text else f" on {url}"
-        return PagesFailing(self.count, f"{type(exc).__name__}{': ' + text if text else ''}"
-                                        f"{where}")
+        self.last = f"{type(exc).__name__}{': ' + text if text else ''}{where}"
+        if not self.limit or self.count < self.limit:
+            return None
+        return self.fault()
+
+    def fault(self) -> PagesFailing:
+        """The fault of the streak so far."""
+        return PagesFailing(self.count, self.last)
+
+    def failed_throughout(self) -> bool:
+        """Whether every page processed so far failed (at least one): at the end of a run, the
+        crawl's own fault however short of ``limit`` (a day's few new articles)."""
+        return bool(self.limit) and self.count > 0 and not self.passed
 
 
 class HasFaultStop(Protocol):
