@@ -30,7 +30,7 @@ class ExitCode(IntEnum):
     #: ``scrapy crawl``: the article store could not be written (disk full, not writable)
     STORAGE_FAILED = 5
     #: ``scrapy crawl``: NEWSCRAWL_MAX_ERRORS_IN_A_ROW pages in a row failed in an item pipeline,
-    #: a callback or extraction, none stored or dropped between them: the crawl's own fault
+    #: a callback or extraction, none through all the pipelines between them: the crawl's own fault
     PIPELINE_FAILED = 6
     #: ``newscrawl``: interrupted (Ctrl-C)
     INTERRUPTED = 130

@@ -39,8 +39,8 @@ class RunRefused(SystemFaultError, RuntimeError):
 
 class PagesFailing(SystemFaultError, RuntimeError):
     """Page after page failed in an item pipeline, a callback or extraction (an exception, not
-    a page without a body), none stored or dropped between them: a fault of the crawl's code or
-    of what its pipelines write to, not of the sites."""
+    a page without a body), no item through all the pipelines between them: a fault of the
+    crawl's code or of what its pipelines write to, not of the sites."""
 
     kind = "pipeline"
     exit_code = ExitCode.PIPELINE_FAILED
@@ -48,7 +48,7 @@ class PagesFailing(SystemFaultError, RuntimeError):
     def __init__(self, count: int, last: str) -> None:
         self.count = count
         cause = (f"{count} pages in a row failed in an item pipeline, a callback or extraction,"
-                 f" with no item through all the pipelines or dropped between them (the last:"
+                 f" with no item through all the pipelines between them (the last:"
                  f" {last})")
         advice = ("the log has each page's traceback; fix the fault (newscrawl's code or its"
                   " libraries, a pipeline of ITEM_PIPELINES or what it writes to) and run again:"

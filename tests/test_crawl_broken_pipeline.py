@@ -1,8 +1,8 @@
 """Pages whose processing raises (an item pipeline, a callback, extraction) are failed attempts,
-fetched again by a later run; page after page of them, with nothing stored or dropped between, is
-a fault of the crawl's own code: the run stops with exit code 6 (NEWSCRAWL_MAX_ERRORS_IN_A_ROW)
-instead of spending every article's attempts and exiting 0. Real crawls of the mock portals, a
-project's own raising components from tests/brokencomponents.py."""
+fetched again by a later run; page after page of them, with no item through all the pipelines
+between, is a fault of the crawl's own code: the run stops with exit code 6
+(NEWSCRAWL_MAX_ERRORS_IN_A_ROW) instead of spending every article's attempts and exiting 0. Real
+crawls of the mock portals, a project's own raising components from tests/brokencomponents.py."""
 
 from __future__ import annotations
 

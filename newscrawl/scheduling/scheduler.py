@@ -114,7 +114,7 @@ class Scheduler(BaseScheduler):
         self.faults = FaultStop(crawler, self.config.redis_retry_seconds)
         self.errors = ErrorStreak(self.config.max_errors_in_a_row)
         #: pages of the open error streak, acknowledged (a failed attempt each) when an item is
-        #: stored or dropped after them, or at the end of a run that had such items; left in
+        #: through every pipeline after them, or at the end of a run that had such items; left in
         #: flight, not charged, when the streak stops the crawl
         self._held: list[Lease] = []
         self._last_reap = time.monotonic()
@@ -203,8 +203,7 @@ class Scheduler(BaseScheduler):
         self.crawler.signals.connect(self._on_response, signal=signals.response_received)
         self.crawler.signals.connect(self._on_item_error, signal=signals.item_error)
         self.crawler.signals.connect(self._on_spider_error, signal=signals.spider_error)
-        for done in (signals.item_scraped, signals.item_dropped):
-            self.crawler.signals.connect(self._on_item_done, signal=done)
+        self.crawler.signals.connect(self._on_item_done, signal=signals.item_scraped)
         self._loop = create_looping_call(self._tick)
         self._loop.start(POLL_SECONDS, now=False)
 
@@ -448,7 +447,7 @@ class Scheduler(BaseScheduler):
             self.faults.stop(streak)
 
     def _on_item_done(self) -> None:
-        # an item stored or dropped: the pages of the streak before it failed on their own
+        # an item through every pipeline: the pages of the streak before it failed on their own
         self.errors.item_done()
         self._release_held()
 

@@ -87,19 +87,19 @@ class FaultStop:
 
 class ErrorStreak:
     """Pages in a row whose processing raised (an item pipeline's, a callback's or extraction's
-    exception that is no system fault by its type). ``limit`` of them with no item through the
-    pipelines (stored) or dropped between is the crawl's own fault, a
-    :class:`~newscrawl.faults.PagesFailing`; so is a run that ends with no item through at all
-    and such pages failed (0: neither)."""
+    exception that is no system fault by its type). ``limit`` of them with no item through all
+    the pipelines between is the crawl's own fault, a :class:`~newscrawl.faults.PagesFailing`;
+    so is a run that ends with no item through at all and such pages failed (0: neither). An
+    item dropped as a near-duplicate proves nothing of the pipelines after the drop."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.count = 0
-        self.passed = False  # an item went through (or was dropped) in this crawl
+        self.passed = False  # an item went through every pipeline in this crawl
         self.last = ""  # the streak's last error and page
 
     def item_done(self) -> None:
-        """An item was stored or dropped: processing works."""
+        """An item went through every pipeline: processing works."""
         self.count = 0
         self.passed = True
 
