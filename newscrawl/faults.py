@@ -45,11 +45,16 @@ class PagesFailing(SystemFaultError, RuntimeError):
     kind = "pipeline"
     exit_code = ExitCode.PIPELINE_FAILED
 
-    def __init__(self, count: int, last: str) -> None:
+    def __init__(self, count: int, last: str, *, run_ended: bool = False) -> None:
         self.count = count
-        cause = (f"{count} pages in a row failed in an item pipeline, a callback or extraction,"
-                 f" with no item through all the pipelines between them (the last:"
-                 f" {last})")
+        pages = f"{count} page{'' if count == 1 else 's'}"
+        if run_ended:  # fewer than NEWSCRAWL_MAX_ERRORS_IN_A_ROW, and nothing else processed
+            cause = (f"the run ended with {pages} failed in an item pipeline, a callback or"
+                     f" extraction and no item through all the pipelines (the last: {last})")
+        else:
+            cause = (f"{pages} in a row failed in an item pipeline, a callback or extraction,"
+                     f" with no item through all the pipelines between them (the last:"
+                     f" {last})")
         advice = ("the log has each page's traceback; fix the fault (newscrawl's code or its"
                   " libraries, a pipeline of ITEM_PIPELINES or what it writes to) and run again:"
                   " the failed pages are fetched again by the next run, the rest stay queued"

@@ -464,7 +464,7 @@ class Scheduler(BaseScheduler):
         if not self._held or self.faults.stopped or reason != "finished":
             return
         if self.errors.failed_throughout():
-            self.faults.stop(self.errors.fault(), close=False)
+            self.faults.stop(self.errors.fault(run_ended=True), close=False)
         else:
             self._release_held()
 

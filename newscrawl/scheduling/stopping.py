@@ -113,9 +113,9 @@ class ErrorStreak:
             return None
         return self.fault()
 
-    def fault(self) -> PagesFailing:
-        """The fault of the streak so far."""
-        return PagesFailing(self.count, self.last)
+    def fault(self, *, run_ended: bool = False) -> PagesFailing:
+        """The fault of the streak so far (``run_ended``: found at the end of the run)."""
+        return PagesFailing(self.count, self.last, run_ended=run_ended)
 
     def failed_throughout(self) -> bool:
         """Whether every page processed so far failed (at least one): at the end of a run, the
