@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from newscrawl.connection._retry import redis_refusal, refusal_text
 from newscrawl.errors import ExitCode, SystemFaultError, sentence
+from newscrawl.formats import plural
 from newscrawl.storage import STORE_ADVICE, store_fault_cause
 
 #: errno values of a store that cannot be written: the disk, not the article, is at fault
@@ -47,7 +48,7 @@ class PagesFailing(SystemFaultError, RuntimeError):
 
     def __init__(self, count: int, last: str, *, run_ended: bool = False) -> None:
         self.count = count
-        pages = f"{count} page{'' if count == 1 else 's'}"
+        pages = plural(count, "page")
         if run_ended:  # fewer than NEWSCRAWL_MAX_ERRORS_IN_A_ROW, and nothing else processed
             cause = (f"the run ended with {pages} failed in an item pipeline, a callback or"
                      f" extraction and no item through all the pipelines (the last: {last})")

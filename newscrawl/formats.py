@@ -1,6 +1,6 @@
 """How newscrawl writes a fingerprint (16 hex digits) and a day (days since 1970, UTC), how it
 compares two publication times (an item's ``published``: ISO 8601 date or datetime), and how it
-reads a Redis reply as text."""
+reads a Redis reply as text; a count with its noun, for messages."""
 
 from __future__ import annotations
 
@@ -14,6 +14,11 @@ def as_text(value: object) -> str:
     """A Redis reply (bytes, or str with ``decode_responses``) or any value as text; bytes that are
     not UTF-8 are replaced, never raised."""
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def plural(n: object, word: str, words: str | None = None) -> str:
+    """``1 day``, ``2 days`` (``words``: the plural when it is not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def fingerprint_hex(value: int) -> str:

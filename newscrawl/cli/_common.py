@@ -145,11 +145,6 @@ def read_text(name: str, max_chars: int | None = None, encoding: str = "utf-8") 
         ) from None
 
 
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 day``, ``2 days`` (``words``: the plural when it is not ``word + "s"``)."""
-    return f"{n} {word if n == 1 else (words or word + 's')}"
-
-
 def hex_or_none(value: int | None) -> str | None:
     return None if value is None else fingerprint_hex(value)
 

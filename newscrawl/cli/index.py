@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from newscrawl.cli._common import open_redis, plural, positive_int, print_json
+from newscrawl.cli._common import open_redis, positive_int, print_json
 from newscrawl.exitcodes import ExitCode
-from newscrawl.formats import fingerprint_hex
+from newscrawl.formats import fingerprint_hex, plural
 
 
 def cmd_duplicates(args: argparse.Namespace) -> int:

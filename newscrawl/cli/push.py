@@ -9,8 +9,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from newscrawl import keys
-from newscrawl.cli._common import CliError, open_redis, plural
+from newscrawl.cli._common import CliError, open_redis
 from newscrawl.exitcodes import ExitCode
+from newscrawl.formats import plural
 
 
 def cmd_push(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from newscrawl.cli._common import open_redis, positive_int, print_json
 from newscrawl.exitcodes import ExitCode
-from newscrawl.formats import as_text
+from newscrawl.formats import as_text, plural
 from newscrawl.meta import RUN_KINDS, SITE, RequestKind
 from newscrawl.scheduling.run import gone_from_this_host
 from newscrawl.sitestats import RATE_BUCKET_SECONDS, run_outcome, split_run_hash
@@ -318,10 +318,6 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
     }
 
 
-def _plural(n: Any, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def _left(seconds: int | None, why: str | None) -> str:
     if seconds is None:
         return f"unknown ({why})" if why else "unknown"
@@ -367,7 +363,7 @@ def _lines(status: dict[str, Any]) -> list[str]:
         lines.append(
             f"  {w['host']}:{w['pid']}  {state}, last heartbeat "
             + (f"{ago:.0f} s ago" if ago is not None else "?")
-            + (f", {_plural(w['pages'], 'page')} fetched" if w["pages"] is not None else ""))
+            + (f", {plural(w['pages'], 'page')} fetched" if w["pages"] is not None else ""))
     lines.append(f"queue:      {status['queued']} queued, {status['in_flight']} in flight, "
                  f"{status['retry']} failed earlier (retried by the next run)")
     if status["running"]:
@@ -418,7 +414,7 @@ def one_line(status: dict[str, Any], now: float | None = None) -> str:
         f"{s['articles']['queued'] + s['articles']['in_flight']} left"
         for name, s in status["sites"].items())
     alive = sum(1 for w in status["workers"] if w["alive"])
-    return (f"{stamp} run {status['run']}: {_plural(alive, 'worker')}; "
+    return (f"{stamp} run {status['run']}: {plural(alive, 'worker')}; "
             f"{status['pages_last_minute']:g} pages/min; time left "
             f"{_left(status['time_left_seconds'], status['time_left_unknown'])}"
             + (f"; {sites}" if sites else ""))

@@ -20,7 +20,7 @@ from scrapy.exceptions import DontCloseSpider
 
 from newscrawl.context import CrawlContext
 from newscrawl.faults import RunRefused
-from newscrawl.formats import as_text
+from newscrawl.formats import as_text, plural
 from newscrawl.meta import SITE, request_kind
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.queue import (
@@ -274,10 +274,9 @@ class RunLife:
                 logger.info("%d article links of run %s were still waiting: they wait in run %s",
                             adopted, run.took_over, run.run_id)
             logger.info(
-                "Took over crawl run %s: none of its workers is alive (%d %s they held put back"
-                " in the queue); started run %s (this worker schedules the start pages)",
-                run.took_over, run.rescued, "request" if run.rescued == 1 else "requests",
-                run.run_id)
+                "Took over crawl run %s: none of its workers is alive (%s they held put back in"
+                " the queue); started run %s (this worker schedules the start pages)",
+                run.took_over, plural(run.rescued, "request"), run.run_id)
         inherited: dict[str, int] = {}
         if claimed:
             self._inc("run_started", 1)

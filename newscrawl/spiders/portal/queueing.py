@@ -15,6 +15,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext
+from newscrawl.formats import plural
 from newscrawl.meta import ORDER, ORDER_DAY, RequestKind
 from newscrawl.middlewares.faults import report_fault
 from newscrawl.scheduling.waiting import BATCH, day_only
@@ -44,7 +45,7 @@ def pushed_outcomes(outcomes: Counter[str]) -> str:
     for outcome, (one, many, note) in PUSHED_OUTCOMES.items():
         n = outcomes.get(outcome, 0)
         if n:
-            parts.append(f"{n} {one if n == 1 else many}{note}")
+            parts.append(plural(n, one, many) + note)
     refused = {k.removeprefix(REFUSED): n for k, n in outcomes.items() if k.startswith(REFUSED)}
     if refused:
         whys = (f"{n} {why}" if len(refused) > 1 else why for why, n in sorted(refused.items()))
