@@ -305,6 +305,12 @@ class CrawlContext:
         self.exit_code = ExitCode.OK
         self.exit_why: str | None = None
 
+    def report_page_error(self, exc: BaseException, request: Any) -> None:
+        """One more page whose processing raised (the scheduler's :meth:`page_error`); nothing
+        without newscrawl's scheduler."""
+        if self.page_error is not None:
+            self.page_error(exc, request)
+
     def report_fault(self, exc: BaseException) -> bool:
         """Stop the crawl if ``exc`` is a system fault (the scheduler's :meth:`stop_on_fault`);
         whether it was one. Without newscrawl's scheduler, nothing is stopped (False)."""

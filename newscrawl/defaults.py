@@ -135,8 +135,8 @@ REGISTRY: tuple[Setting, ...] = (
     _seconds("NEWSCRAWL_REDIS_RETRY_SECONDS", REDIS_RETRY_SECONDS,
              "how long Redis calls are retried before the crawl stops (exit code 3)"),
     _count("NEWSCRAWL_MAX_ERRORS_IN_A_ROW", MAX_ERRORS_IN_A_ROW,
-           "pages in a row whose item pipeline, callback or extraction raised, none stored or"
-           " dropped between, before the crawl stops (exit code 6)",
+           "pages in a row whose item pipeline, callback or extraction raised, no item through"
+           " all the pipelines between, before the crawl stops (exit code 6)",
            bound_note="0: never stop for this"),
     _count("NEWSCRAWL_URL_RETENTION_DAYS", URL_RETENTION_DAYS,
            "done-URL records not seen for this many days are pruned (0: kept)"),

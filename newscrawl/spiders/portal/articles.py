@@ -58,9 +58,7 @@ class ArticlePages(PortalBase):
             logger.exception("Extraction failed for %s", response.url)
             self._page_failed(response, site.name, "extraction error")
             if self.crawler is not None:  # an extraction that raises page after page: a fault
-                report = CrawlContext.of(self.crawler).page_error
-                if report is not None:
-                    report(exc, response.request)
+                CrawlContext.of(self.crawler).report_page_error(exc, response.request)
             return
         if article is None or not (article.text or "").strip():
             self._inc("newscrawl/extract/no_body")
