@@ -185,11 +185,10 @@ def _validate_selectors(value: Any, where: str) -> dict[str, str]:
     return dict(value)
 
 
-def _unknown_key(key: str) -> str:
-    meant = _suggestion(key, _KNOWN)
-    if meant is not None:
-        return f'unknown key "{key}" (did you mean "{meant}"?)'
-    return f'unknown key "{key}" (known keys: {", ".join(_KNOWN)})'
+def _unknown(what: str, key: str, meant: str | None, otherwise: str) -> str:
+    """The mistake of an unknown ``key``: the known one it is a typo of, else ``otherwise``."""
+    hint = f'did you mean "{meant}"?' if meant is not None else otherwise
+    return f'unknown {what} "{key}" ({hint})'
 
 
 def _missing_keys(raw: Mapping[str, Any], meant: set[str]) -> list[str]:
@@ -213,10 +212,13 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
         raise SitesError(f"{_where(path, index, None)}: each [[sites]] entry must be a table")
     name = raw.get("name")
     where = _where(path, index, name if isinstance(name, str) else None)
-    unknown = [key for key in raw if key not in _KNOWN]  # in the file's order
-    mistakes = [f"{where}: {_unknown_key(key)}" for key in unknown]
-    meant = {m for m in (_suggestion(key, _KNOWN) for key in unknown) if m is not None}
-    mistakes += [f"{where}: {missing}" for missing in _missing_keys(raw, meant)]
+    # the unknown keys in the file's order, each with the known key it is a typo of
+    unknown = {key: _suggestion(key, _KNOWN) for key in raw if key not in _KNOWN}
+    known = f'known keys: {", ".join(_KNOWN)}'
+    mistakes = [f"{where}: {_unknown('key', key, meant, known)}"
+                for key, meant in unknown.items()]
+    meant_keys = {meant for meant in unknown.values() if meant is not None}
+    mistakes += [f"{where}: {missing}" for missing in _missing_keys(raw, meant_keys)]
     try:
         site = _checked_site(raw, index, where)
     except SitesError as exc:
@@ -361,7 +363,9 @@ def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
     """Validate a parsed sites document (the dict :func:`tomllib.loads` returns): one
     :class:`SitesError` listing the mistakes of every entry (:func:`parse_site`), unknown
     top-level keys and duplicate names."""
-    mistakes = [f"sites file {path}: {_unknown_top_level_key(key)}"
+    mistakes = [f"sites file {path}: "
+                + _unknown("top-level key", key, _suggestion(key, ["sites"]),
+                           "expected only [[sites]] tables")
                 for key in data if key != "sites"]
     raw_sites = data.get("sites")
     sites: list[Site] = []
@@ -385,12 +389,6 @@ def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
     if mistakes:
         raise SitesError.listing(path, mistakes)
     return sites
-
-
-def _unknown_top_level_key(key: str) -> str:
-    if _suggestion(key, ["sites"]) is not None:
-        return f'unknown top-level key "{key}" (did you mean "sites"?)'
-    return f'unknown top-level key "{key}" (expected only [[sites]] tables)'
 
 
 def load_sites(path: str | Path) -> list[Site]:
