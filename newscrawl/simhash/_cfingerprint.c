@@ -469,7 +469,5 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__cfingerprint(void) {
-    PyObject *m = PyModule_Create(&module);
-    if (m && PyModule_AddIntConstant(m, "API", SPEEDUPS_API) < 0) Py_CLEAR(m);
-    return m;
+    return speedups_module(&module);
 }

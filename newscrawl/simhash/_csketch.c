@@ -248,7 +248,5 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__csketch(void) {
     crc_init();
-    PyObject *m = PyModule_Create(&module);
-    if (m && PyModule_AddIntConstant(m, "API", SPEEDUPS_API) < 0) Py_CLEAR(m);
-    return m;
+    return speedups_module(&module);
 }

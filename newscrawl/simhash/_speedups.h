@@ -18,4 +18,11 @@
 #define READY(o) 1
 #endif
 
+/* The module of `def`, carrying API = SPEEDUPS_API (core.py ignores one of another version) */
+static inline PyObject *speedups_module(PyModuleDef *def) {
+    PyObject *m = PyModule_Create(def);
+    if (m && PyModule_AddIntConstant(m, "API", SPEEDUPS_API) < 0) Py_CLEAR(m);
+    return m;
+}
+
 #endif
