@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -218,6 +219,32 @@ def test_redis_gone_for_good_exits_3_and_marks_nothing_done(
     done = {url_of(p, path) for p, path in portals.all_good_articles()
             if is_done(client, url_of(p, path))}
     assert done <= set(stored) | duplicates
+    slow_articles(portals, 0)
+    run(tmp_path, sites, redis_server)
+    assert_stored_once(portals, stored_urls(tmp_path))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_a_redis_outage_stops_the_crawl_at_once(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker], sig: signal.Signals,
+) -> None:
+    # Ctrl-C (or docker stop) while the crawl waits for Redis: it stops in seconds, not when the
+    # 60 s retry window has run out, with exit code 3 (Redis was away); nothing is lost.
+    slow_articles(portals, 0.5)
+    worker = start(workers, tmp_path, sites, redis_server, "w",
+                   "NEWSCRAWL_REDIS_RETRY_SECONDS=60", "CONCURRENT_REQUESTS=2")
+    wait_for(lambda: fetched(portals) >= 2, what="articles fetched")
+    redis_server.kill()
+    wait_for(lambda: "Redis unavailable (" in worker.log(), what="the retry's first warning")
+    stopped = time.monotonic()
+    worker.proc.send_signal(sig)
+    result = worker.wait(timeout=45)
+    assert time.monotonic() - stopped < 20, result.log[-4000:]
+    assert result.returncode == 3, result.log[-4000:]
+    assert f"the wait for it was cut short by {sig.name}" in result.log, result.log[-4000:]
+    assert "Traceback" not in result.log, result.log[-4000:]
+    redis_server.start()  # same data directory (AOF, fsync always)
     slow_articles(portals, 0)
     run(tmp_path, sites, redis_server)
     assert_stored_once(portals, stored_urls(tmp_path))

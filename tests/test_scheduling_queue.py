@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -366,6 +368,42 @@ def test_calls_meeting_one_outage_share_its_window() -> None:
     with pytest.raises(RedisUnavailable):
         policy.call(down)
     assert now["t"] == pytest.approx(t0 + 3.0)
+
+
+def test_a_signal_ends_the_wait_for_redis_and_reaches_the_handler_in_place() -> None:
+    # SIGINT (Ctrl-C) sent to this process 0.3 s into an outage of a 60 s window: the call gives
+    # up at once, the handler in place (Scrapy's graceful stop in a crawl) still gets the signal
+    # and is put back; the next call gives up without trying until one succeeds.
+    received: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        received.append(signum)
+
+    tries = {"n": 0}
+
+    def down() -> None:
+        tries["n"] += 1
+        raise redis.ConnectionError("down")
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        policy = RetryPolicy(60)
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        started = time.monotonic()
+        with pytest.raises(RedisUnavailable, match="cut short by SIGINT"):
+            policy.call(down)
+        assert time.monotonic() - started < 5
+        assert received == [signal.SIGINT]
+        assert signal.getsignal(signal.SIGINT) is handler
+        tried = tries["n"]
+        with pytest.raises(RedisUnavailable, match="cut short by SIGINT"):
+            policy.call(down)
+        assert tries["n"] == tried
+        policy.last_failure -= policy.max_delay  # a while later: one call tries, and succeeds
+        assert policy.call(lambda: "ok") == "ok"
+        assert policy.stopped_by is None and policy.started is None
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def test_outage_is_per_policy_not_per_process(tmp_path: Path) -> None:

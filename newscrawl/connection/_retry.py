@@ -5,15 +5,19 @@ docs/design/scheduling.md ("Reusing the Redis retry policy").
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any, TypeVar
 
 import redis
 
+from newscrawl._signals import name as signal_name
 from newscrawl.errors import ExitCode, SystemFaultError
 
 logger = logging.getLogger(__name__)
@@ -74,11 +78,14 @@ class RedisUnavailable(SystemFaultError, RuntimeError):
     kind = "redis"
     exit_code = ExitCode.REDIS_UNAVAILABLE
 
-    def __init__(self, what: str, waited: float, last_error: BaseException | None) -> None:
+    def __init__(self, what: str, waited: float, last_error: BaseException | None,
+                 stopped_by: int | None = None) -> None:
         self.what = what
         self.waited = waited
         self.last_error = last_error
         message = f"Redis unavailable for {waited:.0f} s during {what}: {describe(last_error)}"
+        if stopped_by is not None:
+            message += f"; the wait for it was cut short by {signal_name(stopped_by)}"
         super().__init__(message, "The queue and the in-flight requests stay in Redis and are"
                          " resumed by the next run", message=message)
 
@@ -116,6 +123,10 @@ class RetryPolicy:
     outage; a failure more than ``gap`` seconds after the last one seen (nothing was tried in
     between, e.g. a new crawl in the same process) starts a new one. ``retry_seconds <= 0``: no
     retry at all.
+
+    While it waits in the main thread, SIGTERM and SIGINT (Ctrl-C) end the wait: the handler in
+    place (Scrapy's graceful stop) still runs, and the outage is given up at once, by this call
+    and by every call after it until one succeeds, instead of when the window has passed.
     """
 
     def __init__(
@@ -125,19 +136,58 @@ class RetryPolicy:
         initial_delay: float = 0.1,
         max_delay: float = 5.0,
         gap: float = 30.0,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.retry_seconds = retry_seconds
         self.initial_delay = initial_delay
         self.max_delay = max_delay
         self.gap = gap
-        self.sleep = sleep
+        self.sleep = sleep if sleep is not None else self._pause
         self.clock = clock
         self.started: float | None = None  # when the current outage began
         self.last_failure = 0.0
         self.last_error: BaseException | None = None
+        self.stopped_by: int | None = None  # the signal that ended the current outage's wait
         self._lock = threading.Lock()
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep ``seconds``, in short steps, ending early once a signal has stopped the wait."""
+        end = time.monotonic() + seconds
+        while self.stopped_by is None:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.1))
+
+    @contextlib.contextmanager
+    def _signals_watched(self) -> Iterator[None]:
+        """SIGTERM and SIGINT recorded in ``stopped_by`` (then passed to the handler in place)
+        while a call retries in the main thread; elsewhere, or with no Python handler in place,
+        nothing changes."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous: dict[int, Any] = {}
+
+        def record(signum: int, frame: FrameType | None) -> None:
+            self.stopped_by = signum
+            handler = previous.get(signum)
+            if callable(handler):
+                handler(signum, frame)
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            handler = signal.getsignal(sig)
+            if callable(handler):
+                previous[sig] = handler
+                signal.signal(sig, record)
+        try:
+            yield
+        finally:
+            for signum, kept in previous.items():
+                # a handler that replaced ours meanwhile (Scrapy's second-signal one) stays
+                if signal.getsignal(signum) is record:
+                    signal.signal(signum, kept)
 
     def _failed(self, call_started: float, now: float, error: BaseException) -> float:
         """Record a failure of a call started at ``call_started``; the outage's start."""
@@ -157,12 +207,19 @@ class RetryPolicy:
             if self.started is None or now - self.last_failure >= self.max_delay:
                 return None
             waited = now - self.started
-            return waited if waited >= self.retry_seconds else None
+            stopped = self.stopped_by is not None
+            return waited if waited >= self.retry_seconds or stopped else None
 
     def call(self, fn: Callable[..., T], *args: Any, what: str | None = None, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)``, retried with backoff on transient Redis errors; raises
-        :class:`RedisUnavailable` once ``retry_seconds`` have passed since the outage began."""
+        :class:`RedisUnavailable` once ``retry_seconds`` have passed since the outage began (or
+        a signal stopped the wait)."""
         label: str = what or str(getattr(fn, "__name__", "redis call"))
+        with contextlib.ExitStack() as watching:
+            return self._call(fn, args, kwargs, label, watching)
+
+    def _call(self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any],
+              label: str, watching: contextlib.ExitStack) -> T:
         started: float | None = None
         delay = self.initial_delay
         attempt = 0
@@ -170,7 +227,7 @@ class RetryPolicy:
             call_started = self.clock()
             gone = self._given_up(call_started)
             if gone is not None:
-                raise RedisUnavailable(label, gone, self.last_error)
+                raise RedisUnavailable(label, gone, self.last_error, self.stopped_by)
             try:
                 result = fn(*args, **kwargs)
             except TRANSIENT_ERRORS as exc:
@@ -185,6 +242,8 @@ class RetryPolicy:
                     # when another call first met it
                     started = min(call_started, outage_started)
                 waited = now - started
+                if self.stopped_by is not None:
+                    raise RedisUnavailable(label, waited, exc, self.stopped_by) from exc
                 if waited >= self.retry_seconds:
                     logger.error(
                         "Redis still unavailable after %.1f s (%s): giving up: %s", waited, label,
@@ -193,6 +252,7 @@ class RetryPolicy:
                     raise RedisUnavailable(label, waited, exc) from exc
                 attempt += 1
                 if attempt == 1:
+                    watching.enter_context(self._signals_watched())
                     logger.warning(
                         "Redis unavailable (%s): %s; retrying for up to %.0f s", label,
                         describe(exc), self.retry_seconds,
@@ -200,6 +260,11 @@ class RetryPolicy:
                 else:
                     logger.debug("Redis retry %d (%s): %s", attempt, label, describe(exc))
                 self.sleep(min(delay, max(0.0, self.retry_seconds - waited)))
+                if self.stopped_by is not None:
+                    logger.warning("Received %s while waiting for Redis (%s): giving up the wait",
+                                   signal_name(self.stopped_by), label)
+                    raise RedisUnavailable(label, self.clock() - started, exc,
+                                           self.stopped_by) from exc
                 delay = min(delay * 2, self.max_delay)
                 continue
             except redis.ResponseError as exc:
@@ -209,6 +274,7 @@ class RetryPolicy:
                     raise
                 raise RedisRefused(label, exc, advice) from exc
             self.started = None  # the outage, if any, is over
+            self.stopped_by = None
             if attempt:
                 logger.warning("Redis is back (%s) after %d retries", label, attempt)
             return result
