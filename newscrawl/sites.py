@@ -164,10 +164,23 @@ def _str_list(value: Any, where: str, key: str) -> list[str]:
     return [v.strip() for v in value]
 
 
+def _quoted_number(value: Any) -> str:
+    """What to add to a message asking for a number when ``value`` is a string: TOML's quotes
+    make ``"5"`` a string."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        float(value)
+    except ValueError:
+        return f", not the string {value!r}"
+    return f", not the string {value!r} (write it without quotes)"
+
+
 def _int(raw: Mapping[str, Any], key: str, default: int, minimum: int, where: str) -> int:
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SitesError(f'{where}: key "{key}" must be an integer >= {minimum}')
+        raise SitesError(f'{where}: key "{key}" must be an integer >= {minimum}'
+                         + _quoted_number(value))
     return value
 
 
@@ -274,7 +287,8 @@ def _checked_site(raw: Mapping[str, Any], index: int, where: str) -> Site:
     delay = raw.get("delay")
     if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float))
                               or not 0 <= delay <= 3600):
-        raise SitesError(f'{where}: key "delay" must be a number of seconds from 0 to 3600')
+        raise SitesError(f'{where}: key "delay" must be a number of seconds from 0 to 3600'
+                         + _quoted_number(delay))
     return Site(
         name=name,
         start_urls=tuple(start_urls),
@@ -375,7 +389,7 @@ def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
         if raw_sites is not None or not mistakes:  # else the unknown key is where they went
             mistakes.append(f"sites file {path}: no [[sites]] entries")
     else:
-        seen: set[str] = set()
+        seen: dict[str, int] = {}
         for index, raw in enumerate(raw_sites):
             try:
                 sites.append(parse_site(raw, index, path))
@@ -384,8 +398,9 @@ def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
             name = raw.get("name") if isinstance(raw, dict) else None
             if isinstance(name, str) and _NAME_RE.match(name):
                 if name in seen:
-                    mistakes.append(f'{_where(path, index, name)}: key "name": duplicate name')
-                seen.add(name)
+                    mistakes.append(f'{_where(path, index, name)}: key "name": duplicate name'
+                                    f' (entries #{seen[name] + 1} and #{index + 1} of [[sites]])')
+                seen.setdefault(name, index)
     if mistakes:
         raise SitesError.listing(path, mistakes)
     return sites

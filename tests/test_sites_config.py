@@ -239,7 +239,8 @@ def test_every_mistake_of_every_entry_is_listed_at_once() -> None:
         'sites file s.toml: site #4: missing required key "name"',
         'sites file s.toml: site #4: missing required key "start_urls" (or give "sitemap_urls"'
         ' or "feed_urls")',
-        'sites file s.toml: site "portal-a": key "name": duplicate name',
+        'sites file s.toml: site "portal-a": key "name": duplicate name (entries #1 and #5 of'
+        ' [[sites]])',
     ]
     assert info.value.mistakes == tuple(lines)
     assert str(info.value) == "\n  ".join(["sites file s.toml: 8 mistakes", *lines])
@@ -257,7 +258,14 @@ def test_every_mistake_of_every_entry_is_listed_at_once() -> None:
          f'sites file s.toml: site "portal-a": unknown key "proxy" (known keys: {KNOWN_KEYS})'),
         ([site_with(name=None)], 'sites file s.toml: site #1: missing required key "name"'),
         ([site_with(), site_with(name="b"), site_with()],
-         'sites file s.toml: site "portal-a": key "name": duplicate name'),
+         'sites file s.toml: site "portal-a": key "name": duplicate name (entries #1 and #3 of'
+         ' [[sites]])'),
+        ([site_with(max_list_pages="5")],
+         'sites file s.toml: site "portal-a": key "max_list_pages" must be an integer >= 1,'
+         " not the string '5' (write it without quotes)"),
+        ([site_with(delay="two")],
+         'sites file s.toml: site "portal-a": key "delay" must be a number of seconds from 0 to'
+         " 3600, not the string 'two'"),
         ([site_with(encoding="nope")],
          "sites file s.toml: site \"portal-a\": key \"encoding\": unknown encoding 'nope'"),
         ([site_with(), "x"], "sites file s.toml: site #2: each [[sites]] entry must be a table"),
