@@ -79,3 +79,15 @@ def test_scrapy_crawl_help_stays_scrapys(tmp_path: Path) -> None:
 ])
 def test_which_arguments_ask_for_help(args: list[str], expected: bool) -> None:
     assert wants_help(args) is expected
+
+
+@pytest.mark.parametrize("module", ["newscrawl._entry", "newscrawl.cli"])
+def test_newscrawl_help_lists_crawl_among_the_commands(tmp_path: Path, module: str) -> None:
+    # `newscrawl --help` (and `python -m newscrawl.cli`, which runs the same entry point) lists
+    # the crawl with the other commands, and `crawl --help` reaches the crawl's own help
+    done = run(["--help"], tmp_path, module=module)
+    assert done.returncode == 0, done.stderr
+    commands = done.stdout.split("COMMAND\n", 1)[1].split("\noptions:", 1)[0]
+    assert commands.split()[0] == "crawl", commands
+    crawl_help = run(["crawl", "--help"], tmp_path, module=module)
+    assert crawl_help.stdout.startswith(f"usage: {USAGE}\n"), crawl_help.stdout[:200]

@@ -81,9 +81,19 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     parser.add_argument("--version", action=_Version, nargs=0, default=argparse.SUPPRESS,
                         help="show the version and which code computes fingerprints, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # listed for the help; `newscrawl crawl` itself is run by newscrawl/_entry.py
+    crawl = sub.add_parser("crawl", add_help=False,
+                           help="run the crawl (scrapy crawl portal with newscrawl's exit codes;"
+                           " newscrawl crawl --help)")
+    crawl.set_defaults(func=_crawl_elsewhere)
     for add in COMMANDS:
         add(sub, common)
     return parser, dict(sub.choices)
+
+
+def _crawl_elsewhere(args: argparse.Namespace) -> int:
+    raise CliError("the crawl runs from the newscrawl console script (`newscrawl crawl`) or as"
+                   " `scrapy crawl portal`, not from newscrawl.cli.main")
 
 
 def build_parser() -> argparse.ArgumentParser:

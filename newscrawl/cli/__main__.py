@@ -1,7 +1,7 @@
-"""``python -m newscrawl.cli``: the ``newscrawl`` command."""
+"""``python -m newscrawl.cli``: the ``newscrawl`` command (``crawl`` included)."""
 
 import sys
 
-from newscrawl.cli import main
+from newscrawl._entry import main
 
 sys.exit(main())
