@@ -14,8 +14,11 @@ def main() -> int:
         _signals.hold()
         import os
 
-        os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "newscrawl.settings")
         from scrapy.cmdline import execute
+        from scrapy.utils.conf import get_config
+
+        if not get_config().has_option("settings", "default"):  # a scrapy.cfg names its own
+            os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "newscrawl.settings")
 
         from newscrawl.commands import crawl
 

@@ -91,3 +91,14 @@ def test_newscrawl_help_lists_crawl_among_the_commands(tmp_path: Path, module: s
     assert commands.split()[0] == "crawl", commands
     crawl_help = run(["crawl", "--help"], tmp_path, module=module)
     assert crawl_help.stdout.startswith(f"usage: {USAGE}\n"), crawl_help.stdout[:200]
+
+
+def test_a_scrapy_cfg_naming_its_own_settings_module_is_obeyed(tmp_path: Path) -> None:
+    # a project of the user's own: its scrapy.cfg's settings module, not newscrawl.settings
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = mysettings\n", encoding="utf-8")
+    (tmp_path / "mysettings.py").write_text(
+        "import sys\nsys.stderr.write('mysettings loaded\\n')\nfrom newscrawl.settings import *\n",
+        encoding="utf-8")
+    done = run(["crawl", "--help"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "mysettings loaded" in done.stderr

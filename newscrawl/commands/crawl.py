@@ -25,10 +25,10 @@ DESCRIPTION = (
     "The crawl: `scrapy crawl portal` run in-process, with SIGTERM and SIGINT (Ctrl-C) handled"
     " from its first instant, so a stop at any moment, also while it starts, ends it gracefully"
     " (exit code 0, no traceback). Run it where scrapy.cfg is or anywhere else"
-    " (SCRAPY_SETTINGS_MODULE defaults to newscrawl.settings). Most used: -a sites=FILE (the"
-    " sites file; default sites.toml in the working directory) and -s NAME=VALUE (a setting,"
-    " e.g. -s LOG_LEVEL=DEBUG). Exit codes, cron and faults: docs/operations.md; the other"
-    " commands: newscrawl --help."
+    " (SCRAPY_SETTINGS_MODULE defaults to newscrawl.settings, unless a scrapy.cfg names another)."
+    " Most used: -a sites=FILE (the sites file; default sites.toml in the working directory) and"
+    " -s NAME=VALUE (a setting, e.g. -s LOG_LEVEL=DEBUG). Exit codes, cron and faults:"
+    " docs/operations.md; the other commands: newscrawl --help."
 )
 
 
