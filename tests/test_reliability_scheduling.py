@@ -198,15 +198,32 @@ def test_redis_restart_mid_crawl_loses_nothing(
     assert_stored_once(portals, stored_urls(tmp_path))
 
 
+def killed_mid_crawl(workers: list[Worker], tmp_path: Path, portals: Layout, sites: Path,
+                     srv: RedisServer, retry_seconds: float) -> Worker:
+    """A worker whose redis-server is killed once it has fetched two (slow) articles."""
+    slow_articles(portals, 0.5)
+    worker = start(workers, tmp_path, sites, srv, "w",
+                   f"NEWSCRAWL_REDIS_RETRY_SECONDS={retry_seconds}", "CONCURRENT_REQUESTS=2")
+    wait_for(lambda: fetched(portals) >= 2, what="articles fetched")
+    srv.kill()
+    return worker
+
+
+def rerun_stores_each_once(tmp_path: Path, portals: Layout, sites: Path,
+                           srv: RedisServer) -> None:
+    """Redis back (same data directory: AOF, fsync always), a run stores every article once."""
+    if srv.proc is None:
+        srv.start()
+    slow_articles(portals, 0)
+    run(tmp_path, sites, srv)
+    assert_stored_once(portals, stored_urls(tmp_path))
+
+
 def test_redis_gone_for_good_exits_3_and_marks_nothing_done(
     tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
     workers: list[Worker],
 ) -> None:
-    slow_articles(portals, 0.5)
-    worker = start(workers, tmp_path, sites, redis_server, "w",
-                   "NEWSCRAWL_REDIS_RETRY_SECONDS=2", "CONCURRENT_REQUESTS=2")
-    wait_for(lambda: fetched(portals) >= 2, what="articles fetched")
-    redis_server.kill()
+    worker = killed_mid_crawl(workers, tmp_path, portals, sites, redis_server, 2)
     result = worker.wait()
     assert result.returncode == 3, result.log[-4000:]
     assert "Redis is unreachable" in result.log
@@ -219,9 +236,7 @@ def test_redis_gone_for_good_exits_3_and_marks_nothing_done(
     done = {url_of(p, path) for p, path in portals.all_good_articles()
             if is_done(client, url_of(p, path))}
     assert done <= set(stored) | duplicates
-    slow_articles(portals, 0)
-    run(tmp_path, sites, redis_server)
-    assert_stored_once(portals, stored_urls(tmp_path))
+    rerun_stores_each_once(tmp_path, portals, sites, redis_server)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -231,11 +246,7 @@ def test_a_signal_during_a_redis_outage_stops_the_crawl_at_once(
 ) -> None:
     # Ctrl-C (or docker stop) while the crawl waits for Redis: it stops in seconds, not when the
     # 60 s retry window has run out, with exit code 3 (Redis was away); nothing is lost.
-    slow_articles(portals, 0.5)
-    worker = start(workers, tmp_path, sites, redis_server, "w",
-                   "NEWSCRAWL_REDIS_RETRY_SECONDS=60", "CONCURRENT_REQUESTS=2")
-    wait_for(lambda: fetched(portals) >= 2, what="articles fetched")
-    redis_server.kill()
+    worker = killed_mid_crawl(workers, tmp_path, portals, sites, redis_server, 60)
     wait_for(lambda: "Redis unavailable (" in worker.log(), what="the retry's first warning")
     stopped = time.monotonic()
     worker.proc.send_signal(sig)
@@ -244,10 +255,7 @@ def test_a_signal_during_a_redis_outage_stops_the_crawl_at_once(
     assert result.returncode == 3, result.log[-4000:]
     assert f"the wait for it was cut short by {sig.name}" in result.log, result.log[-4000:]
     assert "Traceback" not in result.log, result.log[-4000:]
-    redis_server.start()  # same data directory (AOF, fsync always)
-    slow_articles(portals, 0)
-    run(tmp_path, sites, redis_server)
-    assert_stored_once(portals, stored_urls(tmp_path))
+    rerun_stores_each_once(tmp_path, portals, sites, redis_server)
 
 
 def test_redis_unreachable_at_start_closes_cleanly(tmp_path: Path, sites: Path) -> None:
