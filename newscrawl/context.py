@@ -333,7 +333,12 @@ class CrawlContext:
 
     @cached_property
     def retry(self) -> RetryPolicy:
-        return RetryPolicy(self.config.scheduling.redis_retry_seconds)
+        """The crawl's Redis retry; its wait ends early once the crawl is being stopped (Scrapy's
+        graceful stop clears ``crawler.crawling``), from whichever thread waits."""
+        crawler = self.crawler
+        began = crawler.crawling
+        return RetryPolicy(self.config.scheduling.redis_retry_seconds,
+                           stopping=lambda: began and not crawler.crawling)
 
     @property
     def prefix(self) -> str:

@@ -406,6 +406,38 @@ def test_a_signal_ends_the_wait_for_redis_and_reaches_the_handler_in_place() -> 
         signal.signal(signal.SIGINT, old)
 
 
+def test_the_wait_ends_when_the_crawl_is_being_stopped_in_any_thread() -> None:
+    # the near-duplicate pipeline waits for Redis in a thread of its own, where no signal
+    # arrives: Scrapy's graceful stop (crawler.crawling cleared) ends its wait too
+    stopping = threading.Event()
+    policy = RetryPolicy(60, stopping=stopping.is_set)
+
+    def down() -> None:
+        raise redis.ConnectionError("down")
+
+    outcome: list[BaseException] = []
+
+    def waiter() -> None:
+        try:
+            policy.call(down, what="near-duplicate check")
+        except RedisUnavailable as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    time.sleep(0.3)
+    assert thread.is_alive()  # still waiting
+    stopping.set()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert "cut short by the crawl stopping" in str(outcome[0])
+    # the calls after it give up at once; a while later one tries, and Redis back ends the outage
+    with pytest.raises(RedisUnavailable, match="the crawl stopping"):
+        policy.call(lambda: "ok")
+    policy.last_failure -= policy.max_delay
+    assert policy.call(lambda: "ok") == "ok"
+
+
 def test_outage_is_per_policy_not_per_process(tmp_path: Path) -> None:
     import fakeredis
 

@@ -79,13 +79,13 @@ class RedisUnavailable(SystemFaultError, RuntimeError):
     exit_code = ExitCode.REDIS_UNAVAILABLE
 
     def __init__(self, what: str, waited: float, last_error: BaseException | None,
-                 stopped_by: int | None = None) -> None:
+                 cut_short: str | None = None) -> None:
         self.what = what
         self.waited = waited
         self.last_error = last_error
         message = f"Redis unavailable for {waited:.0f} s during {what}: {describe(last_error)}"
-        if stopped_by is not None:
-            message += f"; the wait for it was cut short by {signal_name(stopped_by)}"
+        if cut_short is not None:
+            message += f"; the wait for it was cut short by {cut_short}"
         super().__init__(message, "The queue and the in-flight requests stay in Redis and are"
                          " resumed by the next run", message=message)
 
@@ -127,6 +127,7 @@ class RetryPolicy:
     While it waits in the main thread, SIGTERM and SIGINT (Ctrl-C) end the wait: the handler in
     place (Scrapy's graceful stop) still runs, and the outage is given up at once, by this call
     and by every call after it until one succeeds, instead of when the window has passed.
+    ``stopping`` (the crawl is being stopped) ends it alike, in any thread.
     """
 
     def __init__(
@@ -138,12 +139,14 @@ class RetryPolicy:
         gap: float = 30.0,
         sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        stopping: Callable[[], bool] | None = None,
     ) -> None:
         self.retry_seconds = retry_seconds
         self.initial_delay = initial_delay
         self.max_delay = max_delay
         self.gap = gap
         self.sleep = sleep if sleep is not None else self._pause
+        self.stopping = stopping
         self.clock = clock
         self.started: float | None = None  # when the current outage began
         self.last_failure = 0.0
@@ -151,10 +154,18 @@ class RetryPolicy:
         self.stopped_by: int | None = None  # the signal that ended the current outage's wait
         self._lock = threading.Lock()
 
+    def _cut_short(self) -> str | None:
+        """Why the current outage's wait is over before its window: a signal, or ``stopping``."""
+        if self.stopped_by is not None:
+            return signal_name(self.stopped_by)
+        if self.stopping is not None and self.stopping():
+            return "the crawl stopping"
+        return None
+
     def _pause(self, seconds: float) -> None:
         """Sleep ``seconds``, in short steps, ending early once a signal has stopped the wait."""
         end = time.monotonic() + seconds
-        while self.stopped_by is None:
+        while self._cut_short() is None:
             left = end - time.monotonic()
             if left <= 0:
                 return
@@ -207,7 +218,7 @@ class RetryPolicy:
             if self.started is None or now - self.last_failure >= self.max_delay:
                 return None
             waited = now - self.started
-            stopped = self.stopped_by is not None
+            stopped = self._cut_short() is not None
             return waited if waited >= self.retry_seconds or stopped else None
 
     def call(self, fn: Callable[..., T], *args: Any, what: str | None = None, **kwargs: Any) -> T:
@@ -227,7 +238,7 @@ class RetryPolicy:
             call_started = self.clock()
             gone = self._given_up(call_started)
             if gone is not None:
-                raise RedisUnavailable(label, gone, self.last_error, self.stopped_by)
+                raise RedisUnavailable(label, gone, self.last_error, self._cut_short())
             try:
                 result = fn(*args, **kwargs)
             except TRANSIENT_ERRORS as exc:
@@ -242,8 +253,9 @@ class RetryPolicy:
                     # when another call first met it
                     started = min(call_started, outage_started)
                 waited = now - started
-                if self.stopped_by is not None:
-                    raise RedisUnavailable(label, waited, exc, self.stopped_by) from exc
+                cut_short = self._cut_short()
+                if cut_short is not None:
+                    raise RedisUnavailable(label, waited, exc, cut_short) from exc
                 if waited >= self.retry_seconds:
                     logger.error(
                         "Redis still unavailable after %.1f s (%s): giving up: %s", waited, label,
@@ -260,11 +272,12 @@ class RetryPolicy:
                 else:
                     logger.debug("Redis retry %d (%s): %s", attempt, label, describe(exc))
                 self.sleep(min(delay, max(0.0, self.retry_seconds - waited)))
-                if self.stopped_by is not None:
-                    logger.warning("Received %s while waiting for Redis (%s): giving up the wait",
-                                   signal_name(self.stopped_by), label)
+                cut_short = self._cut_short()
+                if cut_short is not None:
+                    logger.warning("Giving up the wait for Redis (%s): cut short by %s", label,
+                                   cut_short)
                     raise RedisUnavailable(label, self.clock() - started, exc,
-                                           self.stopped_by) from exc
+                                           cut_short) from exc
                 delay = min(delay * 2, self.max_delay)
                 continue
             except redis.ResponseError as exc:
