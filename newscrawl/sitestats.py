@@ -265,6 +265,9 @@ class SiteSummary:
             f" near-duplicates dropped (not stored) {self.get('near_duplicate')}"
             + (f", originals met after their copy (not stored) {self.get('late_original')}"
                if self.get("late_original") else "")
+            + (f", already stored (not stored again) {self.get('already_stored')}"
+               if self.get("already_stored") else "")
+            + (f", not HTML (skipped) {self.get('not_html')}" if self.get("not_html") else "")
             + f", failed {self.get('failed')}"
             + (f" ({failed})" if failed else "")
         )

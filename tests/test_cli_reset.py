@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,9 @@ def test_crawl_after_reset_fetches_again_and_stores_nothing_twice(
         assert p.hit_counts().get(path, 0) > hits[url_of(p, path)], path
     assert_stored_once(portals, stored_urls(tmp_path))  # and none stored a second time
     assert second.stats.get("newscrawl/dedup/already_stored") == stored_first
+    # the sites' summary lines count them, so stored + dropped + failed adds up to new
+    assert sum(int(n) for n in re.findall(r"already stored \(not stored again\) (\d+)",
+                                          second.log)) == stored_first
     assert "interrupted run" not in second.log
     assert "is already stored (indexed and in the article store): not stored again" in second.log
     assert len(articles) > stored_first  # reprints were dropped as near-duplicates again

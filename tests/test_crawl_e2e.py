@@ -177,6 +177,8 @@ def test_first_run_counts_each_troublesome_page(runs: Runs) -> None:
     assert stats["newscrawl/links/invalid"] == len(INVALID_LINKS)
     assert stats["newscrawl/extract/no_body"] == len(layout.no_body)
     assert stats["newscrawl/extract/not_html"] == 1
+    # and the site's summary line says so (else its links "new" would not add up)
+    assert ", not HTML (skipped) 1" in runs.results[0].log
     assert stats["newscrawl/extract/mojibake"] == len(layout.mojibake)
     assert stats["newscrawl/download/failed/http_404"] == 1
     assert stats["newscrawl/download/failed/redirect_loop"] == 1

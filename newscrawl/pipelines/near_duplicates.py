@@ -324,6 +324,8 @@ class NearDuplicatePipeline:
             # changed a little since, so look up the matched fingerprint, not this one)
             if await self._already_stored(url, match.fingerprint):
                 self._inc("already_stored")
+                if site:
+                    self.site_stats.inc(str(site), "already_stored")
                 logger.info("%s is already stored (indexed and in the article store): not "
                             "stored again", url)
                 raise AlreadyStored(f"{url} is already stored")

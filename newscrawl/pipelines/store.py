@@ -74,6 +74,8 @@ class StorePipeline:
         if self.store.stored_recently(url):
             if self.stats is not None:
                 self.stats.inc_value("newscrawl/store/already_stored")
+            if record.get("site"):
+                self.site_stats.inc(str(record["site"]), "already_stored")
             logger.info("%s is already in the article store: not stored again", url)
             raise AlreadyStored(f"{url} is already stored")
         self.store.write(record)

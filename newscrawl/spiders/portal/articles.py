@@ -38,6 +38,7 @@ class ArticlePages(PortalBase):
             or response.body[:5] == b"%PDF-"
         ):
             self._inc("newscrawl/extract/not_html")
+            self.site_stats.inc(site.name, "not_html")
             logger.info("Not an HTML page, skipped: %s (%s)", response.url,
                         content_type.decode("latin-1") or "no Content-Type")
             return
