@@ -95,6 +95,28 @@ def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
     assert "requests that failed in earlier runs" not in third.log
 
 
+def test_a_start_page_given_up_on_is_still_fetched_by_every_run(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    # the retry of a start page ends after NEWSCRAWL_MAX_ATTEMPTS, but the page is not lost:
+    # every run starts from it, and the WARNING says so
+    sites = write_sites(tmp_path, daily)
+    daily.publish(5)
+    daily.portal.fail("/")
+    for _ in range(2):
+        result = run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2")
+        assert result.returncode == 4, result.log[-3000:]  # its only source page failed
+    assert result.stats["newscrawl/scheduler/gave_up"] == 1
+    assert (f"Giving up on {daily.portal.url('/')} after 2 failed attempts (last: HTTP 503):"
+            " no longer queued again by itself; as a start page it is still fetched by every"
+            " run that reaches it") in result.log
+    daily.portal.recover("/")
+    hits = daily.portal.hit_counts()["/"]
+    ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
+    assert daily.portal.hit_counts()["/"] == hits + 1
+    assert_all_stored_once(tmp_path, daily)
+
+
 def test_an_index_of_another_version_is_refused_at_start(
     tmp_path: Path, daily: DailyPortal
 ) -> None:

@@ -525,8 +525,15 @@ class Scheduler(BaseScheduler):
             )
         elif result == q.ACK_GAVE_UP:
             self._inc("gave_up")
-            logger.warning("Giving up on %s after %d failed attempts (last: %s)", request.url,
-                           self.config.max_attempts, reason)
+            if lease.entry.kind in RUN_KINDS:
+                # a source page is not lost: the runs that reach it fetch it again
+                logger.warning("Giving up on %s after %d failed attempts (last: %s): no longer"
+                               " queued again by itself; as a %s page it is still fetched by"
+                               " every run that reaches it", request.url,
+                               self.config.max_attempts, reason, lease.entry.kind)
+            else:
+                logger.warning("Giving up on %s after %d failed attempts (last: %s)",
+                               request.url, self.config.max_attempts, reason)
         elif name == "no_outcome":
             logger.warning("No response nor error recorded for %s; released", request.url)
 
