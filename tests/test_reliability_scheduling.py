@@ -312,3 +312,22 @@ def test_a_rerun_right_after_kill_9_takes_over_at_once_with_the_default_lease(
     assert "Joined crawl run" not in rescuer.log and "Took over crawl run" in rescuer.log
     assert_stored_once(portals, stored_urls(tmp_path))
     assert redis_server.client().zcard(INFLIGHT) == 0
+
+
+def test_a_start_page_left_in_flight_by_a_killed_run_is_fetched_once_by_the_rerun(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    # The killed run's start page goes back to the queue with the take-over; the new run's own
+    # start pages must not queue it a second time (it would be fetched twice, and a failing one
+    # charged two attempts in one run)
+    portals.a.delay(["/"], 5.0)
+    worker = start(workers, tmp_path, sites, redis_server, "killed")
+    wait_for(lambda: portals.a.hit_counts().get("/", 0) >= 1, what="start page requested")
+    worker.kill()
+    portals.a.delay(["/"], 0)
+    rescuer = run_crawl(tmp_path, sites, *FAST, redis_url=redis_server.url, timeout=60)
+    assert rescuer.returncode == 0, rescuer.log[-4000:]
+    assert "Took over crawl run" in rescuer.log
+    assert portals.a.hit_counts()["/"] == 2, rescuer.log[-4000:]  # once per run
+    assert_stored_once(portals, stored_urls(tmp_path))

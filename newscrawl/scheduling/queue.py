@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 from scrapy_redis.queue import Base
 
-from newscrawl.meta import SITE, RequestKind
+from newscrawl.meta import RUN_KINDS, SITE, RequestKind
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.serializer import SerializationError
@@ -457,10 +457,12 @@ class LeasedPriorityQueue(Base):
             if not cursor:
                 return dropped
 
-    def first_queued_articles(self, batch: int = 1000) -> dict[str, int]:
+    def first_queued_articles(self, batch: int = 1000,
+                              sources: list[bytes] | None = None) -> dict[str, int]:
         """site -> queued article entries that were queued as new links (not a retry, a redirect's
         hop or a forced request): what a run that takes over this queue will finish. One pass
-        over the queue (ZSCAN), made once by the worker that claims a run."""
+        over the queue (ZSCAN), made once by the worker that claims a run; the fingerprints of
+        the queued start/list/sitemap/feed pages are appended to ``sources``."""
         counts: dict[str, int] = {}
         cursor = 0
         while True:
@@ -469,6 +471,8 @@ class LeasedPriorityQueue(Base):
             for raw, _score in items:
                 try:
                     obj = json.loads(raw)
+                    if sources is not None and obj.get("k") in RUN_KINDS:
+                        sources.append(bytes.fromhex(obj["fp"]))
                     site = obj["r"]["meta"].get(SITE)
                     first = obj.get("k") == RequestKind.ARTICLE and obj.get("p") == 1 \
                         and not obj.get("o") and not obj["r"].get("dont_filter")
@@ -478,6 +482,18 @@ class LeasedPriorityQueue(Base):
                     counts[site] = counts.get(site, 0) + 1
             if not cursor:
                 return counts
+
+    def mark_queued_this_run(self, listseen_key: str, fps: Sequence[bytes], ttl: int) -> None:
+        """Record source pages already queued (by an earlier run, now this run's) as queued in
+        this run, so that seeding the start pages or the retries does not queue them twice."""
+        def record() -> None:
+            pipe = self.server.pipeline(transaction=True)
+            pipe.sadd(listseen_key, *fps)
+            pipe.expire(listseen_key, ttl)
+            pipe.execute()
+
+        if fps:
+            self.retry.call(record, what="record the queued source pages")
 
     def forget_retry(self, fp: bytes) -> None:
         self.retry.call(self.server.hdel, self.retry_key, fp, what="forget a failed request")

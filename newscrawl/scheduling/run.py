@@ -287,7 +287,10 @@ class RunLife:
                     and run.previous_sites != run.sites:
                 self._drop_removed_sites(sites)
             # articles an earlier run queued and left: "new" for this run, which finishes them
-            inherited = queue.first_queued_articles()
+            sources: list[bytes] = []
+            inherited = queue.first_queued_articles(sources=sources)
+            queue.mark_queued_this_run(df.listseen_key(run.run_id), sources,
+                                       self.config.run_ttl)
             df.prune()
             self._queue_failed(sites)
         else:
