@@ -89,6 +89,9 @@ def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
     assert result.stats["newscrawl/scheduler/gave_up"] == 1
     assert f"Giving up on {daily.portal.url(bad)} after 2 failed attempts (last: HTTP 503)" \
         in result.log
+    # the second run queued only yesterday's failure: that is no interrupted run resumed
+    assert "Queued 1 requests that failed in earlier runs" in result.log
+    assert "Resuming crawl" not in result.log
     hits = daily.portal.hit_counts()[bad]
     third = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
     assert daily.portal.hit_counts()[bad] == hits, "a request given up on was fetched again"

@@ -194,8 +194,10 @@ class Scheduler(BaseScheduler):
         self.keys = self.keys.for_run(self.run.run_id)
         self._reap()
         queued = len(self.queue)
-        if queued:
-            logger.info("Resuming crawl (%d requests queued)", queued)
+        retried = int(self.stats.get_value(STATS + "retried_failures", 0)) if self.stats else 0
+        if queued > retried:  # else only the failures of earlier runs, logged as such (run.py)
+            logger.info("Resuming crawl (%d requests queued%s)", queued,
+                        f", {retried} of them failures of earlier runs" if retried else "")
         assert self.crawler.engine is not None
         self._unhook_engine = compat.on_request_done(self.crawler.engine, self._complete)
         self.crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
