@@ -232,11 +232,13 @@ def test_unchanged_second_run_fetches_no_article_and_stops_at_a_known_list(runs:
 
 
 def test_second_run_retries_the_pages_that_failed_before(runs: Runs) -> None:
-    # the 404, the oversize page and the video page without a body, wherever they sit (the
-    # redirect loop's URLs were given up at once)
+    # the 404, the redirect loop (under the URL as linked), the oversize page and the video page
+    # without a body, wherever they sit
     log = runs.results[1].log
-    assert "Queued 3 requests that failed in earlier runs" in log
-    assert "failed 3 (article 3; download 2, extraction 1)" in log
+    assert "Queued 4 requests that failed in earlier runs" in log
+    assert "failed 4 (article 4; download 3, extraction 1)" in log
+    loops = [line for line in log.splitlines() if "failed: redirect_loop" in line]
+    assert len(loops) == 1 and "/a/303.html failed" in loops[0], loops
 
 
 def test_third_run_fetches_and_stores_only_the_new_articles(runs: Runs) -> None:

@@ -39,6 +39,7 @@ from newscrawl.meta import (
     RequestKind,
     request_kind,
 )
+from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.politeness import POLL_SECONDS, Politeness
@@ -478,7 +479,8 @@ class Scheduler(BaseScheduler):
             return failed, "item_failed"
         failure = lease.failure
         if failure is not None:
-            if failure.check(HttpError) or not failure.check(IgnoreRequest):
+            # a redirect loop is the site's fault, as an error status: tried again by later runs
+            if failure.check(HttpError, RedirectLoop) or not failure.check(IgnoreRequest):
                 return failed, "failed"
             return (q.OUTCOME_SOURCE_DONE if run_kind else q.OUTCOME_DONE), "ignored"
         if lease.replaced:

@@ -75,7 +75,9 @@ class Outcomes(PortalBase):
 
     def _log_error(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
-        url = request.url if request is not None else "?"
+        # the URL as linked (the first of a redirect chain): the one its retry fetches
+        redirects = request.meta.get("redirect_urls") if request is not None else None
+        url = redirects[0] if redirects else request.url if request is not None else "?"
         kind = request.meta.get(KIND, "?") if request is not None else "?"
         site = request.meta.get(SITE) if request is not None else None
         reason = failure_reason(failure)
@@ -92,6 +94,8 @@ class Outcomes(PortalBase):
         detail = failure.getErrorMessage()
         if reason == "other":
             detail = f"{failure.type.__name__}: {detail}" if failure.type else detail
+        if redirects and reason != "redirect_loop" and request is not None:
+            detail = f"{detail}; redirected to {request.url}"
         logger.warning("Download of %s page %s failed: %s (%s)", kind, url, reason, detail)
 
     def _source_failed(self, site_name: Any, kind: str, reason: str, *,
