@@ -120,6 +120,23 @@ def test_a_start_page_given_up_on_is_still_fetched_by_every_run(
     assert_all_stored_once(tmp_path, daily)
 
 
+def test_a_start_page_that_failed_after_scrapys_retries_is_fetched_once_by_the_next_run(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    # Scrapy's RetryMiddleware marks its copies dont_filter: the failure kept for the next run
+    # must still be de-duplicated against that run's own start page
+    sites = write_sites(tmp_path, daily)
+    daily.publish(5)
+    daily.portal.fail("/")
+    retrying = ("AUTOTHROTTLE_ENABLED=False", "RETRY_TIMES=1")
+    assert run_crawl(tmp_path, sites, *retrying).returncode == 4  # its only source failed
+    daily.portal.recover("/")
+    hits = daily.portal.hit_counts()["/"]
+    ok(run_crawl(tmp_path, sites, *retrying))
+    assert daily.portal.hit_counts()["/"] == hits + 1
+    assert_all_stored_once(tmp_path, daily)
+
+
 def test_an_index_of_another_version_is_refused_at_start(
     tmp_path: Path, daily: DailyPortal
 ) -> None:

@@ -334,6 +334,11 @@ class RunLife:
                 self.queue.forget_retry(fp)
                 continue
             request = entry.request
+            if request.dont_filter:
+                # Scrapy's RetryMiddleware sets it on its copies, so a page whose last try was a
+                # retry would skip this run's de-duplication: queued beside this run's own start
+                # page (fetched twice), or an article done since fetched again
+                request = request.replace(dont_filter=False)
             site = request.meta.get(SITE)
             if isinstance(sites, dict) and isinstance(site, str) and site not in sites:
                 skipped += 1  # its site is not in this sites file: kept for a crawl that has it
