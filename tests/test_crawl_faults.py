@@ -98,26 +98,39 @@ def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
     assert "requests that failed in earlier runs" not in third.log
 
 
+def start_page_down(tmp_path: Path, daily: DailyPortal, runs: int,
+                    *settings: str) -> CrawlResult:
+    """``runs`` runs with the portal's only start page failing (exit code 4 each); the last."""
+    sites = write_sites(tmp_path, daily)
+    daily.publish(5)
+    daily.portal.fail("/")
+    for _ in range(runs):
+        result = run_crawl(tmp_path, sites, *settings)
+        assert result.returncode == 4, result.log[-3000:]  # its only source page failed
+    return result
+
+
+def start_page_back(tmp_path: Path, daily: DailyPortal, *settings: str) -> None:
+    """The start page answers again: the next run fetches it once and stores every article."""
+    daily.portal.recover("/")
+    hits = daily.portal.hit_counts()["/"]
+    ok(run_crawl(tmp_path, tmp_path / "sites.toml", *settings))
+    assert daily.portal.hit_counts()["/"] == hits + 1
+    assert_all_stored_once(tmp_path, daily)
+
+
 def test_a_start_page_given_up_on_is_still_fetched_by_every_run(
     tmp_path: Path, daily: DailyPortal
 ) -> None:
     # the retry of a start page ends after NEWSCRAWL_MAX_ATTEMPTS, but the page is not lost:
     # every run starts from it, and the WARNING says so
-    sites = write_sites(tmp_path, daily)
-    daily.publish(5)
-    daily.portal.fail("/")
-    for _ in range(2):
-        result = run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2")
-        assert result.returncode == 4, result.log[-3000:]  # its only source page failed
+    settings = (*SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2")
+    result = start_page_down(tmp_path, daily, 2, *settings)
     assert result.stats["newscrawl/scheduler/gave_up"] == 1
     assert (f"Giving up on {daily.portal.url('/')} after 2 failed attempts (last: HTTP 503):"
             " no longer queued again by itself; as a start page it is still fetched by every"
             " run that reaches it") in result.log
-    daily.portal.recover("/")
-    hits = daily.portal.hit_counts()["/"]
-    ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
-    assert daily.portal.hit_counts()["/"] == hits + 1
-    assert_all_stored_once(tmp_path, daily)
+    start_page_back(tmp_path, daily, *settings)
 
 
 def test_a_start_page_that_failed_after_scrapys_retries_is_fetched_once_by_the_next_run(
@@ -125,16 +138,9 @@ def test_a_start_page_that_failed_after_scrapys_retries_is_fetched_once_by_the_n
 ) -> None:
     # Scrapy's RetryMiddleware marks its copies dont_filter: the failure kept for the next run
     # must still be de-duplicated against that run's own start page
-    sites = write_sites(tmp_path, daily)
-    daily.publish(5)
-    daily.portal.fail("/")
     retrying = ("AUTOTHROTTLE_ENABLED=False", "RETRY_TIMES=1")
-    assert run_crawl(tmp_path, sites, *retrying).returncode == 4  # its only source failed
-    daily.portal.recover("/")
-    hits = daily.portal.hit_counts()["/"]
-    ok(run_crawl(tmp_path, sites, *retrying))
-    assert daily.portal.hit_counts()["/"] == hits + 1
-    assert_all_stored_once(tmp_path, daily)
+    start_page_down(tmp_path, daily, 1, *retrying)
+    start_page_back(tmp_path, daily, *retrying)
 
 
 def test_an_index_of_another_version_is_refused_at_start(
