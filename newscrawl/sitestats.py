@@ -230,6 +230,14 @@ def split_run_hash(raw: Mapping[Any, Any]) -> tuple[dict[str, dict[str, int]], d
 
 
 
+#: the summary line's articles not stored besides the near-duplicates, named only when there are any
+_NOT_STORED_WHEN_ANY = (
+    ("late_original", "originals met after their copy (not stored)"),
+    ("already_stored", "already stored (not stored again)"),
+    ("not_html", "not HTML (skipped)"),
+)
+
+
 @dataclass
 class SiteSummary:
     """One site's figures in a run, with the checks the summary warns about."""
@@ -263,11 +271,8 @@ class SiteSummary:
                if self.get("links/capped") else "")
             + f"; stored {self.get('stored')},"
             f" near-duplicates dropped (not stored) {self.get('near_duplicate')}"
-            + (f", originals met after their copy (not stored) {self.get('late_original')}"
-               if self.get("late_original") else "")
-            + (f", already stored (not stored again) {self.get('already_stored')}"
-               if self.get("already_stored") else "")
-            + (f", not HTML (skipped) {self.get('not_html')}" if self.get("not_html") else "")
+            + "".join(f", {label} {self.get(path)}" for path, label in _NOT_STORED_WHEN_ANY
+                      if self.get(path))
             + f", failed {self.get('failed')}"
             + (f" ({failed})" if failed else "")
         )
