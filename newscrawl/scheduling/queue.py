@@ -88,6 +88,16 @@ class DedupeSpec:
 
 
 @dataclass(frozen=True)
+class Inherited:
+    """What a run that takes over a queue finds in it (:meth:`LeasedPriorityQueue.inherited`):
+    site -> article entries queued as new links, and the fingerprints of the queued
+    start/list/sitemap/feed pages."""
+
+    articles: dict[str, int]
+    sources: list[bytes]
+
+
+@dataclass(frozen=True)
 class HostSlot:
     """The politeness of one request's host for the whole cluster (pop.lua): the host's slots
     key, how many of its requests may be in flight at once (0: no limit) and the delay in ms
@@ -457,13 +467,13 @@ class LeasedPriorityQueue(Base):
             if not cursor:
                 return dropped
 
-    def first_queued_articles(self, batch: int = 1000,
-                              sources: list[bytes] | None = None) -> dict[str, int]:
-        """site -> queued article entries that were queued as new links (not a retry, a redirect's
-        hop or a forced request): what a run that takes over this queue will finish. One pass
-        over the queue (ZSCAN), made once by the worker that claims a run; the fingerprints of
-        the queued start/list/sitemap/feed pages are appended to ``sources``."""
+    def inherited(self, batch: int = 1000) -> Inherited:
+        """What a run that takes over this queue will finish: per site the article entries that
+        were queued as new links (not a retry, a redirect's hop or a forced request), and the
+        source pages queued. One pass over the queue (ZSCAN), made once by the worker that claims
+        a run."""
         counts: dict[str, int] = {}
+        sources: list[bytes] = []
         cursor = 0
         while True:
             cursor, items = self.retry.call(self.server.zscan, self.key, cursor, count=batch,
@@ -471,7 +481,7 @@ class LeasedPriorityQueue(Base):
             for raw, _score in items:
                 try:
                     obj = json.loads(raw)
-                    if sources is not None and obj.get("k") in RUN_KINDS:
+                    if obj.get("k") in RUN_KINDS:
                         sources.append(bytes.fromhex(obj["fp"]))
                     site = obj["r"]["meta"].get(SITE)
                     first = obj.get("k") == RequestKind.ARTICLE and obj.get("p") == 1 \
@@ -481,7 +491,7 @@ class LeasedPriorityQueue(Base):
                 if first and isinstance(site, str):
                     counts[site] = counts.get(site, 0) + 1
             if not cursor:
-                return counts
+                return Inherited(counts, sources)
 
     def mark_queued_this_run(self, listseen_key: str, fps: Sequence[bytes], ttl: int) -> None:
         """Record source pages already queued (by an earlier run, now this run's) as queued in

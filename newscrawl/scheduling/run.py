@@ -254,6 +254,8 @@ class RunLife:
         self._idle_since: float | None = None
         #: the run is done (the idle exit): closing ends it
         self.finished = False
+        #: requests that failed in earlier runs, queued again by this worker as it started the run
+        self.failures_queued = 0
 
     def start(self, df: RedisDupeFilter, queue: LeasedPriorityQueue, sites: object) -> bool:
         """Claim the run (Redis must be reachable: retried up to
@@ -287,9 +289,9 @@ class RunLife:
                     and run.previous_sites != run.sites:
                 self._drop_removed_sites(sites)
             # articles an earlier run queued and left: "new" for this run, which finishes them
-            sources: list[bytes] = []
-            inherited = queue.first_queued_articles(sources=sources)
-            queue.mark_queued_this_run(df.listseen_key(run.run_id), sources,
+            found = queue.inherited()
+            inherited = found.articles
+            queue.mark_queued_this_run(df.listseen_key(run.run_id), found.sources,
                                        self.config.run_ttl)
             df.prune()
             self._queue_failed(sites)
@@ -353,6 +355,7 @@ class RunLife:
                 queued += 1
             elif result == FILTERED_DONE:
                 self.queue.forget_retry(fp)  # done since (e.g. by a redirect of another link)
+        self.failures_queued = queued
         if queued:
             self._inc("retried_failures", queued)
             logger.info("Queued %d requests that failed in earlier runs (tried up to"

@@ -195,7 +195,7 @@ class Scheduler(BaseScheduler):
         self.keys = self.keys.for_run(self.run.run_id)
         self._reap()
         queued = len(self.queue)
-        retried = int(self.stats.get_value(STATS + "retried_failures", 0)) if self.stats else 0
+        retried = self.life.failures_queued
         if queued > retried:  # else only the failures of earlier runs, logged as such (run.py)
             logger.info("Resuming crawl (%d requests queued%s)", queued,
                         f", {retried} of them failures of earlier runs" if retried else "")
