@@ -56,7 +56,8 @@ COMPONENTS: tuple[tuple[str, str, int | None], ...] = (
     # (newscrawl/extensions/throttle.py); Scrapy's AutoThrottle where it does not
     ("EXTENSIONS", "scrapy.extensions.throttle.AutoThrottle", None),
     ("EXTENSIONS", "newscrawl.extensions.throttle.AutoThrottle", 0),
-    # expired fingerprints are pruned from the index once a day, by the worker that claims the day
+    # expired fingerprints and old near-duplicate records are pruned once a day, by the worker
+    # that claims the day
     ("EXTENSIONS", "newscrawl.extensions.index_prune.IndexPruneExtension", 500),
 )
 

@@ -131,6 +131,8 @@ class DedupConfig:
     url_field: str
     text_field: str
     order_wait: float = defaults.CHECK_ORDER_WAIT_SECONDS
+    #: days a record of a dropped near-duplicate is kept (None: forever)
+    duplicate_retention_days: int | None = defaults.DUPLICATE_RETENTION_DAYS
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DedupConfig:
@@ -147,6 +149,7 @@ class DedupConfig:
             url_field=read("NEWSCRAWL_URL_FIELD"),
             text_field=read("NEWSCRAWL_TEXT_FIELD"),
             order_wait=read("NEWSCRAWL_CHECK_ORDER_WAIT"),
+            duplicate_retention_days=read("NEWSCRAWL_DUPLICATE_RETENTION_DAYS") or None,
         )
 
 

@@ -48,6 +48,7 @@ MAX_DISTANCE = 3  # Hamming distance of a near-duplicate (the crawl, the index, 
 #: the largest NEWSCRAWL_MAX_DISTANCE the index can search (a test checks it is the index's)
 MAX_SUPPORTED_DISTANCE = 7
 FINGERPRINT_RETENTION_DAYS = 365  # 0 or None: compared forever
+DUPLICATE_RETENTION_DAYS = 365  # records of dropped near-duplicates; 0 or None: kept forever
 FINGERPRINT_WORKERS = 1  # fingerprint in N worker processes (0: in-process)
 URL_FIELD = "url"  # the item field with the article's URL
 TEXT_FIELD = "text"  # the item field with the article's text
@@ -118,6 +119,9 @@ REGISTRY: tuple[Setting, ...] = (
     Setting("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS", FINGERPRINT_RETENTION_DAYS, int,
             "fingerprints older than this are no longer compared (0/None: forever)",
             optional=True),
+    Setting("NEWSCRAWL_DUPLICATE_RETENTION_DAYS", DUPLICATE_RETENTION_DAYS, int,
+            "records of dropped near-duplicates older than this are deleted (0/None: kept)",
+            minimum=0, optional=True),
     _count("NEWSCRAWL_FINGERPRINT_WORKERS", FINGERPRINT_WORKERS,
            "processes that compute fingerprints (0: in the crawl process)",
            bound_note="0: fingerprints in the crawl process"),

@@ -268,6 +268,16 @@ def test_prune(capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: lis
     assert code == 0, err
     assert out.strip() == "deleted 1 fingerprint older than 1 day; 1 left"
 
+    log = DuplicateLog(r)
+    log.record("https://b.example.com/old", "https://a.example.com/1", 1, 1, 0,
+               seen_at=now - 40 * 86400)
+    log.record("https://b.example.com/new", "https://a.example.com/1", 1, 2, 0, seen_at=now)
+    code, out, err = run_cli(capsys, *url_args, "prune", "--days", "30",
+                             "--duplicates-days", "30")
+    assert code == 0, err
+    assert out.splitlines()[-1] == "deleted 1 near-duplicate record older than 30 days; 1 left"
+    assert [rec.url for rec in log.list()] == ["https://b.example.com/new"]
+
 
 # --- eval -------------------------------------------------------------------------------------
 def test_eval_reports_precision_recall(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

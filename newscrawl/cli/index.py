@@ -73,15 +73,20 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from newscrawl.index import SimhashIndex
+    from newscrawl.index import DuplicateLog, SimhashIndex
 
     with open_redis(args) as client, SimhashIndex(
         client, prefix=args.prefix, tune_server=False
     ) as index:
         deleted = index.prune(args.days)
         left = index.count()
-    print(f"deleted {plural(deleted, 'fingerprint')} older than {plural(args.days, 'day')}; "
-          f"{left} left")
+        print(f"deleted {plural(deleted, 'fingerprint')} older than {plural(args.days, 'day')}; "
+              f"{left} left")
+        if args.duplicates_days is not None:
+            log = DuplicateLog(client, prefix=args.prefix)
+            gone = log.prune(args.duplicates_days)
+            print(f"deleted {plural(gone, 'near-duplicate record')} older than "
+                  f"{plural(args.duplicates_days, 'day')}; {log.count()} left")
     return ExitCode.OK
 
 
@@ -112,6 +117,14 @@ def add_prune(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--days", type=positive_int, required=True, metavar="N", help="retention in days (N >= 1)"
+    )
+    p.add_argument(
+        "--duplicates-days",
+        type=positive_int,
+        default=None,
+        metavar="M",
+        help="also delete the records of dropped near-duplicates logged more than M days ago"
+        " (M >= 1)",
     )
     p.set_defaults(func=cmd_prune)
 

@@ -1,11 +1,13 @@
-"""The daily prune of expired fingerprints, run by one worker of the cluster a day in a thread;
-an error is logged and counted, never fails the crawl. docs/design/index.md ("Daily prune").
+"""The daily prune of expired fingerprints and old near-duplicate records, run by one worker of
+the cluster a day in a thread; an error is logged and counted, never fails the crawl.
+docs/design/index.md ("Daily prune").
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
     from twisted.python.failure import Failure
 
-    from newscrawl.index import SimhashIndex
+    from newscrawl.index import DuplicateLog, SimhashIndex
 
 logger = logging.getLogger(__name__)
 
@@ -30,13 +32,29 @@ STATS = "newscrawl/index/"
 CLAIM_SECONDS = 2 * 86400
 
 
+@dataclass(frozen=True)
+class Pruned:
+    """What one day's prune deleted: fingerprints (None: no fingerprint retention) and
+    near-duplicate records (None: kept forever)."""
+
+    fingerprints: int | None
+    duplicates: int | None
+
+
 class IndexPruneExtension:
     """Claims and runs the day's prune of the near-duplicate index (see the module doc)."""
 
-    def __init__(self, crawler: Crawler, context: CrawlContext, retention_days: int) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        context: CrawlContext,
+        retention_days: int | None,
+        duplicate_retention_days: int | None = None,
+    ) -> None:
         self.crawler = crawler
         self.context = context
         self.retention_days = retention_days
+        self.duplicate_retention_days = duplicate_retention_days
         self.stats: StatsCollector | None = crawler.stats
         self._index: SimhashIndex | None = None
         self._running: Deferred[Any] | None = None
@@ -47,9 +65,12 @@ class IndexPruneExtension:
         dedup = context.config.dedup  # the pipeline's settings
         if not dedup.enabled:
             raise NotConfigured("NEWSCRAWL_DEDUP_ENABLED is off")
-        if dedup.retention_days is None:
-            raise NotConfigured("NEWSCRAWL_FINGERPRINT_RETENTION_DAYS is off: nothing expires")
-        ext = cls(crawler, context, dedup.retention_days)
+        if dedup.retention_days is None and dedup.duplicate_retention_days is None:
+            raise NotConfigured(
+                "NEWSCRAWL_FINGERPRINT_RETENTION_DAYS and NEWSCRAWL_DUPLICATE_RETENTION_DAYS are"
+                " off: nothing expires"
+            )
+        ext = cls(crawler, context, dedup.retention_days, dedup.duplicate_retention_days)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
@@ -68,12 +89,19 @@ class IndexPruneExtension:
             )
         return self._index
 
+    @property
+    def duplicates(self) -> DuplicateLog:
+        """The near-duplicate records, on the index's client."""
+        from newscrawl.index import DuplicateLog
+
+        return DuplicateLog(self.index.client, prefix=self.context.prefix)
+
     def claim_key(self, day: int) -> str:
         return SIMHASH_PRUNED.format(prefix=self.context.prefix, day=day)
 
     # --- the work (blocking: runs in a thread) ---------------------------------------------
-    def prune_today(self) -> int | None:
-        """Claim today's prune and run it: the count deleted, or None if claimed already.
+    def prune_today(self) -> Pruned | None:
+        """Claim today's prune and run it: what it deleted, or None if claimed already.
 
         Raises on Redis errors (after releasing the claim, best effort).
         """
@@ -82,7 +110,11 @@ class IndexPruneExtension:
         if not index.client.set(key, repr(time.time()), nx=True, ex=CLAIM_SECONDS):
             return None
         try:
-            return index.prune()
+            fingerprints = None if self.retention_days is None else index.prune()
+            duplicates = None
+            if self.duplicate_retention_days is not None:
+                duplicates = self.duplicates.prune(self.duplicate_retention_days)
+            return Pruned(fingerprints, duplicates)
         except BaseException:
             try:
                 index.client.delete(key)  # let the next run try again
@@ -91,24 +123,34 @@ class IndexPruneExtension:
             raise
 
     # --- reporting (reactor thread) ----------------------------------------------------------
-    def _done(self, deleted: int | None) -> None:
-        if deleted is None:
+    def _done(self, pruned: Pruned | None) -> None:
+        if pruned is None:
             logger.debug("Near-duplicate index already pruned today")
             return
-        logger.info(
-            "Pruned %d expired fingerprints (older than %d days) from the near-duplicate index",
-            deleted,
-            self.retention_days,
-        )
-        if self.stats is not None:
-            self.stats.set_value(STATS + "pruned", deleted)
+        if pruned.fingerprints is not None:
+            logger.info(
+                "Pruned %d expired fingerprints (older than %d days) from the near-duplicate"
+                " index",
+                pruned.fingerprints,
+                self.retention_days,
+            )
+            if self.stats is not None:
+                self.stats.set_value(STATS + "pruned", pruned.fingerprints)
+        if pruned.duplicates is not None:
+            logger.info(
+                "Pruned %d records of dropped near-duplicates (older than %d days)",
+                pruned.duplicates,
+                self.duplicate_retention_days,
+            )
+            if self.stats is not None:
+                self.stats.set_value(STATS + "duplicates_pruned", pruned.duplicates)
 
     def _failed(self, exc: BaseException) -> None:
         if self.context.report_fault(exc):
             return  # Redis refusing a command stops the crawl: one CRITICAL line
         logger.error(
-            "Pruning expired fingerprints from the near-duplicate index failed (the crawl goes "
-            "on; the next run tries again): %s: %s",
+            "The daily prune of expired fingerprints and near-duplicate records failed (the"
+            " crawl goes on; the next run tries again): %s: %s",
             type(exc).__name__,
             exc,
             exc_info=exc,
@@ -119,11 +161,11 @@ class IndexPruneExtension:
     def run(self) -> None:
         """Claim and prune in the calling thread, then report (what spider_opened does)."""
         try:
-            deleted = self.prune_today()
+            pruned = self.prune_today()
         except Exception as exc:
             self._failed(exc)
         else:
-            self._done(deleted)
+            self._done(pruned)
 
     # --- signals -----------------------------------------------------------------------------
     def spider_opened(self) -> None:

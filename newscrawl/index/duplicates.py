@@ -1,7 +1,9 @@
 """Record of dropped near-duplicates: each URL not stored as a near-copy of a stored article
 (``original_url``), and whether the dropped copy was the story's original (``late_original``).
 Keys ``{prefix}:duplicates`` (url -> JSON record) and ``{prefix}:duplicates:log`` (urls by time
-recorded); each url is recorded once. Design: docs/design/near-duplicates.md.
+recorded); each url is recorded once. Records older than a retention are deleted by
+:meth:`DuplicateLog.prune` (the crawl's daily prune, ``NEWSCRAWL_DUPLICATE_RETENTION_DAYS``).
+Design: docs/design/near-duplicates.md.
 """
 
 from __future__ import annotations
@@ -21,6 +23,21 @@ from newscrawl.formats import fingerprint_hex
 from newscrawl.keys import DUPLICATES, DUPLICATES_LOG
 
 logger = logging.getLogger(__name__)
+
+#: Deletes up to ARGV[2] records logged at or before ARGV[1] (seconds) from KEYS[1] (the hash) and
+#: KEYS[2] (the log) and returns how many urls it took; one batch is one atomic step, so a reader
+#: never sees a log entry whose record is gone.
+_PRUNE_LUA = """
+local urls = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #urls > 0 then
+  redis.call('HDEL', KEYS[1], unpack(urls))
+  redis.call('ZREM', KEYS[2], unpack(urls))
+end
+return #urls
+"""
+#: urls deleted per script call (a call blocks the server for about a millisecond)
+PRUNE_BATCH = 500
+SECONDS_PER_DAY = 86400
 
 _CORE = ("url", "original_url", "distance", "simhash", "original_simhash", "seen_at")
 
@@ -154,3 +171,19 @@ class DuplicateLog:
 
     def count(self) -> int:
         return int(self.client.hlen(self.hash_key))
+
+    def prune(self, days: int, *, now: float | None = None) -> int:
+        """Delete the records logged more than ``days`` days ago; returns how many.
+
+        In batches of :data:`PRUNE_BATCH`, each one atomic, so a crawl can record meanwhile.
+        """
+        if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+            raise ValueError(f"days must be an integer >= 1, got {days!r}")
+        cutoff = (time.time() if now is None else float(now)) - days * SECONDS_PER_DAY
+        script = self.client.register_script(_PRUNE_LUA)
+        deleted = 0
+        while True:
+            n = int(script(keys=[self.hash_key, self.log_key], args=[repr(cutoff), PRUNE_BATCH]))
+            deleted += n
+            if n < PRUNE_BATCH:
+                return deleted
