@@ -279,6 +279,40 @@ def test_prune(capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: lis
     assert [rec.url for rec in log.list()] == ["https://b.example.com/new"]
 
 
+
+def test_prune_frees_a_full_redis(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]
+) -> None:
+    """Redis at its maxmemory refuses every write (the crawl stops, exit 3): the prune still
+    deletes, so an operator can free memory with it, as operations.md says."""
+    import random
+    import time
+
+    now = time.time()
+    rng = random.Random(5)
+    old = SimhashIndex(r, clock=lambda: now - 400 * 86400)
+    old.add_many((rng.getrandbits(64), f"https://old.example.com/{i}") for i in range(2000))
+    log = DuplicateLog(r)
+    for i in range(2000):
+        log.record(f"https://copy.example.com/{i}", "https://old.example.com/1", 1, i, 0,
+                   seen_at=now - 400 * 86400)
+    used = int(r.info("memory")["used_memory"])
+    r.config_set("maxmemory", used - 1)
+    try:
+        with pytest.raises(redis.ResponseError, match="OOM|maxmemory"):
+            SimhashIndex(r).add(12345, "https://new.example.com/1")
+        code, out, err = run_cli(capsys, *url_args, "prune", "--days", "365",
+                                 "--duplicates-days", "365")
+        assert code == 0, err
+        assert out.splitlines() == [
+            "deleted 2000 fingerprints older than 365 days; 0 left",
+            "deleted 2000 near-duplicate records older than 365 days; 0 left",
+        ]
+        SimhashIndex(r).add(12345, "https://new.example.com/1")  # room again
+    finally:
+        r.config_set("maxmemory", 0)
+
+
 # --- eval -------------------------------------------------------------------------------------
 def test_eval_reports_precision_recall(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.jsonl"
