@@ -23,7 +23,7 @@ COMPACT_HASH_CONFIG: dict[str, int] = {
 
 # --- scheduling --------------------------------------------------------------------------------
 LEASE_SECONDS = 120  # in-flight lease; expired leases (dead workers) are requeued
-MAX_ATTEMPTS = 3  # failed downloads of an article before giving up on it
+MAX_ATTEMPTS = 3  # days with a failed attempt at a page before giving up on it
 REDIS_RETRY_SECONDS = 60  # retry Redis this long, then stop (exit code 3)
 MAX_ERRORS_IN_A_ROW = 10  # pages in a row whose processing raised, then stop (exit code 6)
 URL_RETENTION_DAYS = 365  # done-URL records older than this are pruned
@@ -134,7 +134,8 @@ REGISTRY: tuple[Setting, ...] = (
             addon=False),
     # scheduling
     _seconds("NEWSCRAWL_LEASE_SECONDS", LEASE_SECONDS, "lease of a popped request", 1),
-    _count("NEWSCRAWL_MAX_ATTEMPTS", MAX_ATTEMPTS, "failed attempts before a URL is given up",
+    _count("NEWSCRAWL_MAX_ATTEMPTS", MAX_ATTEMPTS,
+           "days with a failed attempt before a URL is given up",
            1),
     _seconds("NEWSCRAWL_REDIS_RETRY_SECONDS", REDIS_RETRY_SECONDS,
              "how long Redis calls are retried before the crawl stops (exit code 3)"),

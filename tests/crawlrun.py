@@ -223,3 +223,33 @@ def is_done(client: Any, url: str, spider: str = "portal", prefix: str = "newscr
 
     fp = RequestFingerprinter().fingerprint(Request(url))[:8]
     return client.zscore(f"{prefix}:{spider}:seen:{fp[:2].hex()}", fp[2:]) is not None
+
+
+#: Moves the day of every failed attempt on record one day back (docs/redis-keys.md, "failures").
+_PASS_A_DAY = """
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local n, day = string.match(all[i + 1], '^(%d+):(%-?%d+)$')
+  if n then redis.call('HSET', KEYS[1], all[i], n .. ':' .. (tonumber(day) - 1)) end
+end
+return #all / 2
+"""
+
+
+def pass_a_day(workdir: Path | None = None, *, client: Any = None, spider: str = "portal",
+               prefix: str = "newscrawl") -> None:
+    """As if the failed attempts on record had been made a day earlier: failed attempts count
+    once a day (ack.lua), so a test that runs several crawls in one day calls this between them
+    to have each run's failure count. ``workdir``: the crawl's embedded Redis (``run_crawl``'s
+    ``workdir/data``); ``client``: another Redis."""
+    from newscrawl.connection import close_embedded, get_client
+
+    own = client is None
+    if own:
+        assert workdir is not None
+        client = get_client(None, data_dir=workdir / "data")
+    try:
+        client.eval(_PASS_A_DAY, 1, f"{prefix}:{spider}:failures")
+    finally:
+        if own:
+            close_embedded(client)

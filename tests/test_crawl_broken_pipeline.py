@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from crawlrun import IN_PROCESS, REPO, run_crawl
+from crawlrun import IN_PROCESS, REPO, pass_a_day, run_crawl
 from mockportal import Layout, sites_toml
 
 from newscrawl.storage import iter_articles
@@ -58,8 +58,10 @@ def test_a_pipeline_failing_every_item_stops_the_crawl_and_nothing_is_lost(
     assert len(unique) > 10
     settings = SETTINGS if limit is None else (*SETTINGS, f"NEWSCRAWL_MAX_ERRORS_IN_A_ROW={limit}")
 
-    # the database stays down for more runs than NEWSCRAWL_MAX_ATTEMPTS (3)
-    for _ in range(4):
+    # the database stays down for more days than NEWSCRAWL_MAX_ATTEMPTS (3), one run a day
+    for day in range(4):
+        if day:
+            pass_a_day(tmp_path)
         r1 = run_crawl(tmp_path, sites, *settings,
                        component("ITEM_PIPELINES", "BrokenPipeline", 100), env=ENV)
         assert r1.returncode == 6, r1.log[-3000:]

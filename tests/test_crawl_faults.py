@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crawlrun import CrawlResult, run_crawl, start_crawl, stored_urls, wait_for
+from crawlrun import CrawlResult, pass_a_day, run_crawl, start_crawl, stored_urls, wait_for
 from mockportal import DailyPortal
 from redisserver import RedisServer
 
@@ -84,8 +84,14 @@ def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
     daily.publish(10)
     bad = daily.newest_first[7]
     daily.portal.fail(bad)
-    for _ in range(2):
-        result = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
+    first = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
+    rerun = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
+    # a rerun the same day (a Ctrl-C, an hourly cron) spends no attempt: nothing given up
+    assert "newscrawl/scheduler/gave_up" not in first.stats
+    assert "newscrawl/scheduler/gave_up" not in rerun.stats
+    assert daily.portal.hit_counts()[bad] == 2
+    pass_a_day(tmp_path)  # the next day
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
     assert result.stats["newscrawl/scheduler/gave_up"] == 1
     assert f"Giving up on {daily.portal.url(bad)} after 2 failed attempts (last: HTTP 503)" \
         in result.log
@@ -100,11 +106,14 @@ def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
 
 def start_page_down(tmp_path: Path, daily: DailyPortal, runs: int,
                     *settings: str) -> CrawlResult:
-    """``runs`` runs with the portal's only start page failing (exit code 4 each); the last."""
+    """``runs`` runs on as many days with the portal's only start page failing (exit code 4
+    each); the last."""
     sites = write_sites(tmp_path, daily)
     daily.publish(5)
     daily.portal.fail("/")
-    for _ in range(runs):
+    for run in range(runs):
+        if run:
+            pass_a_day(tmp_path)  # one run a day
         result = run_crawl(tmp_path, sites, *settings)
         assert result.returncode == 4, result.log[-3000:]  # its only source page failed
     return result

@@ -219,14 +219,36 @@ def test_failed_article_is_retried_until_max_attempts(client: redis.Redis, spide
     queue = make_queue(client, spider)
     req = Request("http://e.com/flaky")
     results = []
-    for _ in range(3):
+    # failed on three days, twice on the second (a rerun that day spends no attempt)
+    for day in (today() - 2, today() - 1, today() - 1, today()):
         assert push(queue, dupefilter, req) == q.PUSHED  # not seen after a failure
         entry = queue.pop()
         assert entry is not None
         results.append(queue.ack(entry, q.OUTCOME_FAILED, [dupefilter.seen_target(entry.fp)],
-                                 today(), 3))
-    assert results == [q.ACK_FAILED, q.ACK_FAILED, q.ACK_GAVE_UP]
+                                 day, 3))
+    assert results == [q.ACK_FAILED, q.ACK_FAILED, q.ACK_FAILED, q.ACK_GAVE_UP]
     assert push(queue, dupefilter, req) == q.FILTERED_DONE
+    assert client.hlen("t:unit:failures") == 0
+
+
+def test_failures_on_one_day_spend_one_attempt(client: redis.Redis, spider: MySpider,
+                                               dupefilter: RedisDupeFilter) -> None:
+    """Runs that fail a page on one day (a Ctrl-C and a rerun, an hourly cron) count one
+    attempt: an outage shorter than NEWSCRAWL_MAX_ATTEMPTS days gives up on nothing."""
+    queue = make_queue(client, spider)
+    req = Request("http://e.com/down-all-day")
+    for _ in range(24):
+        assert push(queue, dupefilter, req) == q.PUSHED
+        entry = queue.pop()
+        assert entry is not None
+        assert queue.ack(entry, q.OUTCOME_FAILED, [dupefilter.seen_target(entry.fp)],
+                         today(), 2) == q.ACK_FAILED
+    assert client.hget("t:unit:failures", entry.fp) == f"1:{today()}".encode()
+    assert push(queue, dupefilter, req) == q.PUSHED
+    entry = queue.pop()
+    assert entry is not None
+    assert queue.ack(entry, q.OUTCOME_DONE, [dupefilter.seen_target(entry.fp)], today(), 2) \
+        == q.ACK_DONE  # back the next hour: stored, nothing lost
     assert client.hlen("t:unit:failures") == 0
 
 

@@ -30,13 +30,19 @@ local function mark_done()
   for i = 7, #KEYS do redis.call('ZADD', KEYS[i], 'GT', ARGV[5], ARGV[i + 3]) end
   forget()
 end
--- a failed attempt: counted; queued again by the next run's first worker (retry hash) until
--- max attempts, then given up (an article: marked done; a source page: forgotten)
+-- a failed attempt: counted once a day (the record "<attempts>:<day of the last one>": reruns
+-- on the day of a failure, after a Ctrl-C or by an hourly cron, spend no more of them); queued
+-- again by the next run's first worker (retry hash) until max attempts, then given up (an
+-- article: marked done; a source page: forgotten)
 local function failed(give_up)
   local attempts = 0
   local record = redis.call('HGET', KEYS[3], ARGV[3])
-  if record then attempts = tonumber(string.match(record, '^(%d+)')) or 0 end
-  attempts = attempts + 1
+  local counted_today = false
+  if record then
+    attempts = tonumber(string.match(record, '^(%d+)')) or 0
+    counted_today = string.match(record, ':(%-?%d+)$') == ARGV[5]
+  end
+  if not counted_today then attempts = attempts + 1 end
   if attempts >= tonumber(ARGV[6]) then
     give_up()
     return ACK_GAVE_UP
