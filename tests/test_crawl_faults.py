@@ -93,8 +93,8 @@ def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
     pass_a_day(tmp_path)  # the next day
     result = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
     assert result.stats["newscrawl/scheduler/gave_up"] == 1
-    assert f"Giving up on {daily.portal.url(bad)} after 2 failed attempts (last: HTTP 503)" \
-        in result.log
+    assert (f"Giving up on {daily.portal.url(bad)} after failed attempts on 2 days"
+            " (last: HTTP 503)") in result.log
     # the second run queued only yesterday's failure: that is no interrupted run resumed
     assert "Queued 1 requests that failed in earlier runs" in result.log
     assert "Resuming crawl" not in result.log
@@ -136,9 +136,9 @@ def test_a_start_page_given_up_on_is_still_fetched_by_every_run(
     settings = (*SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2")
     result = start_page_down(tmp_path, daily, 2, *settings)
     assert result.stats["newscrawl/scheduler/gave_up"] == 1
-    assert (f"Giving up on {daily.portal.url('/')} after 2 failed attempts (last: HTTP 503):"
-            " no longer queued again by itself; as a start page it is still fetched by every"
-            " run that reaches it") in result.log
+    assert (f"Giving up on {daily.portal.url('/')} after failed attempts on 2 days"
+            " (last: HTTP 503): no longer queued again by itself; as a start page it is still"
+            " fetched by every run that reaches it") in result.log
     start_page_back(tmp_path, daily, *settings)
 
 

@@ -26,7 +26,7 @@ from newscrawl import _scrapy_compat as compat
 from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext, SchedulingConfig
 from newscrawl.faults import RunRefused, system_fault
-from newscrawl.formats import today
+from newscrawl.formats import plural, today
 from newscrawl.keys import CrawlKeys
 from newscrawl.meta import (
     LEASE,
@@ -531,13 +531,14 @@ class Scheduler(BaseScheduler):
             self._inc("gave_up")
             if lease.entry.kind in RUN_KINDS:
                 # a source page is not lost: the runs that reach it fetch it again
-                logger.warning("Giving up on %s after %d failed attempts (last: %s): no longer"
-                               " queued again by itself; as a %s page it is still fetched by"
-                               " every run that reaches it", request.url,
-                               self.config.max_attempts, reason, lease.entry.kind)
+                logger.warning("Giving up on %s after failed attempts on %s (last: %s): no"
+                               " longer queued again by itself; as a %s page it is still fetched"
+                               " by every run that reaches it", request.url,
+                               plural(self.config.max_attempts, "day"), reason,
+                               lease.entry.kind)
             else:
-                logger.warning("Giving up on %s after %d failed attempts (last: %s)",
-                               request.url, self.config.max_attempts, reason)
+                logger.warning("Giving up on %s after failed attempts on %s (last: %s)",
+                               request.url, plural(self.config.max_attempts, "day"), reason)
         elif name == "no_outcome":
             logger.warning("No response nor error recorded for %s; released", request.url)
 
