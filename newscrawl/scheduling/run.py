@@ -358,8 +358,9 @@ class RunLife:
         self.failures_queued = queued
         if queued:
             self._inc("retried_failures", queued)
-            logger.info("Queued %d requests that failed in earlier runs (tried up to"
-                        " NEWSCRAWL_MAX_ATTEMPTS=%d times)", queued, self.config.max_attempts)
+            logger.info("Queued %d requests that failed in earlier runs (tried until they have"
+                        " failed on NEWSCRAWL_MAX_ATTEMPTS=%d days)", queued,
+                        self.config.max_attempts)
         if skipped:
             logger.info("Kept %d failed requests of sites not in this sites file for later",
                         skipped)
