@@ -267,6 +267,8 @@ class SiteSummary:
         return (
             f"Site {self.name}: pages fetched {pages}; article links seen"
             f" {self.get('links/seen')}, new {self.get('links/new')}"
+            + (f", failed before and tried again {self.get('links/retried')}"
+               if self.get("links/retried") else "")
             + (f" ({self.get('links/capped')} left for the next run by the sitemap/feed caps)"
                if self.get("links/capped") else "")
             + f"; stored {self.get('stored')},"

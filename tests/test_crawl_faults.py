@@ -72,9 +72,12 @@ def test_a_503_on_an_article_below_the_known_pages_is_fetched_by_the_next_run(
     assert r1.stats["newscrawl/sites/daily/failed/article"] == 1
     daily.portal.recover(deep)
     daily.publish(3)  # the walk of day 2 reads list pages 1-2, never page 4
-    ok(run_crawl(tmp_path, sites, *SETTINGS))
+    r2 = ok(run_crawl(tmp_path, sites, *SETTINGS))
     assert_all_stored_once(tmp_path, daily)
     assert daily.list_hits()[4] == 1
+    # the summary adds up: 3 new and 1 tried again, 4 stored
+    assert ("new 3, failed before and tried again 1; stored 4, near-duplicates dropped (not"
+            " stored) 0, failed 0") in r2.log, r2.log[-2000:]
 
 
 def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(

@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from scrapy.exceptions import DontCloseSpider
 from newscrawl.context import CrawlContext
 from newscrawl.faults import RunRefused
 from newscrawl.formats import as_text, plural
-from newscrawl.meta import SITE, request_kind
+from newscrawl.meta import RUN_KINDS, SITE, request_kind
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.queue import (
     FILTERED_DONE,
@@ -256,6 +257,8 @@ class RunLife:
         self.finished = False
         #: requests that failed in earlier runs, queued again by this worker as it started the run
         self.failures_queued = 0
+        #: the articles among them, per site (the summary's "failed before, tried again")
+        self.articles_retried: Counter[str] = Counter()
 
     def start(self, df: RedisDupeFilter, queue: LeasedPriorityQueue, sites: object) -> bool:
         """Claim the run (Redis must be reachable: retried up to
@@ -307,6 +310,8 @@ class RunLife:
                 self.site_stats.inc(site, "links", "new", count=n)
             logger.info("%d article requests queued by an earlier run count as new in this run",
                         sum(inherited.values()))
+        for site, n in self.articles_retried.items():
+            self.site_stats.inc(site, "links", "retried", count=n)
         return claimed
 
     def _drop_removed_sites(self, sites: dict[str, Any]) -> None:
@@ -353,6 +358,8 @@ class RunLife:
             result = self.queue.push_entry(payload, request.priority, spec)
             if result == PUSHED:
                 queued += 1
+                if kind not in RUN_KINDS and isinstance(site, str):
+                    self.articles_retried[site] += 1
             elif result == FILTERED_DONE:
                 self.queue.forget_retry(fp)  # done since (e.g. by a redirect of another link)
         self.failures_queued = queued
