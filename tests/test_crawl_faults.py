@@ -244,6 +244,7 @@ def test_redis_out_of_memory_mid_crawl_stops_the_run_and_loses_nothing(
         assert oom.returncode == 3, oom.log[-4000:]
         lines = criticals(oom)
         assert len(lines) == 1 and "maxmemory" in lines[0], lines
+        assert "newscrawl prune --days N --duplicates-days M" in lines[0], lines  # what frees it
         assert oom.log.count("Traceback") <= 1
         assert len(stored_urls(tmp_path)) < 30
         client.config_set("maxmemory", "0")
@@ -279,6 +280,7 @@ def test_redis_out_of_memory_at_start_exits_3_and_does_not_block_the_next_crawl(
         assert refused.returncode == 3, refused.log[-4000:]
         lines = criticals(refused)
         assert len(lines) == 1 and "maxmemory" in lines[0], lines
+        assert "newscrawl prune --days N --duplicates-days M" in lines[0], lines  # what frees it
         assert "Traceback" not in refused.log
         client.config_set("maxmemory", "0")
         again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))

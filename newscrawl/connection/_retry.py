@@ -36,7 +36,9 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 #: Redis error replies that no retry fixes: the server refuses to write (out of memory, its
 #: persistence failing, a read-only server) or a key holds another type than ours
 _REDIS_REFUSALS: dict[str, str] = {
-    "OOM": "Redis is at its maxmemory: raise maxmemory (or free memory) and run again",
+    "OOM": "Redis is at its maxmemory: raise maxmemory, or free memory (`newscrawl prune --days"
+           " N --duplicates-days M` deletes old fingerprints and near-duplicate records, on a"
+           " full Redis too), and run again",
     "MISCONF": "Redis cannot persist its data (disk full or not writable where it saves its"
                " RDB/AOF): free space there and run again",
     "READONLY": "Redis is a read-only replica: point REDIS_URL at the primary",
