@@ -19,7 +19,7 @@ from typing import Any
 import redis
 
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
-from newscrawl.formats import fingerprint_hex
+from newscrawl.formats import SECONDS_PER_DAY, fingerprint_hex
 from newscrawl.keys import DUPLICATES, DUPLICATES_LOG
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,6 @@ return #urls
 """
 #: urls deleted per script call (a call blocks the server for about a millisecond)
 PRUNE_BATCH = 500
-SECONDS_PER_DAY = 86400
 
 _CORE = ("url", "original_url", "distance", "simhash", "original_simhash", "seen_at")
 
