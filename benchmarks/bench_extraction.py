@@ -26,6 +26,8 @@ from _common import markdown as table
 from newscrawl.extract import MIN_BODY_CHARS, decode_html_detailed, has_mojibake
 from newscrawl.extract.article import DEFAULT_STRATEGY, _extract, _Strategy
 from newscrawl.extract.boilerplate import EDGE_PATTERNS, trim_edges
+from newscrawl.extract.page import parse
+from newscrawl.extract.zones import visible_text, zones
 
 
 @dataclass
@@ -391,7 +393,7 @@ def evaluate(pages: list[Page], name: str, fn: Callable[[str, str], Out | None])
 def edge_report(pages: list[Page]) -> str:
     """How many bodies each boilerplate pattern (newscrawl.extract.boilerplate) cut, per dataset."""
     untrimmed = replace(DEFAULT_STRATEGY, trim_edges=False)
-    names = [n for n, _ in EDGE_PATTERNS] + ["related"]
+    names = ["dateline", "infoline"] + [n for n, _ in EDGE_PATTERNS] + ["related", "infoline_copy"]
     rows = []
     for ds in sorted({p.dataset for p in pages}):
         counts: Counter[str] = Counter()
@@ -399,7 +401,8 @@ def edge_report(pages: list[Page]) -> str:
         for p in sub:
             art = _extract(p.html, p.url, None, untrimmed)
             if art is not None:
-                counts.update(set(trim_edges(art.text, keep_chars=MIN_BODY_CHARS)[1]))
+                zone = zones(visible_text(parse(p.html)), art.title, art.text)[0]
+                counts.update(set(trim_edges(art.text, keep_chars=MIN_BODY_CHARS, above=zone)[1]))
         rows.append([ds, str(len(sub))] + [str(counts[n]) for n in names])
     return table(["dataset", "pages"] + names, rows)
 

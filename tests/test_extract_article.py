@@ -340,6 +340,54 @@ def test_a_date_line_that_starts_the_body_is_cut(dateline: str) -> None:
     assert original.text.split("\n") == [P1, P2, P3] == reprint.text.split("\n")
 
 
+def _info_page(info: str, tail: str = "") -> str:
+    return ("<html><head><meta charset='utf-8'><title>标题</title></head><body><nav>首页 新闻</nav>"
+            f"<article><h1>消防安全宣传走进中小学</h1><div class='info'>{info}</div>"
+            f"<p>{P1}</p><p>{P2}</p><p>{P3}</p>{tail}</article><footer>版权所有</footer>"
+            "</body></html>")
+
+
+def test_an_info_element_split_by_a_paragraph_stays_out_of_the_body() -> None:
+    # an info <div> holding a <p>: the library keeps its parts as the body's first lines and
+    # repeats them after the body; a short reprint then differed from its original by the
+    # byline and source lines, 9 bits apart, and both were stored
+    original = extract_article(_info_page("2026年11月28日 10:00 作者：记者王明"),
+                               "http://x.example/n/1.html")
+    reprint = extract_article(
+        _info_page("2026年11月28日 10:00 <p>来源：A市新闻网</p> 作者：记者王明"),
+        "http://y.example/n/2.html")
+    assert original is not None and reprint is not None
+    assert original.text.split("\n") == [P1, P2, P3] == reprint.text.split("\n")
+    assert reprint.source == "A市新闻网" and reprint.author == original.author
+
+
+def test_a_source_line_that_opens_the_body_is_cut_and_read() -> None:
+    art = extract_article(_info_page("2026-11-28", tail="").replace(
+        f"<p>{P1}</p>", f"<p>（来源：新华网）</p><p>{P1}</p>"), "http://x.example/n/1.html")
+    assert art is not None
+    assert art.text.split("\n") == [P1, P2, P3]
+    assert art.source == "新华网"
+
+
+@pytest.mark.parametrize("line", ["（责任编辑：李华）", "来源：本地新闻网 编辑：张三"])
+def test_a_sign_off_that_ends_the_body_is_kept(line: str) -> None:
+    # only a copy of a line printed above the body is cut at its end: the labelled pages keep a
+    # sign-off of their own as part of the text
+    art = extract_article(_info_page("2026-11-28 作者：王明", tail=f"<p>{line}</p>"),
+                          "http://x.example/n/1.html")
+    assert art is not None
+    assert art.text.split("\n") == [P1, P2, P3, line]
+
+
+def test_a_first_line_of_running_text_after_a_label_word_is_kept() -> None:
+    first = "记者从市教育局获悉"
+    art = extract_article(_info_page("2026-11-28").replace(f"<p>{P1}</p>",
+                                                           f"<p>{first}</p><p>{P1}</p>"),
+                          "http://x.example/n/1.html")
+    assert art is not None
+    assert art.text.split("\n") == [first, P1, P2, P3]
+
+
 def test_a_body_that_opens_with_a_date_keeps_its_sentence() -> None:
     first = "2026年11月25日，市消防救援支队在全市中小学开展冬季消防安全宣传活动。"
     html = zh_page().replace(f"<p>{P1}</p>", f"<p>{first}</p><p>{P1}</p>")

@@ -189,7 +189,7 @@ def _extract(
 
     if strategy.trim_edges and "text" not in sel:
         # after the author and date passes: a byline may sit among the lines cut here
-        text, cut = trim_edges(text, keep_chars=MIN_BODY_CHARS)
+        text, cut = trim_edges(text, keep_chars=MIN_BODY_CHARS, above=before)
         if cut:
             logger.debug("page %s: cut %s at the end of the body", url, ", ".join(cut))
 

@@ -1,5 +1,6 @@
 """Boilerplate at a body's edges: disclaimers, copyright and ICP lines, report addresses, "related"
-lists at its end; a date or info line (``发布时间：... 来源：... 作者：...``) at its start.
+lists at its end; a date or info line (``发布时间：... 来源：... 作者：...``) at its start, and at
+its end a copy of an info line printed above it.
 
 The extraction library keeps such lines when the portal prints them inside the article container.
 :data:`EDGE_PATTERNS` is the one table of them (``benchmarks/bench_extraction.py`` reports how
@@ -47,6 +48,16 @@ _DATELINE_REST = re.compile(
     r"|(?:发布|更新|发表|来源|稿源|作者|记者|编辑|责任编辑|时间|日期|浏览|阅读|点击|字号|大|中|小)"
     r"(?:次数|量)?\s*[:：]?\s*[^\s:：|｜]{0,12})*$"
 )
+# A line of labelled fields and nothing else: "作者：记者王明", "来源：新华社 编辑：张三",
+# "（责任编辑：李华）". A label needs its colon here (no date vouches for the line): "记者获悉" is
+# running text.
+_LABEL_FIELD = (
+    r"(?:来源|稿源|出处|作者|记者|通讯员|摄影|编辑|责任编辑|责编)\s*[:：]\s*[^\s:：|｜()（）\[\]【】]{1,20}"
+)
+_LABEL_LINE = re.compile(
+    rf"^[\s(（\[【]*{_LABEL_FIELD}(?:[\s|｜/()（）\[\]【】]+{_LABEL_FIELD})*[\s)）\]】]*$"
+)
+_SPACE = re.compile(r"\s+")
 # A date line is short; the first lines of a body are looked at, no more.
 _DATELINE_CHARS = 80
 _DATELINE_LINES = 2
@@ -56,13 +67,15 @@ _LIST_LINE_CHARS = 100
 _RELATED_LINES = 15
 
 
-def trim_edges(text: str, *, keep_chars: int = 0) -> tuple[str, list[str]]:
-    """``text`` without the boilerplate lines that end it, and the names of what was cut.
+def trim_edges(text: str, *, keep_chars: int = 0, above: str = "") -> tuple[str, list[str]]:
+    """``text`` without the boilerplate lines that start or end it, and the names of what was cut.
 
-    Nothing is cut when less than ``keep_chars`` non-space characters would be left (a page whose
-    only text is a disclaimer keeps it: no body is worse).
+    ``above``: the page text between the title and the body; a line of labelled fields that ends
+    the body and repeats one printed there (or among the lines cut from its start) is a copy of
+    the page's info line and is cut. Nothing is cut when less than ``keep_chars`` non-space
+    characters would be left (a page whose only text is a disclaimer keeps it: no body is worse).
     """
-    trimmed, cut = _trim(text)
+    trimmed, cut = _trim(text, above)
     if keep_chars and len("".join(trimmed.split())) < keep_chars:
         return text, []
     return trimmed, cut
@@ -79,15 +92,32 @@ def _is_dateline(line: str) -> bool:
     return bool(_DATELINE_REST.match(line[: date.start()] + " " + line[date.end():]))
 
 
-def _trim(text: str) -> tuple[str, list[str]]:
+def _is_label_line(line: str) -> bool:
+    """A short line of labelled fields only (``作者：记者王明``, ``（责任编辑：李华）``)."""
+    line = line.strip()
+    return 0 < len(line) <= _DATELINE_CHARS and bool(_LABEL_LINE.match(line))
+
+
+def _trim(text: str, above: str = "") -> tuple[str, list[str]]:
     lines = text.split("\n")
     cut: list[str] = []
+    head: list[str] = [above]
     for _ in range(_DATELINE_LINES):
         if len(lines) > 1 and _is_dateline(lines[0]):
-            del lines[0]
+            head.append(lines.pop(0))
             cut.append("dateline")
+        elif len(lines) > 1 and _is_label_line(lines[0]):
+            # "作者：X" left as the body's first line by an info element the library split
+            head.append(lines.pop(0))
+            cut.append("infoline")
+    printed = _SPACE.sub("", "".join(head))
     while lines:
         last = lines[-1].strip()
+        if len(lines) > 1 and printed and _is_label_line(last) and _SPACE.sub("", last) in printed:
+            # the library repeats the parts of an info element after the body
+            lines.pop()
+            cut.append("infoline_copy")
+            continue
         name = next((n for n, p in EDGE_PATTERNS if p.search(last)), None)
         if name is not None:
             lines.pop()
