@@ -277,6 +277,8 @@ class SiteSummary:
                       if self.get(path))
             + f", failed {self.get('failed')}"
             + (f" ({failed})" if failed else "")
+            # of the failed ones, those that failed on NEWSCRAWL_MAX_ATTEMPTS days: done now
+            + (f"; given up {self.get('gave_up')}" if self.get("gave_up") else "")
         )
 
 

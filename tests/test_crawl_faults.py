@@ -19,6 +19,8 @@ from crawlrun import CrawlResult, pass_a_day, run_crawl, start_crawl, stored_url
 from mockportal import DailyPortal
 from redisserver import RedisServer
 
+from newscrawl.cli import main
+
 SETTINGS = ("AUTOTHROTTLE_ENABLED=False", "CONCURRENT_REQUESTS_PER_DOMAIN=8", "RETRY_TIMES=0")
 
 
@@ -105,6 +107,38 @@ def test_an_article_failing_every_run_is_given_up_with_its_url_and_reason(
     third = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2"))
     assert daily.portal.hit_counts()[bad] == hits, "a request given up on was fetched again"
     assert "requests that failed in earlier runs" not in third.log
+
+
+def test_an_article_given_up_on_is_fetched_again_only_when_pushed_with_again(
+    tmp_path: Path, daily: DailyPortal, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sites = write_sites(tmp_path, daily)
+    daily.publish(10)
+    bad, good = daily.newest_first[7], daily.newest_first[2]
+    daily.portal.fail(bad)
+    first = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=1"))
+    assert daily.portal.url(bad) not in stored_urls(tmp_path)
+    assert "stored 9, near-duplicates dropped (not stored) 0, failed 1 (article 1; download 1);" \
+        " given up 1" in first.log, first.log[-3000:]
+    assert first.stats["newscrawl/sites/daily/gave_up"] == 1
+    daily.portal.recover(bad)  # back, but given up on: done
+    data = ["--data-dir", str(tmp_path / "data")]
+    assert main([*data, "push", daily.portal.url(bad)]) == 0
+    out = capsys.readouterr().out
+    assert f"{daily.portal.url(bad)}: done on " in out and "push it with --again" in out
+    hits = daily.portal.hit_counts()[bad]
+    second = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=1"))
+    assert daily.portal.hit_counts()[bad] == hits
+    assert "1 article already done (not fetched again)" in second.log
+    # --again: the given-up article is fetched and stored; a stored one is fetched, found in
+    # the store and not stored twice
+    assert main([*data, "push", "--again", daily.portal.url(bad), daily.portal.url(good)]) == 0
+    assert "fetched once more" in capsys.readouterr().out
+    third = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=1"))
+    assert daily.portal.hit_counts()[bad] == hits + 1
+    assert "2 articles done before (pushed with --again: fetched once more)" in third.log
+    assert_all_stored_once(tmp_path, daily)
+    assert third.stats["newscrawl/dedup/already_stored"] == 1
 
 
 def start_page_down(tmp_path: Path, daily: DailyPortal, runs: int,

@@ -17,6 +17,7 @@ from newscrawl.connection import close_embedded, get_client
 from newscrawl.spiders.portal.queueing import (
     ALREADY_DONE,
     ARTICLE,
+    FETCHED_AGAIN,
     LIST_PAGE,
     REFUSED,
     pushed_outcomes,
@@ -31,6 +32,7 @@ KEY = "newscrawl:portal:start_urls"
      "2 articles (queued with the run's article links), 1 refused (no site takes it)"),
     ({LIST_PAGE: 1, ALREADY_DONE: 1},
      "1 list page (walked from there), 1 article already done (not fetched again)"),
+    ({FETCHED_AGAIN: 2}, "2 articles done before (pushed with --again: fetched once more)"),
     ({REFUSED + "not a URL": 2, REFUSED + "no site takes it": 1, ARTICLE: 1},
      "1 article (queued with the run's article links),"
      " 3 refused (1 no site takes it, 2 not a URL)"),

@@ -4,14 +4,31 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urldefrag, urlsplit
+
+from scrapy import Request
+from scrapy.utils.request import RequestFingerprinter
 
 from newscrawl import keys
 from newscrawl.cli._common import CliError, open_redis
 from newscrawl.exitcodes import ExitCode
 from newscrawl.formats import plural
+
+
+def _done_days(client: Any, prefix: str, spider: str, urls: list[str]) -> list[int | None]:
+    """The day (days since 1970) each URL was last recorded done, None when it is not: the
+    crawl's done records, keyed by Scrapy's request fingerprint of the URL as pushed (a site
+    whose article_url rewrites URLs is checked by the crawl itself)."""
+    fingerprinter = RequestFingerprinter()
+    pipe = client.pipeline(transaction=False)
+    for url in urls:
+        fp = bytes(fingerprinter.fingerprint(Request(urldefrag(url)[0])))[:8]
+        pipe.zscore(keys.CRAWL_SEEN.format(prefix=prefix, spider=spider, shard=fp[:2].hex()),
+                    fp[2:])
+    return [None if day is None else int(day) for day in pipe.execute()]
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -24,14 +41,30 @@ def cmd_push(args: argparse.Namespace) -> int:
         raise CliError(f"not a site name: {args.site!r}")
     if not args.spider or ":" in args.spider or "*" in args.spider:
         raise CliError(f"not a spider name: {args.spider!r}")
-    entries = [url if args.site is None else json.dumps({"url": url, "site": args.site},
-                                                          ensure_ascii=False)
-               for url in urls]
+    entries = []
+    for url in urls:
+        fields: dict[str, Any] = {"url": url}
+        if args.site is not None:
+            fields["site"] = args.site
+        if args.again:
+            fields["again"] = True
+        entries.append(url if len(fields) == 1 else json.dumps(fields, ensure_ascii=False))
     key = keys.CRAWL_START_URLS.format(prefix=args.prefix, spider=args.spider)
     with open_redis(args, create=True) as client:
+        days = _done_days(client, args.prefix, args.spider, urls)
         waiting = client.rpush(key, *entries)
     print(f"queued {plural(len(urls), 'URL')} for the crawl ({waiting} waiting in {key}): the"
           " running crawl takes them within a second, else the next one")
+    epoch = datetime.date(1970, 1, 1)
+    for url, day in zip(urls, days, strict=True):
+        if day is None:
+            continue
+        when = epoch + datetime.timedelta(days=day)
+        if args.again:
+            print(f"{url}: done on {when} (stored, dropped or given up on); fetched once more")
+        else:
+            print(f"{url}: done on {when} (stored, dropped or given up on): the crawl does not"
+                  " fetch it again; push it with --again to fetch it once more")
     return ExitCode.OK
 
 
@@ -44,10 +77,16 @@ def add_push(sub: Any, common: argparse.ArgumentParser) -> None:
         "same). Each is matched to the site of the sites file that takes it (allowed_domains, "
         "then article_url or follow_url) and fetched as an article or a list page, with the "
         "crawl's politeness, dupefilter and near-duplicate check; a URL no site takes is "
-        "refused by the crawl with a WARNING.")
+        "refused by the crawl with a WARNING. An article that is done is not fetched again "
+        "unless --again is given; push says which URLs are done.")
     p.add_argument("urls", nargs="+", metavar="URL", help="http(s) URLs")
     p.add_argument("--site", default=None, metavar="NAME",
                    help="the site (sites-file name) the URLs belong to (default: the first "
                    "site that takes each)")
+    p.add_argument("--again", action="store_true",
+                   help="fetch an article that is done (stored, dropped as a near-duplicate or "
+                   "given up on after NEWSCRAWL_MAX_ATTEMPTS days of failures) once more: its "
+                   "done record is deleted when the crawl takes it. An article stored before "
+                   "is found in the store and not stored twice")
     p.add_argument("--spider", default="portal", help="the spider's name (default: portal)")
     p.set_defaults(func=cmd_push)

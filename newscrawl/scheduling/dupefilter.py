@@ -153,6 +153,20 @@ class RedisDupeFilter(BaseDupeFilter):
 
         return self.retry.call(check, what="done check")
 
+    def forget(self, request: Request) -> bool:
+        """Delete the done record of ``request`` (and its failure count), so the scheduler takes
+        it as new: ``newscrawl push --again``. Returns whether it was done."""
+        fp = self.fingerprint8(request)
+        seen_key, member = self.seen_target(fp)
+
+        def forget() -> bool:
+            pipe = self.server.pipeline(transaction=True)
+            pipe.zrem(seen_key, member)
+            pipe.hdel(self.failures_key, fp)
+            return bool(pipe.execute()[0])
+
+        return bool(self.retry.call(forget, what="forget a done URL"))
+
     def is_done(self, request: Request) -> bool:
         seen_key, member = self.seen_target(self.fingerprint8(request))
         score = self.retry.call(self.server.zscore, seen_key, member, what="done check")

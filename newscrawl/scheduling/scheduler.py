@@ -529,6 +529,9 @@ class Scheduler(BaseScheduler):
             )
         elif result == q.ACK_GAVE_UP:
             self._inc("gave_up")
+            site = request.meta.get(SITE)
+            if isinstance(site, str):
+                self.site_stats.inc(site, "gave_up")
             if lease.entry.kind in RUN_KINDS:
                 # a source page is not lost: the runs that reach it fetch it again
                 logger.warning("Giving up on %s after failed attempts on %s (last: %s): no"
@@ -537,8 +540,10 @@ class Scheduler(BaseScheduler):
                                plural(self.config.max_attempts, "day"), reason,
                                lease.entry.kind)
             else:
-                logger.warning("Giving up on %s after failed attempts on %s (last: %s)",
-                               request.url, plural(self.config.max_attempts, "day"), reason)
+                logger.warning("Giving up on %s after failed attempts on %s (last: %s): marked"
+                               " done, not fetched again; `newscrawl push --again URL` fetches"
+                               " it once more", request.url,
+                               plural(self.config.max_attempts, "day"), reason)
         elif name == "no_outcome":
             logger.warning("No response nor error recorded for %s; released", request.url)
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from newscrawl.extract.dates import ParsedDate, date_from_text, date_from_url
 from newscrawl.keys import (
@@ -423,12 +423,21 @@ class CheckOrder:
         return int(answer), ""
 
 
+class PushedEntry(NamedTuple):
+    """One URL pushed for the crawl: the site it names (None: the first site that takes it) and
+    whether an article done before is fetched again (``newscrawl push --again``)."""
+
+    url: str
+    site: str | None = None
+    again: bool = False
+
+
 @dataclass(frozen=True)
 class Pushed:
-    """URLs taken from ``{prefix}:{spider}:start_urls``: (url, site name or None) pairs; call
-    :meth:`PushedUrls.done` once they are scheduled."""
+    """Entries taken from ``{prefix}:{spider}:start_urls``; call :meth:`PushedUrls.done` once
+    they are scheduled."""
 
-    entries: list[tuple[str, str | None]]
+    entries: list[PushedEntry]
     count: int
     token: bytes
     unreadable: int
@@ -456,7 +465,7 @@ class PushedUrls:
             return None
         raw = self.retry.call(self.server.lrange, self.key, 0, self.BATCH - 1,
                               what="pushed URLs")
-        entries: list[tuple[str, str | None]] = []
+        entries: list[PushedEntry] = []
         unreadable = 0
         for item in raw:
             entry = parse_pushed(item)
@@ -489,8 +498,9 @@ def _lock(server: Any, retry: Any, key: str, token: bytes, ms: int) -> bool:
     return bool(retry.call(take, what="lock"))
 
 
-def parse_pushed(item: bytes | str) -> tuple[str, str | None] | None:
-    """A pushed entry: a URL, or JSON ``{"url": ..., "site": ...}``; None when unreadable."""
+def parse_pushed(item: bytes | str) -> PushedEntry | None:
+    """A pushed entry: a URL, or JSON ``{"url": ..., "site": ..., "again": true}`` (``site`` and
+    ``again`` optional); None when unreadable."""
     text = item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
     text = text.strip()
     if text.startswith("{"):
@@ -498,8 +508,11 @@ def parse_pushed(item: bytes | str) -> tuple[str, str | None] | None:
             data = json.loads(text)
         except ValueError:
             return None
-        url, site = data.get("url") if isinstance(data, dict) else None, None
-        if isinstance(data, dict) and isinstance(data.get("site"), str):
-            site = data["site"]
-        return (url.strip(), site) if isinstance(url, str) and url.strip() else None
-    return (text, None) if text else None
+        if not isinstance(data, dict):
+            return None
+        url, site = data.get("url"), data.get("site")
+        if not isinstance(url, str) or not url.strip():
+            return None
+        return PushedEntry(url.strip(), site if isinstance(site, str) else None,
+                           data.get("again") is True)
+    return PushedEntry(text) if text else None

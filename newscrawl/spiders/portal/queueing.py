@@ -30,11 +30,14 @@ RELEASE_SECONDS = 0.5
 LIST_PAGE = "list page"
 ARTICLE = "article"
 ALREADY_DONE = "already done"
+FETCHED_AGAIN = "fetched again"
 REFUSED = "refused: "  # + why, in a few words
 PUSHED_OUTCOMES = {
     LIST_PAGE: ("list page", "list pages", " (walked from there)"),
     ARTICLE: ("article", "articles", " (queued with the run's article links)"),
     ALREADY_DONE: ("article already done", "articles already done", " (not fetched again)"),
+    FETCHED_AGAIN: ("article done before", "articles done before",
+                    " (pushed with --again: fetched once more)"),
 }
 
 
@@ -132,8 +135,8 @@ class Queueing(PortalBase):
         if pushed is None:
             return 0
         outcomes: Counter[str] = Counter()
-        for url, name in pushed.entries:
-            outcome, requests = self._pushed_requests(url, name)
+        for url, name, again in pushed.entries:
+            outcome, requests = self._pushed_requests(url, name, again)
             outcomes[outcome] += 1
             for request in requests:
                 engine.crawl(request)
@@ -150,10 +153,13 @@ class Queueing(PortalBase):
                         pushed_outcomes(outcomes))
         return len(pushed.entries)
 
-    def _pushed_requests(self, url: str, name: str | None) -> tuple[str, list[Request]]:
+    def _pushed_requests(self, url: str, name: str | None,
+                         again: bool = False) -> tuple[str, list[Request]]:
         """What becomes of one pushed URL (one of :data:`PUSHED_OUTCOMES`, or :data:`REFUSED`
         and why) and its requests: a list page (a walk of its own) or an article (waiting with
-        the run's others); none, with one WARNING, for a URL no site takes."""
+        the run's others); none, with one WARNING, for a URL no site takes. ``again``: an
+        article done before (stored, dropped or given up on) loses its done record and is
+        fetched once more."""
         if name is not None and name not in self.sites:
             return self._refuse_pushed(url, f"site {name!r} is not in the sites file",
                                        "site not in the sites file")
@@ -176,6 +182,11 @@ class Queueing(PortalBase):
                 self._inc("newscrawl/links/article")
                 self.site_stats.inc(site.name, "links", "seen")
                 done = self.walks.done([request])
+                if again and done[0] and self.walks.df.forget(request):
+                    # its item meets the index again: an article stored before is found in
+                    # the store and not stored twice
+                    logger.info("Pushed URL %s was done: fetched again (--again)", article)
+                    return FETCHED_AGAIN, self._articles(site, [request], [False], [(None, 0)])
                 # the done one goes to the scheduler, which drops it; a new one waits
                 return (ALREADY_DONE if done[0] else ARTICLE,
                         self._articles(site, [request], done, [(None, 0)]))
