@@ -281,6 +281,8 @@ def test_redis_out_of_memory_mid_crawl_stops_the_run_and_loses_nothing(
         assert "newscrawl prune --days N --duplicates-days M" in lines[0], lines  # what frees it
         assert oom.log.count("Traceback") <= 1
         assert len(stored_urls(tmp_path)) < 30
+        assert "could be fetched" not in oom.log and "yielded no article link" not in oom.log
+        assert "this worker stopped before the run's end: system_fault" in oom.log
         client.config_set("maxmemory", "0")
         daily.portal.delay(daily.paths, 0)
         again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
@@ -316,6 +318,8 @@ def test_redis_out_of_memory_at_start_exits_3_and_does_not_block_the_next_crawl(
         assert len(lines) == 1 and "maxmemory" in lines[0], lines
         assert "newscrawl prune --days N --duplicates-days M" in lines[0], lines  # what frees it
         assert "Traceback" not in refused.log
+        # the CRITICAL line says why: no site is blamed for pages the run never asked for
+        assert "could be fetched" not in refused.log and "No start, list" not in refused.log
         client.config_set("maxmemory", "0")
         again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
         assert "Joined crawl run" not in again.log

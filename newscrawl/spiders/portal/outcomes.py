@@ -123,13 +123,20 @@ class Outcomes(PortalBase):
                       and self.crawler.stats.get_value("newscrawl/scheduler/run_joined"))
         # a worker that joined the run skipped its start pages: the figures do not say it
         # fetched them (the run's) or why it has none (its own)
-        logger.info("Summary of %s (%s%s):", f"run {run_id}" if run_id else "this crawl",
+        logger.info("Summary of %s (%s%s%s):", f"run {run_id}" if run_id else "this crawl",
                     "the run's figures so far, all workers" if of_run
                     else "this worker's figures",
                     "; this worker joined the run, whose first worker queued the start pages"
-                    if joined else "")
+                    if joined else "",
+                    f"; this worker stopped before the run's end: {reason}"
+                    if reason != "finished" else "")
         for summary in outcome.summaries:
             logger.info("%s", summary.line())
+        if reason != "finished":
+            # stopped (a fault of the crawl's own, Ctrl-C, a shutdown): a site's missing pages
+            # say nothing about the site or the network, and the CRITICAL line above says why
+            self._end_run(reason)
+            return
         for summary in outcome.summaries:
             if not summary.sources_fetched:
                 logger.warning(
@@ -153,6 +160,9 @@ class Outcomes(PortalBase):
             why = "No start, list, sitemap or feed page of any site could be fetched in this run"
             logger.error("%s: exit code %d", why, ExitCode.NO_SOURCES)
             set_exit_code(self.crawler, ExitCode.NO_SOURCES, why)
+        self._end_run(reason)
+
+    def _end_run(self, reason: str) -> None:
         if reason != REASON_REDIS_UNAVAILABLE and self.crawler is not None:
             # for `newscrawl status` and `newscrawl report`: how the run ended
             self.site_stats.end_run(exit_code=exit_code(self.crawler), reason=reason,
