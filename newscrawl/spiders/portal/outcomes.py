@@ -96,7 +96,9 @@ class Outcomes(PortalBase):
             detail = f"{failure.type.__name__}: {detail}" if failure.type else detail
         if redirects and reason != "redirect_loop" and request is not None:
             detail = f"{detail}; redirected to {request.url}"
-        logger.warning("Download of %s page %s failed: %s (%s)", kind, url, reason, detail)
+        logger.warning("Download of %s page %s failed: %s (%s); tried again by the next run"
+                       " until it has failed on NEWSCRAWL_MAX_ATTEMPTS days", kind, url, reason,
+                       detail)
 
     def _source_failed(self, site_name: Any, kind: str, reason: str, *,
                        downloaded: bool = True) -> None:
