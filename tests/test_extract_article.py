@@ -259,6 +259,9 @@ def test_fragment_without_article_text_is_still_none() -> None:
         ("tail", "<p>（记者陈智 整合）</p>", "陈智"),
         # a name glued to 记者 is taken when it starts with a surname
         ("info", "本报记者王五", "王五"),
+        ("info", "作者：记者王明", "王明"),
+        ("info", "作者：本报记者王五 通讯员李四", "王五; 李四"),
+        ("info", "来源：记者站", None),
         ("info", "澎湃新闻记者 段彦超 廖艳", "段彦超; 廖艳"),
         # one byline naming reporters, interns and correspondents
         ("info", "记者 张三 通讯员 李四", "张三; 李四"),
@@ -358,7 +361,7 @@ def test_an_info_element_split_by_a_paragraph_stays_out_of_the_body() -> None:
         "http://y.example/n/2.html")
     assert original is not None and reprint is not None
     assert original.text.split("\n") == [P1, P2, P3] == reprint.text.split("\n")
-    assert reprint.source == "A市新闻网" and reprint.author == original.author
+    assert reprint.source == "A市新闻网" and reprint.author == original.author == "王明"
 
 
 def test_a_source_line_that_opens_the_body_is_cut_and_read() -> None:

@@ -115,6 +115,10 @@ def is_cjk_name(name: str) -> bool:
     )
 
 
+# A reporter label glued in front of a name ("记者王明", "本报记者王五"), a name left after it.
+_GLUED_LABEL = re.compile(r"(?:本报|特约|实习)?(?:记者|通讯员)(?=..)")
+
+
 def _names(run: str, *, surname_needed: bool) -> list[str]:
     """The names in a run such as ``张三 李四``, stopping at the first word that is not a name."""
     out: list[str] = []
@@ -124,6 +128,9 @@ def _names(run: str, *, surname_needed: bool) -> list[str]:
         cjk = re.fullmatch(rf"[{_CJK}·]+", word) is not None
         if cjk and _RUN_LABEL.fullmatch(word):
             continue  # "记者 张三 通讯员 李四": the next label of the same byline
+        glued = _GLUED_LABEL.match(word) if cjk else None
+        if glued is not None and word[glued.end()] in _SURNAMES:
+            word = word[glued.end():]  # "作者：记者王明": the label glued to the name
         if cjk and not is_cjk_name(word):
             break
         if cjk and surname_needed and word[0] not in _SURNAMES:
