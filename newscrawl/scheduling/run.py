@@ -365,12 +365,12 @@ class RunLife:
         self.failures_queued = queued
         if queued:
             self._inc("retried_failures", queued)
-            logger.info("Queued %d requests that failed in earlier runs (tried until they have"
-                        " failed on NEWSCRAWL_MAX_ATTEMPTS=%d days)", queued,
+            logger.info("Queued %s that failed in earlier runs (tried until they have"
+                        " failed on NEWSCRAWL_MAX_ATTEMPTS=%d days)", plural(queued, "request"),
                         self.config.max_attempts)
         if skipped:
-            logger.info("Kept %d failed requests of sites not in this sites file for later",
-                        skipped)
+            logger.info("Kept %s of sites not in this sites file for later",
+                        plural(skipped, "failed request"))
 
     def busy(self) -> None:
         """This worker got work."""
