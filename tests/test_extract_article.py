@@ -382,8 +382,10 @@ def test_a_sign_off_that_ends_the_body_is_kept(line: str) -> None:
     assert art.text.split("\n") == [P1, P2, P3, line]
 
 
-def test_a_first_line_of_running_text_after_a_label_word_is_kept() -> None:
-    first = "记者从市教育局获悉"
+@pytest.mark.parametrize("first", ["记者从市教育局获悉", "记者：您怎么看今年的就业形势？",
+                                   "记者：请介绍一下这个项目"])
+def test_a_first_line_of_running_text_after_a_label_word_is_kept(first: str) -> None:
+    # running text, and an interview's first question: "记者：" is who asks
     art = extract_article(_info_page("2026-11-28").replace(f"<p>{P1}</p>",
                                                            f"<p>{first}</p><p>{P1}</p>"),
                           "http://x.example/n/1.html")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from newscrawl.extract.zh import clean_author
+
 __all__ = ["EDGE_PATTERNS", "RELATED_HEADINGS", "trim_edges"]
 
 # (name, pattern matched against one body line). A body's last line is cut while it matches one.
@@ -50,9 +52,16 @@ _DATELINE_REST = re.compile(
 )
 # A line of labelled fields and nothing else: "作者：记者王明", "来源：新华社 编辑：张三",
 # "（责任编辑：李华）". A label needs its colon here (no date vouches for the line): "记者获悉" is
-# running text.
+# running text. A value is a name or an outlet, not a sentence: an interview's first question
+# ("记者：您怎么看？") has sentence punctuation.
+_OUTLET_LABELS = frozenset({"来源", "稿源", "出处"})
 _LABEL_FIELD = (
-    r"(?:来源|稿源|出处|作者|记者|通讯员|摄影|编辑|责任编辑|责编)\s*[:：]\s*[^\s:：|｜()（）\[\]【】]{1,20}"
+    r"(?:来源|稿源|出处|作者|记者|通讯员|摄影|编辑|责任编辑|责编)\s*[:：]\s*"
+    r"[^\s:：|｜()（）\[\]【】，。？！；、,?!;…“”\"]{1,12}"
+)
+_LABEL_FIELD_RE = re.compile(
+    r"(来源|稿源|出处|作者|记者|通讯员|摄影|责任编辑|编辑|责编)\s*[:：]\s*"
+    r"([^\s:：|｜()（）\[\]【】，。？！；、,?!;…“”\"]{1,12})"
 )
 _LABEL_LINE = re.compile(
     rf"^[\s(（\[【]*{_LABEL_FIELD}(?:[\s|｜/()（）\[\]【】]+{_LABEL_FIELD})*[\s)）\]】]*$"
@@ -92,10 +101,18 @@ def _is_dateline(line: str) -> bool:
     return bool(_DATELINE_REST.match(line[: date.start()] + " " + line[date.end():]))
 
 
-def _is_label_line(line: str) -> bool:
-    """A short line of labelled fields only (``作者：记者王明``, ``（责任编辑：李华）``)."""
+def _is_label_line(line: str, *, names: bool = False) -> bool:
+    """A short line of labelled fields only (``作者：记者王明``, ``（责任编辑：李华）``).
+
+    ``names``: a person's label must be followed by a name (``记者：请介绍一下`` is an
+    interview's question)."""
     line = line.strip()
-    return 0 < len(line) <= _DATELINE_CHARS and bool(_LABEL_LINE.match(line))
+    if not 0 < len(line) <= _DATELINE_CHARS or not _LABEL_LINE.match(line):
+        return False
+    return not names or all(
+        m.group(1) in _OUTLET_LABELS or clean_author(m.group(2)) is not None
+        for m in _LABEL_FIELD_RE.finditer(line)
+    )
 
 
 def _trim(text: str, above: str = "") -> tuple[str, list[str]]:
@@ -106,7 +123,7 @@ def _trim(text: str, above: str = "") -> tuple[str, list[str]]:
         if len(lines) > 1 and _is_dateline(lines[0]):
             head.append(lines.pop(0))
             cut.append("dateline")
-        elif len(lines) > 1 and _is_label_line(lines[0]):
+        elif len(lines) > 1 and _is_label_line(lines[0], names=True):
             # "作者：X" left as the body's first line by an info element the library split
             head.append(lines.pop(0))
             cut.append("infoline")
