@@ -120,7 +120,8 @@ class Queueing(PortalBase):
                 break
         if queued:
             self._inc("newscrawl/lists/articles_released", queued)
-            logger.info("Queued %d article links of run %s, oldest first", queued, run_id)
+            logger.info("Queued %s of run %s, oldest first", plural(queued, "article link"),
+                        run_id)
         return queued
 
     def _take_pushed(self) -> int:
