@@ -372,6 +372,31 @@ def test_a_source_line_that_opens_the_body_is_cut_and_read() -> None:
     assert art.source == "新华网"
 
 
+@pytest.mark.parametrize(("first", "author"), [
+    ("本报记者 王明 通讯员 李华", "王明; 李华"), ("（记者 张强）", "张强"),
+    ("本报讯（记者 王明）", "王明"), ("记者 王明 报道", "王明"),
+])
+def test_a_byline_that_opens_the_body_is_read_and_cut(first: str, author: str) -> None:
+    art = extract_article(_info_page("2026-11-28").replace(f"<p>{P1}</p>",
+                                                           f"<p>{first}</p><p>{P1}</p>"),
+                          "http://x.example/n/1.html")
+    assert art is not None
+    assert art.author == author
+    assert art.text.split("\n") == [P1, P2, P3]
+
+
+def test_the_page_date_line_kept_in_the_body_beats_the_date_in_the_url() -> None:
+    # the library kept the info element's date line as the body's first line: it is the page's
+    # own date (with its time), not the URL's day
+    html = (_info_page("", tail="").replace("<div class='info'></div>", "")
+            .replace(f"<p>{P1}</p>", f"<p>2026年11月21日 10:00 作者：记者王明</p><p>{P1}</p>"))
+    for url in ("http://x.example/news/20261121/1.html", "http://x.example/news/20261101/1.html"):
+        art = extract_article(html, url)
+        assert art is not None
+        assert art.published == "2026-11-21T10:00:00+08:00", url
+        assert art.text.split("\n") == [P1, P2, P3]
+
+
 @pytest.mark.parametrize("line", ["（责任编辑：李华）", "来源：本地新闻网 编辑：张三"])
 def test_a_sign_off_that_ends_the_body_is_kept(line: str) -> None:
     # only a copy of a line printed above the body is cut at its end: the labelled pages keep a

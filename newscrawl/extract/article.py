@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from newscrawl.extract.boilerplate import trim_edges
+from newscrawl.extract.boilerplate import leading_info, trim_edges
 from newscrawl.extract.continuation import continued
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.library import ExtractionError, LibraryMetadata, library_body, library_tree
@@ -146,7 +146,9 @@ def _extract(
     below = below_title(page_text, title)
     if published is None and strategy.line_date:
         # the page's own date line, above the body: before a date written in the body's text
-        found = find_dates(before) or find_dates(above_body(below, text))
+        # or that line kept as the body's first (leading_info): before a date in the URL
+        found = (find_dates(before) or find_dates(above_body(below, text))
+                 or find_dates(leading_info(text)))
         if found:
             published = found[0][1]
     if published is None and strategy.url_date:

@@ -66,7 +66,19 @@ _LABEL_FIELD_RE = re.compile(
 _LABEL_LINE = re.compile(
     rf"^[\s(（\[【]*{_LABEL_FIELD}(?:[\s|｜/()（）\[\]【】]+{_LABEL_FIELD})*[\s)）\]】]*$"
 )
+_CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff"
 _SPACE = re.compile(r"\s+")
+# A line holding only a reporters' byline, with or without a colon: labels and names, in brackets
+# or after 本报讯, maybe ending with 报道.
+_REPORTER_LABEL = r"(?:本报|本台|本刊|本网|特约|实习)?(?:记者|通讯员|实习生)"
+_BYLINE_LINE = re.compile(
+    rf"^(?:[^\s（(【\[]{{0,6}}讯)?[（(【\[]?\s*(?P<names>{_REPORTER_LABEL}\s*[:：]?\s*"
+    rf"(?!报道)[{_CJK_CHARS}·]{{2,5}}"
+    rf"(?:[\s、,，]+(?:{_REPORTER_LABEL}\s*[:：]?\s*)?(?!报道)[{_CJK_CHARS}·]{{2,5}})*)"
+    r"\s*(?:报道)?\s*[）)】\]]?\s*(?:报道)?$"
+)
+_NAME_SPLIT = re.compile(rf"[\s、,，]+|{_REPORTER_LABEL}\s*[:：]?")
+_BYLINE_CHARS = 40
 # A date line is short; the first lines of a body are looked at, no more.
 _DATELINE_CHARS = 80
 _DATELINE_LINES = 2
@@ -101,6 +113,17 @@ def _is_dateline(line: str) -> bool:
     return bool(_DATELINE_REST.match(line[: date.start()] + " " + line[date.end():]))
 
 
+def _is_byline(line: str) -> bool:
+    """A line that is a reporters' byline and nothing else (``本报记者 王明 通讯员 李华``,
+    ``（记者 张强）``, ``本报讯（记者 王明）``, ``记者 王明 报道``): each name a name."""
+    line = line.strip()
+    m = _BYLINE_LINE.match(line) if len(line) <= _BYLINE_CHARS else None
+    if m is None:
+        return False
+    names = [n for n in _NAME_SPLIT.split(m.group("names")) if n]
+    return bool(names) and all(clean_author(name) == name for name in names)
+
+
 def _is_label_line(line: str, *, names: bool = False) -> bool:
     """A short line of labelled fields only (``作者：记者王明``, ``（责任编辑：李华）``).
 
@@ -115,19 +138,32 @@ def _is_label_line(line: str, *, names: bool = False) -> bool:
     )
 
 
+def _head(lines: list[str]) -> list[tuple[str, str]]:
+    """The date and info lines that start a body: (what, line) for each, in order."""
+    out: list[tuple[str, str]] = []
+    for line in lines[: min(_DATELINE_LINES, len(lines) - 1)]:
+        if _is_dateline(line):
+            out.append(("dateline", line))
+        elif _is_label_line(line, names=True) or _is_byline(line):
+            # "作者：X" left as the body's first line by an info element the library split
+            out.append(("infoline", line))
+        else:
+            break
+    return out
+
+
+def leading_info(text: str) -> str:
+    """The date and info lines that start ``text`` (what :func:`trim_edges` cuts there): the
+    page's own date line when the library kept it in the body."""
+    return "\n".join(line for _, line in _head(text.split("\n")))
+
+
 def _trim(text: str, above: str = "") -> tuple[str, list[str]]:
     lines = text.split("\n")
-    cut: list[str] = []
-    head: list[str] = [above]
-    for _ in range(_DATELINE_LINES):
-        if len(lines) > 1 and _is_dateline(lines[0]):
-            head.append(lines.pop(0))
-            cut.append("dateline")
-        elif len(lines) > 1 and _is_label_line(lines[0], names=True):
-            # "作者：X" left as the body's first line by an info element the library split
-            head.append(lines.pop(0))
-            cut.append("infoline")
-    printed = _SPACE.sub("", "".join(head))
+    head = _head(lines)
+    del lines[: len(head)]
+    cut = [what for what, _ in head]
+    printed = _SPACE.sub("", above + "".join(line for _, line in head))
     while lines:
         last = lines[-1].strip()
         if len(lines) > 1 and printed and _is_label_line(last) and _SPACE.sub("", last) in printed:
