@@ -121,6 +121,8 @@ def test_an_article_given_up_on_is_fetched_again_only_when_pushed_with_again(
     assert "stored 9, near-duplicates dropped (not stored) 0, failed 1 (article 1; download 1);" \
         " given up 1" in first.log, first.log[-3000:]
     assert first.stats["newscrawl/sites/daily/gave_up"] == 1
+    assert (f"Download of article page {daily.portal.url(bad)} failed: http_503 (HTTP 503 Service"
+            " Unavailable); counted as a failed attempt") in first.log
     daily.portal.recover(bad)  # back, but given up on: done
     data = ["--data-dir", str(tmp_path / "data")]
     assert main([*data, "push", daily.portal.url(bad)]) == 0
@@ -133,7 +135,7 @@ def test_an_article_given_up_on_is_fetched_again_only_when_pushed_with_again(
     # --again: the given-up article is fetched and stored; a stored one is fetched, found in
     # the store and not stored twice
     assert main([*data, "push", "--again", daily.portal.url(bad), daily.portal.url(good)]) == 0
-    assert "fetched once more" in capsys.readouterr().out
+    assert "the crawl that takes it fetches it once more" in capsys.readouterr().out
     third = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=1"))
     assert daily.portal.hit_counts()[bad] == hits + 1
     assert "2 articles done before (pushed with --again: fetched once more)" in third.log

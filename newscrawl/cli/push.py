@@ -61,7 +61,8 @@ def cmd_push(args: argparse.Namespace) -> int:
             continue
         when = epoch + datetime.timedelta(days=day)
         if args.again:
-            print(f"{url}: done on {when} (stored, dropped or given up on); fetched once more")
+            print(f"{url}: done on {when} (stored, dropped or given up on); the crawl that takes"
+                  " it fetches it once more")
         else:
             print(f"{url}: done on {when} (stored, dropped or given up on): the crawl does not"
                   " fetch it again; push it with --again to fetch it once more")

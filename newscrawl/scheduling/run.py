@@ -365,9 +365,9 @@ class RunLife:
         self.failures_queued = queued
         if queued:
             self._inc("retried_failures", queued)
-            logger.info("Queued %s that failed in earlier runs (tried until they have"
-                        " failed on NEWSCRAWL_MAX_ATTEMPTS=%d days)", plural(queued, "request"),
-                        self.config.max_attempts)
+            logger.info("Queued %s that failed in earlier runs (each tried until it has failed"
+                        " on %s, NEWSCRAWL_MAX_ATTEMPTS)", plural(queued, "request"),
+                        plural(self.config.max_attempts, "day"))
         if skipped:
             logger.info("Kept %s of sites not in this sites file for later",
                         plural(skipped, "failed request"))

@@ -6,6 +6,7 @@ code 4. Design: docs/design/architecture.md.
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import (
@@ -59,6 +60,14 @@ _FAILURE_REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
 )
 
 
+def _status_line(status: int) -> str:
+    """``HTTP 503 Service Unavailable``."""
+    try:
+        return f"HTTP {status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"HTTP {status}"
+
+
 def failure_reason(failure: Failure) -> str:
     """A short, stats-friendly name for why a request failed."""
     exc = failure.value
@@ -92,13 +101,16 @@ class Outcomes(PortalBase):
         if isinstance(site, str) and site in self.sites:
             self.site_stats.failed(site, kind, "download")
         detail = failure.getErrorMessage()
+        if isinstance(failure.value, HttpError):  # Scrapy's "Ignoring non-200 response"
+            detail = _status_line(failure.value.response.status)
         if reason == "other":
             detail = f"{failure.type.__name__}: {detail}" if failure.type else detail
         if redirects and reason != "redirect_loop" and request is not None:
             detail = f"{detail}; redirected to {request.url}"
-        logger.warning("Download of %s page %s failed: %s (%s); tried again by the next run"
-                       " until it has failed on NEWSCRAWL_MAX_ATTEMPTS days", kind, url, reason,
-                       detail)
+        logger.warning("Download of %s page %s failed: %s (%s); %s", kind, url, reason, detail,
+                       "every run fetches it again" if kind == RequestKind.START
+                       else "counted as a failed attempt: later runs try it again until it has"
+                       " failed on NEWSCRAWL_MAX_ATTEMPTS days")
 
     def _source_failed(self, site_name: Any, kind: str, reason: str, *,
                        downloaded: bool = True) -> None:
