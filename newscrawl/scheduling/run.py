@@ -279,8 +279,10 @@ class RunLife:
                 logger.info("%d article links of run %s were still waiting: they wait in run %s",
                             adopted, run.took_over, run.run_id)
             logger.info(
-                "Took over crawl run %s: none of its workers is alive (%s they held put back in"
-                " the queue); started run %s (this worker schedules the start pages)",
+                "Took over crawl run %s, left unfinished: none of its workers runs any more"
+                " (stopped by Ctrl-C or SIGTERM, killed or crashed; %s they held put back in the"
+                " queue); started run %s (this worker schedules the start pages and finishes"
+                " what it left queued)",
                 run.took_over, plural(run.rescued, "request"), run.run_id)
         inherited: dict[str, int] = {}
         if claimed:
