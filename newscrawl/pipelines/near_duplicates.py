@@ -326,9 +326,9 @@ class NearDuplicatePipeline:
                 self._inc("already_stored")
                 if site:
                     self.site_stats.inc(str(site), "already_stored")
-                logger.info("%s is already stored (indexed and in the article store): not "
-                            "stored again", url)
-                raise AlreadyStored(f"{url} is already stored")
+                # one INFO line: Scrapy's "Dropped URL: <this message>"
+                raise AlreadyStored(f"{url} is already stored (indexed and in the article"
+                                    " store): not stored again")
             self._inc("reprocessed")
             logger.info("%s is already in the index (re-processed after an interruption)", url)
             return item

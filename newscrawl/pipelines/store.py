@@ -26,8 +26,8 @@ class AlreadyStored(DropItem):
     store of the last two days: not stored again."""
 
     def __init__(self, message: str) -> None:
-        # an expected outcome (every article again after `newscrawl reset`): INFO, like the
-        # line logged with it, not one WARNING per article
+        # an expected outcome (every article again after `newscrawl reset`): INFO, not one
+        # WARNING per article
         super().__init__(message, log_level="INFO")
 
 
@@ -76,8 +76,8 @@ class StorePipeline:
                 self.stats.inc_value("newscrawl/store/already_stored")
             if record.get("site"):
                 self.site_stats.inc(str(record["site"]), "already_stored")
-            logger.info("%s is already in the article store: not stored again", url)
-            raise AlreadyStored(f"{url} is already stored")
+            # one INFO line: Scrapy's "Dropped URL: <this message>"
+            raise AlreadyStored(f"{url} is already in the article store: not stored again")
         self.store.write(record)
         if self.stats is not None:
             self.stats.inc_value("newscrawl/store/stored")
