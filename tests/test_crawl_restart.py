@@ -59,6 +59,9 @@ def test_after_ctrl_c_a_crawl_with_another_sites_file_crawls_that_file(
     stopped = first.wait(60)
     assert stopped.stats["finish_reason"] == "shutdown", stopped.log[-3000:]
     assert redis_server.client().zcard("newscrawl:portal:requests") > 0  # x's and y's queue
+    # the summary says the worker was stopped; no site is blamed for what it did not fetch
+    assert "stopped before the run's end: shutdown (Ctrl-C or SIGTERM)" in stopped.log
+    assert "check the network" not in stopped.log and "yielded no article" not in stopped.log
     x_hits = article_hits(x)
     for daily in (x, y):
         daily.portal.delay(daily.paths, 0)

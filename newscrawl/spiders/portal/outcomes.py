@@ -143,6 +143,7 @@ class Outcomes(PortalBase):
                     "; this worker joined the run, whose first worker queued the start pages"
                     if joined else "",
                     f"; this worker stopped before the run's end: {reason}"
+                    + (" (Ctrl-C or SIGTERM)" if reason == "shutdown" else "")
                     if reason != "finished" else "")
         for summary in outcome.summaries:
             logger.info("%s", summary.line())
