@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 from newscrawl.errors import ConfigError
 from newscrawl.urls import UrlPattern, UrlPatternError, UrlRules, invalid_param_name
@@ -425,6 +425,47 @@ def load_sites(path: str | Path) -> list[Site]:
             hint = f"; {ARRAY_OF_TABLES_HINT}"
         raise SitesError(f"sites file {p}: invalid TOML: {exc}{hint}") from None
     return parse_sites(data, str(p))
+
+
+@dataclass(frozen=True)
+class PushedRoute:
+    """What the crawl makes of a pushed URL: a list page or an article (``url`` the one it
+    fetches: an article's canonical URL) of ``site``, or refused with ``why`` (and ``short``,
+    its few words for the summary)."""
+
+    kind: str | None  # "list", "article" or None (refused)
+    url: str
+    site: Site | None = None
+    why: str = ""
+    short: str = ""
+
+
+def route_pushed(sites: Mapping[str, Site], url: str, name: str | None) -> PushedRoute:
+    """The site that takes a URL pushed for the crawl (``name``: the one it names, else the
+    first in file order whose host and rules take it), and as what: the start URLs and
+    ``follow_url`` make a list page, ``article_url`` an article. ``newscrawl push`` and the
+    crawl decide the same way."""
+    if name is not None and name not in sites:
+        return PushedRoute(None, url, why=f"site {name!r} is not in the sites file",
+                           short="site not in the sites file")
+    candidates = [sites[name]] if name is not None else list(sites.values())
+    url = urldefrag(url)[0]
+    for site in candidates:
+        try:
+            if not url.startswith(("http://", "https://")) or not site.allows(url):
+                continue
+            if url in site.start_urls or site.is_list(url):
+                return PushedRoute("list", url, site)
+            article = site.article_link(url)
+        except ValueError:
+            return PushedRoute(None, url, why="not a valid URL", short="not a valid URL")
+        if article is not None:
+            return PushedRoute("article", article, site)
+        if name is not None:
+            return PushedRoute(None, url, why=f"neither article_url nor follow_url of site"
+                                              f" {name} matches it", short="no rule of its site")
+    return PushedRoute(None, url, why="no site of the sites file takes it (allowed_domains,"
+                                      " article_url, follow_url)", short="no site takes it")
 
 
 def default_sites_path() -> Path:

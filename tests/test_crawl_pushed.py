@@ -38,9 +38,15 @@ def test_urls_pushed_before_a_run_are_fetched_by_it(
     sites = tmp_path / "sites.toml"
     sites.write_text(daily.sites_toml(), encoding="utf-8")
     data = str(tmp_path / "data")
-    assert main(["--data-dir", data, "push", portal.url(article), portal.url("/list/90.html"),
-                 "http://elsewhere.invalid/a/1.html"]) == 0
-    assert "queued 3 URLs" in capsys.readouterr().out
+    assert main(["--data-dir", data, "push", "--sites", str(sites), portal.url(article),
+                 portal.url("/list/90.html"), "http://elsewhere.invalid/a/1.html"]) == 0
+    out, err = capsys.readouterr()
+    assert "queued 3 URLs" in out
+    # told at once, as the crawl will say it (the URL is queued: the crawl's file may differ)
+    assert err.splitlines() == [
+        "newscrawl: warning: http://elsewhere.invalid/a/1.html: no site of the sites file takes"
+        f" it (allowed_domains, article_url, follow_url) ({sites}): the crawl refuses it unless"
+        " its sites file differs"]
     client = get_client(None, data)
     try:  # what redis-cli LPUSH does, and an entry that is no URL
         client.lpush(KEY, json.dumps({"url": portal.url("/a/3.html"), "site": "daily"}))
@@ -89,3 +95,23 @@ def test_a_url_pushed_during_a_run_is_fetched_by_it(
     assert result.returncode == 0, result.log[-4000:]
     assert portal.url(article) in stored_urls(tmp_path)
     assert time.monotonic() - started < 120
+
+
+def test_push_says_when_it_cannot_check_the_urls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no sites.toml here, no scrapy.cfg above
+    monkeypatch.delenv("NEWSCRAWL_SITES", raising=False)
+    data = str(tmp_path / "data")
+    assert main(["--data-dir", data, "push", "http://a.example/n/1.html"]) == 0
+    assert "(not checked against a sites file: no sites.toml; --sites PATH names it)" \
+        in capsys.readouterr().out
+    # a sites file named but unreadable is an error, and nothing is queued
+    assert main(["--data-dir", data, "push", "--sites", str(tmp_path / "nope.toml"),
+                 "http://a.example/n/2.html"]) == 1
+    assert "no such file" in capsys.readouterr().err
+    client = get_client(None, data)
+    try:
+        assert client.lrange(KEY, 0, -1) == [b"http://a.example/n/1.html"]
+    finally:
+        close_embedded(client)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
+import sys
+from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
@@ -16,12 +19,35 @@ from newscrawl import keys
 from newscrawl.cli._common import CliError, open_redis
 from newscrawl.exitcodes import ExitCode
 from newscrawl.formats import plural
+from newscrawl.sites import (
+    PushedRoute,
+    Site,
+    SitesError,
+    default_sites_path,
+    load_sites,
+    route_pushed,
+)
+
+
+def _sites(path: str | None) -> tuple[dict[str, Site] | None, str]:
+    """The sites of the crawl's sites file (``--sites``, else NEWSCRAWL_SITES, else
+    ``sites.toml`` here or next to scrapy.cfg) and its path; None when no such file exists (an
+    explicit path that cannot be read is an error)."""
+    given = path or os.environ.get("NEWSCRAWL_SITES")
+    where = Path(given) if given else default_sites_path()
+    if not given and not where.exists():
+        return None, str(where)
+    try:
+        return {site.name: site for site in load_sites(where)}, str(where)
+    except SitesError as exc:
+        raise CliError(f"{exc} (--sites: the crawl's sites file, to check the URLs against)") \
+            from None
 
 
 def _done_days(client: Any, prefix: str, spider: str, urls: list[str]) -> list[int | None]:
     """The day (days since 1970) each URL was last recorded done, None when it is not: the
-    crawl's done records, keyed by Scrapy's request fingerprint of the URL as pushed (a site
-    whose article_url rewrites URLs is checked by the crawl itself)."""
+    crawl's done records, keyed by Scrapy's request fingerprint of the URL (an article's as its
+    site's rules make it, when the sites file is known)."""
     fingerprinter = RequestFingerprinter()
     pipe = client.pipeline(transaction=False)
     for url in urls:
@@ -49,12 +75,23 @@ def cmd_push(args: argparse.Namespace) -> int:
         if args.again:
             fields["again"] = True
         entries.append(url if len(fields) == 1 else json.dumps(fields, ensure_ascii=False))
+    sites, sites_path = _sites(args.sites)
+    routes = [PushedRoute("article", url) if sites is None
+              else route_pushed(sites, url, args.site) for url in urls]
     key = keys.CRAWL_START_URLS.format(prefix=args.prefix, spider=args.spider)
     with open_redis(args, create=True) as client:
-        days = _done_days(client, args.prefix, args.spider, urls)
+        days = _done_days(client, args.prefix, args.spider, [r.url for r in routes])
         waiting = client.rpush(key, *entries)
     print(f"queued {plural(len(urls), 'URL')} for the crawl ({waiting} waiting in {key}): the"
           " running crawl takes them within a second, else the next one")
+    if sites is None:
+        print(f"(not checked against a sites file: no {sites_path}; --sites PATH names it)")
+    for url, route in zip(urls, routes, strict=True):
+        if route.kind is None:
+            print(f"newscrawl: warning: {url}: {route.why} ({sites_path}): the crawl refuses it"
+                  " unless its sites file differs", file=sys.stderr)
+    days = [None if route.kind == "list" else day for route, day in zip(routes, days,
+                                                                         strict=True)]
     epoch = datetime.date(1970, 1, 1)
     for url, day in zip(urls, days, strict=True):
         if day is None:
@@ -89,5 +126,9 @@ def add_push(sub: Any, common: argparse.ArgumentParser) -> None:
                    "given up on after NEWSCRAWL_MAX_ATTEMPTS days of failures) once more: its "
                    "done record is deleted when the crawl takes it. An article stored before "
                    "is found in the store and not stored twice")
+    p.add_argument("--sites", default=None, metavar="PATH",
+                   help="the crawl's sites file, to check the URLs against (default: "
+                   "NEWSCRAWL_SITES, else sites.toml here or next to scrapy.cfg; none found: "
+                   "not checked)")
     p.add_argument("--spider", default="portal", help="the spider's name (default: portal)")
     p.set_defaults(func=cmd_push)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from urllib.parse import urldefrag
 
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Request
@@ -19,6 +18,7 @@ from newscrawl.formats import plural
 from newscrawl.meta import ORDER, ORDER_DAY, RequestKind
 from newscrawl.middlewares.faults import report_fault
 from newscrawl.scheduling.waiting import BATCH, day_only
+from newscrawl.sites import route_pushed
 from newscrawl.spiders.portal.base import PortalBase
 
 logger = logging.getLogger(__package__ or __name__)  # one logger for all parts of the spider
@@ -161,41 +161,27 @@ class Queueing(PortalBase):
         the run's others); none, with one WARNING, for a URL no site takes. ``again``: an
         article done before (stored, dropped or given up on) loses its done record and is
         fetched once more."""
-        if name is not None and name not in self.sites:
-            return self._refuse_pushed(url, f"site {name!r} is not in the sites file",
-                                       "site not in the sites file")
-        candidates = [self.sites[name]] if name is not None else list(self.sites.values())
-        url = urldefrag(url)[0]
-        for site in candidates:
-            try:
-                if not url.startswith(("http://", "https://")) or not site.allows(url):
-                    continue
-                if url in site.start_urls or site.is_list(url):
-                    self._inc("newscrawl/links/list")
-                    return LIST_PAGE, [self._request(url, site, RequestKind.LIST, 1,
-                                                     walk=self.walks.walk_id(Request(url)),
-                                                     known=0, start_url=url)]
-                article = site.article_link(url)
-            except ValueError:
-                return self._refuse_pushed(url, "not a valid URL", "not a valid URL")
-            if article is not None:
-                request = self._request(article, site, RequestKind.ARTICLE, 1)
-                self._inc("newscrawl/links/article")
-                self.site_stats.inc(site.name, "links", "seen")
-                done = self.walks.done([request])
-                if again and done[0] and self.walks.df.forget(request):
-                    # its item meets the index again: an article stored before is found in
-                    # the store and not stored twice
-                    logger.info("Pushed URL %s was done: fetched again (--again)", article)
-                    return FETCHED_AGAIN, self._articles(site, [request], [False], [(None, 0)])
-                # the done one goes to the scheduler, which drops it; a new one waits
-                return (ALREADY_DONE if done[0] else ARTICLE,
-                        self._articles(site, [request], done, [(None, 0)]))
-            if name is not None:
-                return self._refuse_pushed(url, f"neither article_url nor follow_url of site"
-                                                f" {name} matches it", "no rule of its site")
-        return self._refuse_pushed(url, "no site of the sites file takes it (allowed_domains,"
-                                        " article_url, follow_url)", "no site takes it")
+        route = route_pushed(self.sites, url, name)
+        site = route.site
+        if route.kind is None or site is None:
+            return self._refuse_pushed(route.url, route.why, route.short)
+        if route.kind == "list":
+            self._inc("newscrawl/links/list")
+            return LIST_PAGE, [self._request(route.url, site, RequestKind.LIST, 1,
+                                             walk=self.walks.walk_id(Request(route.url)),
+                                             known=0, start_url=route.url)]
+        request = self._request(route.url, site, RequestKind.ARTICLE, 1)
+        self._inc("newscrawl/links/article")
+        self.site_stats.inc(site.name, "links", "seen")
+        done = self.walks.done([request])
+        if again and done[0] and self.walks.df.forget(request):
+            # its item meets the index again: an article stored before is found in the store
+            # and not stored twice
+            logger.info("Pushed URL %s was done: fetched again (--again)", route.url)
+            return FETCHED_AGAIN, self._articles(site, [request], [False], [(None, 0)])
+        # the done one goes to the scheduler, which drops it; a new one waits
+        return (ALREADY_DONE if done[0] else ARTICLE,
+                self._articles(site, [request], done, [(None, 0)]))
 
     def _refuse_pushed(self, url: str, why: str, short: str) -> tuple[str, list[Request]]:
         self._inc("newscrawl/pushed/refused")
