@@ -90,8 +90,9 @@ def cmd_push(args: argparse.Namespace) -> int:
         if route.kind is None:
             print(f"newscrawl: warning: {url}: {route.why} ({sites_path}): the crawl refuses it"
                   " unless its sites file differs", file=sys.stderr)
-    days = [None if route.kind == "list" else day for route, day in zip(routes, days,
-                                                                         strict=True)]
+    # a list page is fetched by every run that reaches it; a refused URL by none
+    days = [day if route.kind == "article" else None for route, day in zip(routes, days,
+                                                                           strict=True)]
     epoch = datetime.date(1970, 1, 1)
     for url, day in zip(urls, days, strict=True):
         if day is None:
