@@ -125,7 +125,8 @@ def test_an_article_given_up_on_is_fetched_again_only_when_pushed_with_again(
             " Unavailable); counted as a failed attempt") in first.log
     daily.portal.recover(bad)  # back, but given up on: done
     data = ["--data-dir", str(tmp_path / "data")]
-    assert main([*data, "push", daily.portal.url(bad)]) == 0
+    sites_arg = ["--sites", str(sites)]
+    assert main([*data, "push", *sites_arg, daily.portal.url(bad)]) == 0
     out = capsys.readouterr().out
     assert f"{daily.portal.url(bad)}: done on " in out and "push it with --again" in out
     hits = daily.portal.hit_counts()[bad]
@@ -134,7 +135,8 @@ def test_an_article_given_up_on_is_fetched_again_only_when_pushed_with_again(
     assert "1 article already done (not fetched again)" in second.log
     # --again: the given-up article is fetched and stored; a stored one is fetched, found in
     # the store and not stored twice
-    assert main([*data, "push", "--again", daily.portal.url(bad), daily.portal.url(good)]) == 0
+    assert main([*data, "push", *sites_arg, "--again", daily.portal.url(bad),
+                 daily.portal.url(good)]) == 0
     assert "the crawl that takes it fetches it once more" in capsys.readouterr().out
     third = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=1"))
     assert daily.portal.hit_counts()[bad] == hits + 1
