@@ -55,16 +55,14 @@ _DATELINE_REST = re.compile(
 # running text. A value is a name or an outlet, not a sentence: an interview's first question
 # ("记者：您怎么看？") has sentence punctuation.
 _OUTLET_LABELS = frozenset({"来源", "稿源", "出处"})
-_LABEL_FIELD = (
-    r"(?:来源|稿源|出处|作者|记者|通讯员|摄影|编辑|责任编辑|责编)\s*[:：]\s*"
-    r"[^\s:：|｜()（）\[\]【】，。？！；、,?!;…“”\"]{1,12}"
-)
-_LABEL_FIELD_RE = re.compile(
+# one field: (label)(value); _LABEL_LINE repeats it, _is_label_line reads its groups
+_LABEL_FIELD = re.compile(
     r"(来源|稿源|出处|作者|记者|通讯员|摄影|责任编辑|编辑|责编)\s*[:：]\s*"
     r"([^\s:：|｜()（）\[\]【】，。？！；、,?!;…“”\"]{1,12})"
 )
 _LABEL_LINE = re.compile(
-    rf"^[\s(（\[【]*{_LABEL_FIELD}(?:[\s|｜/()（）\[\]【】]+{_LABEL_FIELD})*[\s)）\]】]*$"
+    rf"^[\s(（\[【]*{_LABEL_FIELD.pattern}"
+    rf"(?:[\s|｜/()（）\[\]【】]+{_LABEL_FIELD.pattern})*[\s)）\]】]*$"
 )
 _CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff"
 _SPACE = re.compile(r"\s+")
@@ -134,7 +132,7 @@ def _is_label_line(line: str, *, names: bool = False) -> bool:
         return False
     return not names or all(
         m.group(1) in _OUTLET_LABELS or clean_author(m.group(2)) is not None
-        for m in _LABEL_FIELD_RE.finditer(line)
+        for m in _LABEL_FIELD.finditer(line)
     )
 
 
