@@ -19,6 +19,7 @@ from newscrawl import keys
 from newscrawl.cli._common import CliError, open_redis
 from newscrawl.exitcodes import ExitCode
 from newscrawl.formats import plural
+from newscrawl.keys import Keys
 from newscrawl.sites import (
     PushedRoute,
     Site,
@@ -48,12 +49,12 @@ def _done_days(client: Any, prefix: str, spider: str, urls: list[str]) -> list[i
     """The day (days since 1970) each URL was last recorded done, None when it is not: the
     crawl's done records, keyed by Scrapy's request fingerprint of the URL (an article's as its
     site's rules make it, when the sites file is known)."""
-    fingerprinter = RequestFingerprinter()
+    from newscrawl.scheduling.dupefilter import fingerprint8, seen_target
+
+    fingerprinter, names = RequestFingerprinter(), Keys(prefix, spider)
     pipe = client.pipeline(transaction=False)
     for url in urls:
-        fp = bytes(fingerprinter.fingerprint(Request(urldefrag(url)[0])))[:8]
-        pipe.zscore(keys.CRAWL_SEEN.format(prefix=prefix, spider=spider, shard=fp[:2].hex()),
-                    fp[2:])
+        pipe.zscore(*seen_target(names, fingerprint8(fingerprinter, Request(urldefrag(url)[0]))))
     return [None if day is None else int(day) for day in pipe.execute()]
 
 

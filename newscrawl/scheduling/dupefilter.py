@@ -44,6 +44,17 @@ logger = logging.getLogger(__name__)
 SHARDS = 1 << 16
 
 
+def fingerprint8(fingerprinter: Any, request: Request) -> bytes:
+    """The 8 bytes of ``request``'s fingerprint that key its crawl state."""
+    return bytes(fingerprinter.fingerprint(request))[:8]
+
+
+def seen_target(keys: Keys, fp: bytes) -> tuple[str, bytes]:
+    """(shard key, member) of the done record of fingerprint ``fp`` (``newscrawl push`` reads
+    it outside a crawl)."""
+    return keys(CRAWL_SEEN, shard=fp[:2].hex()), fp[2:]
+
+
 class RedisDupeFilter(BaseDupeFilter):
     """De-duplication state of one spider in Redis (see the module docstring)."""
 
@@ -91,12 +102,11 @@ class RedisDupeFilter(BaseDupeFilter):
     # --- fingerprints and keys ----------------------------------------------------------------
 
     def fingerprint8(self, request: Request) -> bytes:
-        return bytes(self.fingerprinter.fingerprint(request))[:8]
+        return fingerprint8(self.fingerprinter, request)
 
     def seen_target(self, fp: bytes) -> tuple[str, bytes]:
         """(shard key, member) of the done record of fingerprint ``fp``."""
-        shard = fp[:2].hex()
-        return self.keys(CRAWL_SEEN, shard=shard), fp[2:]
+        return seen_target(self.keys, fp)
 
     def shard_keys(self) -> list[str]:
         return [
