@@ -133,6 +133,9 @@ def test_status_after_a_crawl_tells_how_the_last_run_went(
         assert f"last run:   {last['id']}" in text and "exit code 0 (finished)" in text
         assert f"it took over run {first['run']}" in text
         assert "  Site daily: pages fetched" in text and "fetched nothing: dead" in text
+        # the embedded Redis has no memory limit: nothing to warn of
+        assert after["redis"]["maxmemory"] == 0 and after["redis"]["used_memory"] > 0
+        assert not after["redis"]["full"] and "used (no maxmemory)" in text, text
         # --watch, not on a terminal: one plain line a refresh
         import newscrawl.cli.status as status_module
 
@@ -239,3 +242,22 @@ def test_a_worker_counts_its_pages_and_rate_buckets_and_deletes_old_buckets(
     assert other["run:took_over"] == "r0" and other["run:exit_code"] == "4"
     assert other["run:reason"] == "finished" and json.loads(other["run:sites"]) == ["a", "b"]
     assert float(other["run:ended"]) == clock[0] and other["run:workers_ended"] == "1"
+
+
+def test_status_warns_when_redis_nears_its_maxmemory(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    with RedisServer(tmp_path / "redis") as server:
+        client = server.client()
+        used = int(client.info("memory")["used_memory"])
+        client.config_set("maxmemory", str(used * 100))
+        assert main(["--redis-url", server.url, "status"]) == 0
+        line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("redis:"))
+        assert "(1 %)" in line and "near" not in line and "FULL" not in line, line
+        used = int(client.info("memory")["used_memory"])
+        client.config_set("maxmemory", str(int(used / 0.93)))  # 93 %, room for the call
+        assert main(["--redis-url", server.url, "status", "--json"]) == 0
+        memory = json.loads(capsys.readouterr().out)["redis"]
+        assert memory["near_full"] and not memory["full"], memory
+        assert main(["--redis-url", server.url, "status"]) == 0
+        line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("redis:"))
+        assert "near its limit" in line and "newscrawl prune" in line, line

@@ -307,7 +307,7 @@ def test_the_embedded_redis_on_a_full_disk_stops_the_crawl_within_a_minute(
 
 
 def test_redis_out_of_memory_at_start_exits_3_and_does_not_block_the_next_crawl(
-    tmp_path: Path, daily: DailyPortal
+    tmp_path: Path, daily: DailyPortal, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sites = write_sites(tmp_path, daily)
     daily.publish(10)
@@ -324,6 +324,12 @@ def test_redis_out_of_memory_at_start_exits_3_and_does_not_block_the_next_crawl(
         assert "Traceback" not in refused.log
         # the CRITICAL line says why: no site is blamed for pages the run never asked for
         assert "could be fetched" not in refused.log and "No start, list" not in refused.log
+        # the run could not record itself: `newscrawl status` says why it shows none
+        capsys.readouterr()
+        assert main(["--redis-url", server.url, "status"]) == 0
+        status = capsys.readouterr().out
+        assert "FULL, every write is refused (OOM)" in status, status
+        assert "cannot record its run here" in status and "newscrawl prune" in status, status
         client.config_set("maxmemory", "0")
         again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
         assert "Joined crawl run" not in again.log

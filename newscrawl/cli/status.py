@@ -22,7 +22,50 @@ from newscrawl.sitestats import RATE_BUCKET_SECONDS, run_outcome, split_run_hash
 MAX_QUEUE_SCAN = 200_000
 #: seconds the rate is measured over
 RATE_WINDOW = 60
+#: share of maxmemory from which ``status`` warns that Redis will soon refuse writes
+NEAR_MAXMEMORY = 0.9
 
+
+
+def redis_memory(client: Any) -> dict[str, Any] | None:
+    """Redis's ``used_memory`` and ``maxmemory`` (0: no limit) and whether it is full (at or over
+    its limit: with ``noeviction`` every write is refused, OOM) or near it; None when the server
+    does not answer ``INFO memory`` (an ACL without it)."""
+    from redis.exceptions import ResponseError
+
+    try:
+        info = client.info("memory")
+    except ResponseError:
+        return None
+    used, limit = int(info.get("used_memory", 0)), int(info.get("maxmemory", 0))
+    return {"used_memory": used, "maxmemory": limit,
+            "policy": as_text(info.get("maxmemory_policy", "")) or None,
+            "full": bool(limit) and used >= limit,
+            "near_full": bool(limit) and used >= limit * NEAR_MAXMEMORY}
+
+
+def _size(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def _memory_line(memory: dict[str, Any] | None) -> str:
+    if memory is None:
+        return "redis:      memory unknown (INFO memory refused)"
+    used, limit = memory["used_memory"], memory["maxmemory"]
+    if not limit:
+        return f"redis:      {_size(used)} used (no maxmemory)"
+    line = f"redis:      {_size(used)} used of maxmemory {_size(limit)} ({used * 100 // limit} %)"
+    if memory["full"]:
+        return (line + ": FULL, every write is refused (OOM), so a crawl stops at once and"
+                " cannot record its run here; free memory with `newscrawl prune --days N"
+                " --duplicates-days M` or raise maxmemory")
+    if memory["near_full"]:
+        return (line + ": near its limit, where every write is refused (OOM); free memory with"
+                " `newscrawl prune --days N --duplicates-days M` or raise maxmemory")
+    return line
 
 
 def _run_started(run_id: str) -> float | None:
@@ -308,6 +351,7 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
         "retry": int(client.hlen(k(keys.CRAWL_RETRY))),
         "sites": sites,
         "index": {"fingerprints": index.count(), "version": index.stored_version()},
+        "redis": redis_memory(client),
         "pages_last_minute": total_rate,
         "discovering": discovering if running else None,
         "time_left_seconds": total_left if running else None,
@@ -395,6 +439,7 @@ def _lines(status: dict[str, Any]) -> list[str]:
     index = status["index"]
     lines.append(f"index:      {index['fingerprints']} fingerprints"
                  + (f" (version {index['version']})" if index["version"] else ""))
+    lines.append(_memory_line(status["redis"]))
     return lines
 
 
@@ -408,7 +453,7 @@ def one_line(status: dict[str, Any], now: float | None = None) -> str:
             tail = (f"; last run {last['id']} " + (
                 f"ended {last['ended']}, exit code {last['exit_code']}" if last["ended"]
                 else "has no end recorded"))
-        return f"{stamp} no crawl is running; {status['queued']} queued{tail}"
+        return f"{stamp} no crawl is running; {status['queued']} queued{tail}{_full(status)}"
     sites = "; ".join(
         f"{name} {s['articles']['fetched']} fetched, {s['articles']['stored']} stored, "
         f"{s['articles']['queued'] + s['articles']['in_flight']} left"
@@ -417,7 +462,12 @@ def one_line(status: dict[str, Any], now: float | None = None) -> str:
     return (f"{stamp} run {status['run']}: {plural(alive, 'worker')}; "
             f"{status['pages_last_minute']:g} pages/min; time left "
             f"{_left(status['time_left_seconds'], status['time_left_unknown'])}"
-            + (f"; {sites}" if sites else ""))
+            + (f"; {sites}" if sites else "") + _full(status))
+
+
+def _full(status: dict[str, Any]) -> str:
+    memory = status.get("redis")
+    return "; Redis FULL (at its maxmemory): writes refused" if memory and memory["full"] else ""
 
 
 def cmd_status(args: argparse.Namespace) -> int:
