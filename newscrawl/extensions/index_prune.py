@@ -15,6 +15,7 @@ from scrapy.exceptions import NotConfigured
 
 from newscrawl.context import CrawlContext
 from newscrawl.exitcodes import ExitCode, exit_code
+from newscrawl.formats import plural
 from newscrawl.keys import SIMHASH_PRUNED
 
 if TYPE_CHECKING:
@@ -129,18 +130,17 @@ class IndexPruneExtension:
             return
         if pruned.fingerprints is not None:
             logger.info(
-                "Pruned %d expired fingerprints (older than %d days) from the near-duplicate"
-                " index",
-                pruned.fingerprints,
-                self.retention_days,
+                "Pruned %s (older than %s) from the near-duplicate index",
+                plural(pruned.fingerprints, "expired fingerprint"),
+                plural(self.retention_days, "day"),
             )
             if self.stats is not None:
                 self.stats.set_value(STATS + "pruned", pruned.fingerprints)
         if pruned.duplicates is not None:
             logger.info(
-                "Pruned %d records of dropped near-duplicates (older than %d days)",
-                pruned.duplicates,
-                self.duplicate_retention_days,
+                "Pruned %s of dropped near-duplicates (older than %s)",
+                plural(pruned.duplicates, "record"),
+                plural(self.duplicate_retention_days, "day"),
             )
             if self.stats is not None:
                 self.stats.set_value(STATS + "duplicates_pruned", pruned.duplicates)

@@ -16,7 +16,7 @@ import redis
 from newscrawl.defaults import COMPACT_HASH_CONFIG, MAX_DISTANCE
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
 from newscrawl.errors import SystemFaultError
-from newscrawl.formats import as_text, day_number
+from newscrawl.formats import as_text, day_number, plural
 from newscrawl.index.records import (
     BAND_BLOCKS,
     BLOCK_BITS,
@@ -420,7 +420,8 @@ class SimhashIndex:
         if batch:
             deleted += int(self._scripts.prune(batch, min_day))
         if deleted:
-            logger.info("Pruned %d fingerprints older than %d days", deleted, days)
+            logger.info("Pruned %s older than %s", plural(deleted, "fingerprint"),
+                        plural(days, "day"))
         return deleted
 
     def stored_version(self) -> str | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.dupefilters import BaseDupeFilter
 
 from newscrawl.context import CrawlContext
-from newscrawl.formats import today
+from newscrawl.formats import plural, today
 from newscrawl.keys import (
     CRAWL_FAILURES,
     CRAWL_LISTSEEN,
@@ -237,7 +237,8 @@ class RedisDupeFilter(BaseDupeFilter):
 
             removed += sum(self.retry.call(prune_chunk, what="prune done records"))
         removed += self._prune_failures(cutoff)
-        logger.info("Pruned %d URL records older than %d days", removed, self.retention_days)
+        logger.info("Pruned %s older than %s", plural(removed, "URL record"),
+                    plural(self.retention_days, "day"))
         return removed
 
     def _prune_failures(self, cutoff: int) -> int:

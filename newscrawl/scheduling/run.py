@@ -390,8 +390,8 @@ class RunLife:
         self.marker.heartbeat()
         if self.marker.rescued:
             self._inc("requeued_dead_worker", self.marker.rescued)
-            logger.info("Requeued %d requests of a worker that stopped beating",
-                        self.marker.rescued)
+            logger.info("Requeued %s of a worker that stopped beating",
+                        plural(self.marker.rescued, "request"))
 
     def idle(self, busy: bool) -> None:
         """The engine is idle; ``busy``: this worker holds requests, or the run has some queued

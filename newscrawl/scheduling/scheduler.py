@@ -571,7 +571,7 @@ class Scheduler(BaseScheduler):
         reaped = self.queue.reap()
         if reaped:
             self._inc("requeued_expired", reaped)
-            logger.info("Requeued %d requests whose worker died (lease expired)", reaped)
+            logger.info("Requeued %s whose worker died (lease expired)", plural(reaped, "request"))
 
     def _on_idle(self, spider: Spider) -> None:
         self._idle()  # a signal handler: pydispatch passes the arguments its signature names
