@@ -206,6 +206,41 @@ def test_on_a_day_only_date_a_reprint_waits_for_the_other_sites_articles_of_that
     assert not [k for k in r.keys("t:portal:unchecked:*")]
 
 
+def test_on_a_day_only_date_two_articles_naming_a_source_go_by_rank(
+        r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An original that names its own paper as its source (``来源：某某日报`` on 某某网) and a
+    same-day reprint naming one: neither defers to the other, the lower number (the source's
+    better rank) goes first, whichever page reached the check first."""
+    from newscrawl.scheduling import waiting
+    from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only
+
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 0)  # each turn asks Redis
+
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    day = day_only(date_score(url_date("http://src/a/20261118/1.html")))
+    first = order.reserve("run1", 2)
+    order.pending("run1", "src", "http://src/1", first, day)  # the source, ranked first
+    order.pending("run1", "re", "http://re/1", first + 1, day)
+    # the original arrives first: it waits for the other site's article of its day to arrive
+    assert order.turn("run1", "src", "http://src/1", names_source=True) == WAIT
+    # the reprint arrives: it waits for the original, which has the lower number
+    assert order.turn("run1", "re", "http://re/1", names_source=True) == WAIT
+    assert order.turn("run1", "src", "http://src/1", names_source=True) == GO
+    order.finished("run1", "src", ["http://src/1"])
+    assert order.turn("run1", "re", "http://re/1", names_source=True) == GO
+    order.finished("run1", "re", ["http://re/1"])
+    # the reprinting site ranked first: by rank too, the source's advice in the docs
+    first = order.reserve("run2", 2)
+    order.pending("run2", "re", "http://re/2", first, day)
+    order.pending("run2", "src", "http://src/2", first + 1, day)
+    assert order.turn("run2", "src", "http://src/2", names_source=True) == WAIT
+    assert order.turn("run2", "re", "http://re/2", names_source=True) == GO
+    order.finished("run2", "re", ["http://re/2"])
+    order.finished("run2", "src", ["http://src/2"])
+    assert not [k for k in r.keys("t:portal:unchecked:*")]
+
+
 def test_a_wait_is_reused_until_what_it_waits_for_is_checked_here_or_it_is_stale(
         r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from newscrawl.scheduling import waiting

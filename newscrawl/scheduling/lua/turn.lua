@@ -3,10 +3,12 @@
 --       (member -> the day, for links whose only known date was a day), its arrived hash
 --       (member -> 's': it reached the check naming another outlet as its source, 'n': not)
 -- ARGV: the article's member, its site's member prefix ("<site>\n"), 's' or 'n'
--- An article waits while an article of another site with a lower number is unchecked, except a
--- same-day one that arrived naming a source (a reprint, deferring). An article naming a source
--- whose date was a day also waits while another site's article of that day has not arrived, or
--- arrived naming none (the original it may copy is published the same day).
+-- An article waits while an article of another site with a lower number is unchecked, except,
+-- for an article naming no source, a same-day one that arrived naming a source (a reprint,
+-- deferring to it). An article naming a source whose date was a day also waits while another
+-- site's article of that day has not arrived, or arrived naming none (the original it may copy
+-- is published the same day). Two same-day articles that both name a source (an original may
+-- name its own paper) go by number, i.e. by rank: neither defers to the other.
 -- Returns NOT_ORDERED when the article has no order number, GO, or {WAIT, the member waited for,
 -- the article's own number}.
 local NOT_ORDERED = -1
@@ -24,7 +26,7 @@ while true do
   local rows = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. number, 'LIMIT', offset, 256)
   for _, m in ipairs(rows) do
     if other(m) then
-      local deferring = day and redis.call('HGET', KEYS[2], m) == day
+      local deferring = day and ARGV[3] ~= 's' and redis.call('HGET', KEYS[2], m) == day
         and redis.call('HGET', KEYS[3], m) == 's'
       if not deferring then return {WAIT, m, number} end
     end
