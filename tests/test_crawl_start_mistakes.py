@@ -88,6 +88,19 @@ def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
     second = run_crawl(tmp_path, sites, IN_PROCESS, env=env)
     assert second.returncode == 0, second.log[-3000:]
     assert "new, empty data directory" not in second.log
+    # the directory's Redis files lost, its article store kept: not "knows nothing"
+    portal.add_article("/a/1.html", Article.generate("lost-redis"))
+    portal.set("/", html_page(list_html("首页", ["/a/1.html"])))
+    assert run_crawl(tmp_path, sites, IN_PROCESS, env=env).returncode == 0
+    for path in (tmp_path / "state").iterdir():
+        if path.name.startswith(("redis.db", "appendonly")):
+            path.unlink()
+    lost = run_crawl(tmp_path, sites, IN_PROCESS, env=env)
+    assert lost.returncode == 0, lost.log[-3000:]
+    warnings = [line for line in lost.log.splitlines() if "WARNING" in line and "empty" in line]
+    assert len(warnings) == 1 and "whose article store holds 1 day file(s)" in warnings[0] \
+        and "not stored again" in warnings[0] and "knows nothing" not in warnings[0], warnings
+    assert lost.stats["newscrawl/dedup/already_stored"] == 1, lost.log[-3000:]
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "scrapy.cfg").write_text("[settings]\ndefault = newscrawl.settings\n")
     in_project = run_crawl(tmp_path, sites, IN_PROCESS,

@@ -91,6 +91,14 @@ def _empty(client: redis.Redis) -> bool:
         return False
 
 
+def _day_files(directory: Path) -> int:
+    """The article store's day files in ``directory`` (0 when there is none)."""
+    try:
+        return sum(1 for _ in directory.glob("*.jsonl"))
+    except OSError:
+        return 0
+
+
 @dataclass(frozen=True)
 class RedisConfig:
     url: str | None
@@ -123,10 +131,19 @@ class RedisConfig:
             # (saved later) but the crawl's keys
             if new and not self.data_dir.is_absolute() \
                     and not (where.parent / "scrapy.cfg").exists() and _empty(client):
-                logger.warning(
-                    "Started a new, empty data directory %s: this crawl knows nothing crawled"
-                    " before. %s has no scrapy.cfg: if the crawl's data is elsewhere, run in the"
-                    " project directory or set NEWSCRAWL_DATA_DIR to it", where, where.parent)
+                stored = _day_files(self.data_dir / "articles")
+                if stored:  # the crawl's own directory, whose Redis files were lost
+                    logger.warning(
+                        "Started a new, empty Redis in data directory %s, whose article store"
+                        " holds %d day file(s): the record of pages fetched before is gone, so"
+                        " article pages are fetched again; articles found in the store are not"
+                        " stored again", where, stored)
+                else:
+                    logger.warning(
+                        "Started a new, empty data directory %s: this crawl knows nothing"
+                        " crawled before. %s has no scrapy.cfg: if the crawl's data is"
+                        " elsewhere, run in the project directory or set NEWSCRAWL_DATA_DIR to"
+                        " it", where, where.parent)
             return client
         try:
             # Timeouts so a Redis that hangs (rather than refusing connections) surfaces as an
