@@ -129,10 +129,11 @@ def test_an_article_given_up_on_is_fetched_again_only_when_pushed_with_again(
     assert main([*data, "push", *sites_arg, daily.portal.url(bad)]) == 0
     out = capsys.readouterr().out
     assert f"{daily.portal.url(bad)}: done on " in out and "push it with --again" in out
+    assert "queued no URL: the URL is done" in out and "not queued" in out, out
     hits = daily.portal.hit_counts()[bad]
     second = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=1"))
     assert daily.portal.hit_counts()[bad] == hits
-    assert "1 article already done (not fetched again)" in second.log
+    assert "URLs pushed through Redis" not in second.log
     # --again: the given-up article is fetched and stored; a stored one is fetched, found in
     # the store and not stored twice
     assert main([*data, "push", *sites_arg, "--again", daily.portal.url(bad),

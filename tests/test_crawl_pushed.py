@@ -46,7 +46,7 @@ def test_urls_pushed_before_a_run_are_fetched_by_it(
     assert err.splitlines() == [
         "newscrawl: warning: http://elsewhere.invalid/a/1.html: no site of the sites file takes"
         f" it (allowed_domains, article_url, follow_url) ({sites}): the crawl refuses it unless"
-        " its sites file differs"]
+        " it reads another sites file (queued all the same)"]
     client = get_client(None, data)
     try:  # what redis-cli LPUSH does, and an entry that is no URL
         client.lpush(KEY, json.dumps({"url": portal.url("/a/3.html"), "site": "daily"}))

@@ -81,19 +81,28 @@ def cmd_push(args: argparse.Namespace) -> int:
               else route_pushed(sites, url, args.site) for url in urls]
     key = keys.CRAWL_START_URLS.format(prefix=args.prefix, spider=args.spider)
     with open_redis(args, create=True) as client:
-        days = _done_days(client, args.prefix, args.spider, [r.url for r in routes])
-        waiting = client.rpush(key, *entries)
-    print(f"queued {plural(len(urls), 'URL')} for the crawl ({waiting} waiting in {key}): the"
-          " running crawl takes them within a second, else the next one")
+        # a list page is fetched by every run that reaches it; a refused URL by none
+        days = [day if route.kind == "article" else None for route, day in zip(
+            routes, _done_days(client, args.prefix, args.spider, [r.url for r in routes]),
+            strict=True)]
+        # a done article is not queued unless fetched again: the crawl's dupefilter drops it
+        queued = [entry for entry, day in zip(entries, days, strict=True)
+                  if day is None or args.again]
+        waiting = client.rpush(key, *queued) if queued else client.llen(key)
+    done = len(urls) - len(queued)
+    if queued:
+        print(f"queued {plural(len(queued), 'URL')} for the crawl ({waiting} waiting in {key}):"
+              " the running crawl takes them within a second, else the next one"
+              + (f"; {done} done, not queued" if done else ""))
+    else:
+        print(f"queued no URL: {'the URL is' if done == 1 else f'all {done} URLs are'} done"
+              " (push with --again to fetch a done article once more)")
     if sites is None:
         print(f"(not checked against a sites file: no {sites_path}; --sites PATH names it)")
     for url, route in zip(urls, routes, strict=True):
         if route.kind is None:
             print(f"newscrawl: warning: {url}: {route.why} ({sites_path}): the crawl refuses it"
-                  " unless its sites file differs", file=sys.stderr)
-    # a list page is fetched by every run that reaches it; a refused URL by none
-    days = [day if route.kind == "article" else None for route, day in zip(routes, days,
-                                                                           strict=True)]
+                  " unless it reads another sites file (queued all the same)", file=sys.stderr)
     epoch = datetime.date(1970, 1, 1)
     for url, day in zip(urls, days, strict=True):
         if day is None:
@@ -103,8 +112,8 @@ def cmd_push(args: argparse.Namespace) -> int:
             print(f"{url}: done on {when} (stored, dropped or given up on); the crawl that takes"
                   " it fetches it once more")
         else:
-            print(f"{url}: done on {when} (stored, dropped or given up on): the crawl does not"
-                  " fetch it again; push it with --again to fetch it once more")
+            print(f"{url}: done on {when} (stored, dropped or given up on): not queued, the"
+                  " crawl does not fetch it again; push it with --again to fetch it once more")
     return ExitCode.OK
 
 
