@@ -127,7 +127,7 @@ def add_push(sub: Any, common: argparse.ArgumentParser) -> None:
         "then article_url or follow_url) and fetched as an article or a list page, with the "
         "crawl's politeness, dupefilter and near-duplicate check; a URL no site takes is "
         "refused by the crawl with a WARNING. An article that is done is not fetched again "
-        "unless --again is given; push says which URLs are done.")
+        "unless --again is given; push says which URLs are done and does not queue them.")
     p.add_argument("urls", nargs="+", metavar="URL", help="http(s) URLs")
     p.add_argument("--site", default=None, metavar="NAME",
                    help="the site (sites-file name) the URLs belong to (default: the first "
