@@ -355,7 +355,9 @@ def render_html(report: Mapping[str, Any]) -> str:
                + "".join(f"<span><i class='sw' style='background:{_COLOURS[s]}'></i>{s}</span>"
                          for s in _STATE)
                + "</div><p class='note'>stored: the article store's day files; dropped: "
-               "near-duplicates by the day they were dropped; failed: pages that failed, from "
+               "near-duplicates by the day they were dropped; failed: failed fetches and unusable "
+               "pages, each run's summed (a page that failed in three runs of a day counts three; "
+               "it is tried again until it has failed on NEWSCRAWL_MAX_ATTEMPTS days), from "
                "the runs' figures Redis keeps a day after each run (– where no longer "
                "known).</p><div class='sites'>")
     if not report["sites"]:
