@@ -266,7 +266,8 @@ def test_a_late_original_is_named_the_original_and_the_stored_copy_said(
     assert [d["url"] for d in row["duplicates"]] == ["https://other.example/r"]  # type: ignore
     code, out, err = run_cli(capsys, *url_args, "clusters", "--store-dir", str(tmp_path))
     assert code == 0, err
-    assert out.startswith("https://src.example/orig  (1 reprint dropped, latest ")
+    assert out.startswith("https://src.example/orig  (the original, itself dropped: met after"
+                          " its copy; 1 other reprint dropped, latest ")
     assert "met after its copy: not stored; the copy stored is https://re.example/copy" in out
     code, out, err = run_cli(capsys, *url_args, "duplicates")
     assert "https://src.example/orig  (published first: the original, met after its copy)" in out

@@ -197,8 +197,10 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         if n:
             print()
         count = len(cluster.duplicates)
-        print(f"{cluster.original_url}  ({count} reprint{'s' if count != 1 else ''} dropped, "
-              f"latest {_when(cluster.latest)})")  # fmt: skip
+        reprints = f"{count} {'other ' if cluster.late else ''}reprint{'s' if count != 1 else ''}"
+        print(f"{cluster.original_url}  ("
+              + ("the original, itself dropped: met after its copy; " if cluster.late else "")
+              + f"{reprints} dropped, latest {_when(cluster.latest)})")
         print(f"    {cluster.original_title or '(title unknown)'}")
         if cluster.late is not None:
             print(f"    the original, published first, met after its copy: not stored; the copy"
