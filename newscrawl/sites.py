@@ -8,10 +8,10 @@ import codecs
 import difflib
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urldefrag, urlsplit
 
 from newscrawl.errors import ConfigError
@@ -23,6 +23,7 @@ DEFAULT_STOP_AFTER_KNOWN = 1
 # silently lost the articles of busy days).
 DEFAULT_MAX_LIST_DEPTH: int | None = None
 DEFAULT_SITES_FILE = "sites.toml"
+T = TypeVar("T")
 
 _REQUIRED = ("name", "start_urls", "article_url")
 _OPTIONAL = ("follow_url", "allowed_domains", "max_list_depth", "max_list_pages",
@@ -220,7 +221,7 @@ def _missing_keys(raw: Mapping[str, Any], meant: set[str]) -> list[str]:
 
 def parse_site(raw: Any, index: int, path: str) -> Site:
     """Validate one ``[[sites]]`` table: :class:`SitesError` listing each unknown and missing
-    key, and the first bad value."""
+    key, and each bad value."""
     if not isinstance(raw, dict):
         raise SitesError(f"{_where(path, index, None)}: each [[sites]] entry must be a table")
     name = raw.get("name")
@@ -235,60 +236,67 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
     try:
         site = _checked_site(raw, index, where)
     except SitesError as exc:
-        mistakes.append(str(exc))
+        mistakes.extend(exc.mistakes)
     if mistakes:
         raise SitesError.listing(path, mistakes)
     return site
 
 
 def _checked_site(raw: Mapping[str, Any], index: int, where: str) -> Site:
-    """The :class:`Site` of an entry's values; :class:`SitesError` for the first bad one (the
-    caller reports missing keys)."""
+    """The :class:`Site` of an entry's values; :class:`SitesError` listing every bad value (the
+    caller reports unknown and missing keys)."""
+    mistakes: list[str] = []
+
+    def checked(check: Callable[[], T], fallback: T) -> T:
+        """``check()``, or ``fallback`` with its mistake kept, so the later keys are checked too."""
+        try:
+            return check()
+        except SitesError as exc:
+            mistakes.extend(exc.mistakes)
+            return fallback
+
     name = raw.get("name", "")
     if "name" in raw and (not isinstance(name, str) or not _NAME_RE.match(name)):
-        raise SitesError(
-            f'{where}: key "name" must be a string of letters, digits, "_", "." or "-"'
-        )
-    start_urls = _url_list(raw["start_urls"], where, "start_urls") if "start_urls" in raw else []
-    article_url = _regex(raw["article_url"], where, "article_url") if "article_url" in raw else None
-    sources = _parse_sources(raw, where, start_urls)
-    follow_url = _regex(raw["follow_url"], where, "follow_url") if "follow_url" in raw else None
+        mistakes.append(
+            f'{where}: key "name" must be a string of letters, digits, "_", "." or "-"')
+    given = raw.get("start_urls")
+    start_urls = checked(lambda: _url_list(given, where, "start_urls"),
+                         [given] if isinstance(given, str) else
+                         [u for u in given if isinstance(u, str)] if isinstance(given, list)
+                         else []) if "start_urls" in raw else []
+    article_url = checked(lambda: _regex(raw["article_url"], where, "article_url"), None) \
+        if "article_url" in raw else None
+    no_sources: dict[str, Any] = {"sitemap_urls": (), "sitemap_robots": (), "feed_urls": (),
+                                  "url_rules": UrlRules()}
+    sources = checked(lambda: _parse_sources(raw, where, start_urls), no_sources)
+    follow_url = checked(lambda: _regex(raw["follow_url"], where, "follow_url"), None) \
+        if "follow_url" in raw else None
+    domains: list[str]
     if "allowed_domains" in raw:
-        domains = [d.lower().lstrip(".") for d in _str_list(raw["allowed_domains"], where,
-                                                             "allowed_domains")]
-        for d in domains:
-            if "/" in d or ":" in d:
-                raise SitesError(
-                    f'{where}: key "allowed_domains": give host names, not URLs: {d!r}'
-                )
+        domains = checked(lambda: _domains(raw["allowed_domains"], where), [])
     else:
         configured = start_urls + list(sources["sitemap_urls"]) + list(sources["feed_urls"])
         domains = sorted({(urlsplit(u).hostname or "").lower() for u in configured})
-    max_pages = _int(raw, "max_list_pages", DEFAULT_MAX_LIST_PAGES, 1, where)
-    stop_after_known = _int(raw, "stop_after_known", DEFAULT_STOP_AFTER_KNOWN, 1, where)
-    depth = (_int(raw, "max_list_depth", 0, 0, where) if "max_list_depth" in raw
-             else DEFAULT_MAX_LIST_DEPTH)
-    selectors = _validate_selectors(raw["selectors"], where) if "selectors" in raw else {}
-    encoding = raw.get("encoding")
-    if encoding is not None:
-        if not isinstance(encoding, str):
-            raise SitesError(f'{where}: key "encoding" must be a string')
-        try:
-            encoding = codecs.lookup(encoding).name
-        except LookupError:
-            raise SitesError(f'{where}: key "encoding": unknown encoding {encoding!r}') from None
-        try:  # a codec of bytes to bytes or str to str (rot13, base64, zlib) decodes no page
-            b"a".decode(encoding, "ignore")
-        except LookupError:
-            raise SitesError(f'{where}: key "encoding": {encoding!r} is not a text encoding'
-                             " (e.g. utf-8, gb18030, big5)") from None
-    concurrency = _int(raw, "concurrency", 1, 1, where) if "concurrency" in raw else None
-    rank = _int(raw, "rank", index + 1, 1, where)
+    max_pages = checked(lambda: _int(raw, "max_list_pages", DEFAULT_MAX_LIST_PAGES, 1, where),
+                        DEFAULT_MAX_LIST_PAGES)
+    stop_after_known = checked(
+        lambda: _int(raw, "stop_after_known", DEFAULT_STOP_AFTER_KNOWN, 1, where),
+        DEFAULT_STOP_AFTER_KNOWN)
+    depth = (checked(lambda: _int(raw, "max_list_depth", 0, 0, where), None)
+             if "max_list_depth" in raw else DEFAULT_MAX_LIST_DEPTH)
+    selectors: dict[str, str] = checked(
+        lambda: _validate_selectors(raw["selectors"], where), {}) if "selectors" in raw else {}
+    encoding = checked(lambda: _encoding(raw.get("encoding"), where), None)
+    concurrency = checked(lambda: _int(raw, "concurrency", 1, 1, where), None) \
+        if "concurrency" in raw else None
+    rank = checked(lambda: _int(raw, "rank", index + 1, 1, where), index + 1)
     delay = raw.get("delay")
     if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float))
                               or not 0 <= delay <= 3600):
-        raise SitesError(f'{where}: key "delay" must be a number of seconds from 0 to 3600'
-                         + _quoted_number(delay))
+        mistakes.append(f'{where}: key "delay" must be a number of seconds from 0 to 3600'
+                        + _quoted_number(delay))
+    if mistakes:
+        raise SitesError.listing(where, mistakes)
     return Site(
         name=name,
         start_urls=tuple(start_urls),
@@ -305,6 +313,31 @@ def _checked_site(raw: Mapping[str, Any], index: int, where: str) -> Site:
         rank=rank,
         **sources,
     )
+
+
+def _domains(value: Any, where: str) -> list[str]:
+    domains = [d.lower().lstrip(".") for d in _str_list(value, where, "allowed_domains")]
+    for d in domains:
+        if "/" in d or ":" in d:
+            raise SitesError(f'{where}: key "allowed_domains": give host names, not URLs: {d!r}')
+    return domains
+
+
+def _encoding(encoding: Any, where: str) -> str | None:
+    if encoding is None:
+        return None
+    if not isinstance(encoding, str):
+        raise SitesError(f'{where}: key "encoding" must be a string')
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        raise SitesError(f'{where}: key "encoding": unknown encoding {encoding!r}') from None
+    try:  # a codec of bytes to bytes or str to str (rot13, base64, zlib) decodes no page
+        b"a".decode(name, "ignore")
+    except LookupError:
+        raise SitesError(f'{where}: key "encoding": {name!r} is not a text encoding'
+                         " (e.g. utf-8, gb18030, big5)") from None
+    return name
 
 
 def _url_list(value: Any, where: str, key: str, *, allow: tuple[str, ...] = ()) -> list[str]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -222,7 +223,7 @@ KNOWN_KEYS = (
 def test_every_mistake_of_every_entry_is_listed_at_once() -> None:
     first = site_with(article_url=None, artcle_url="/a/", sitemap="robots", proxy="http://p/")
     first["max_list_pages"] = 0  # a bad value besides the bad keys
-    second = site_with(name="portal-b", stop_after_known=0, delay=-1)  # two bad values: first
+    second = site_with(name="portal-b", stop_after_known=0, delay=-1)  # two bad values: both
     nameless: dict[str, object] = {"article_url": "/a/"}  # no name, no source
     duplicate = site_with()
     with pytest.raises(SitesError) as info:
@@ -236,6 +237,8 @@ def test_every_mistake_of_every_entry_is_listed_at_once() -> None:
         f'sites file s.toml: site "portal-a": unknown key "proxy" (known keys: {KNOWN_KEYS})',
         'sites file s.toml: site "portal-a": key "max_list_pages" must be an integer >= 1',
         'sites file s.toml: site "portal-b": key "stop_after_known" must be an integer >= 1',
+        'sites file s.toml: site "portal-b": key "delay" must be a number of seconds from 0 to'
+        ' 3600',
         'sites file s.toml: site #4: missing required key "name"',
         'sites file s.toml: site #4: missing required key "start_urls" (or give "sitemap_urls"'
         ' or "feed_urls")',
@@ -243,7 +246,19 @@ def test_every_mistake_of_every_entry_is_listed_at_once() -> None:
         ' [[sites]])',
     ]
     assert info.value.mistakes == tuple(lines)
-    assert str(info.value) == "\n  ".join(["sites file s.toml: 8 mistakes", *lines])
+    assert str(info.value) == "\n  ".join(["sites file s.toml: 9 mistakes", *lines])
+
+
+def test_every_bad_value_of_an_entry_is_listed_not_only_the_first() -> None:
+    """A bad value no longer hides the next ones (a fix-and-rerun cycle each)."""
+    raw = site_with(start_urls="http://news.example.com/", max_list_pages="5", encoding="gbk2",
+                    follow_url="(", allowed_domains=["http://news.example.com"])
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [raw]}, "s.toml")
+    keys = [re.search(r'key "(\w+)"', line).group(1)  # type: ignore[union-attr]
+            for line in info.value.mistakes]
+    assert keys == ["start_urls", "follow_url", "allowed_domains", "max_list_pages", "encoding"]
+    assert "5 mistakes" in str(info.value) and "unknown encoding 'gbk2'" in str(info.value)
 
 
 @pytest.mark.parametrize(
