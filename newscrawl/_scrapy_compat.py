@@ -110,6 +110,14 @@ def closing(engine: ExecutionEngine | None) -> bool:
     return slot is not None and getattr(slot, "closing", None) is not None
 
 
+def scraper_full(engine: ExecutionEngine | None) -> bool:
+    """Whether ``engine`` takes no new request because the responses its scraper holds (items in
+    the pipelines included) exceed ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``."""
+    slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    needs_backout = getattr(slot, "needs_backout", None)
+    return bool(needs_backout()) if callable(needs_backout) else False
+
+
 def call_soon(func: Callable[[], Any]) -> None:
     """Run ``func`` at the head of the event loop's next turn (asyncio's ``call_soon``; a
     zero-delay call on another reactor), ahead of what a zero-delay timer would wait behind."""

@@ -193,3 +193,38 @@ def test_a_kill_during_discovery_loses_no_waiting_link(
     assert "took over" in rerun.log.lower() or "Took over" in rerun.log
     kept, total = check_one_copy(tmp_path, two)
     assert kept >= 19, f"{kept} of {total} originals kept"
+
+
+def test_a_big_page_waiting_for_its_turn_does_not_stall_the_worker(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """A page larger than Scrapy's scraper slot (SCRAPER_SLOT_MAX_ACTIVE_SIZE, 5 MB) that waits
+    for another site's earlier articles stops the worker from fetching any page, those it waits
+    for included: it goes through the check at once, and the other articles follow without
+    waiting out NEWSCRAWL_CHECK_ORDER_WAIT."""
+    from mockportal import Article, Page, html_page, list_html
+
+    src, big = portals
+    paths = [f"/a/{n}.html" for n in range(1, 5)]
+    for n, path in enumerate(paths):
+        src.add_article(path, Article.generate(f"src-{n}"))
+    src.set("/", html_page(list_html("首页", paths)))
+    src.delay(paths, 1.0)
+    article = Article.generate("big-1")
+    padding = "<!-- " + "x" * 6_000_000 + " -->"  # 6 MB: the scraper slot's bound is 5 MB
+    big.set("/b/1.html", Page(article.html().replace("</body>", padding + "</body>")
+                              .encode("utf-8")))
+    big.set("/", html_page(list_html("首页", ["/b/1.html"])))
+    sites = tmp_path / "sites.toml"
+    sites.write_text(
+        f'[[sites]]\nname = "src"\nstart_urls = ["{src.url("/")}"]\n'
+        "article_url = '/a/\\d+\\.html$'\nconcurrency = 1\n\n"
+        f'[[sites]]\nname = "big"\nstart_urls = ["{big.url("/")}"]\n'
+        "article_url = '/b/\\d+\\.html$'\n", encoding="utf-8")
+    started = time.monotonic()
+    result = crawled(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_CHECK_ORDER_WAIT=30"))
+    elapsed = time.monotonic() - started
+    assert set(stored_urls(tmp_path)) == {src.url(p) for p in paths} | {big.url("/b/1.html")}
+    assert result.stats.get("newscrawl/dedup/order_wait_expired", 0) == 0, result.log[-3000:]
+    assert result.stats["newscrawl/dedup/order_wait_full"] >= 1
+    assert "fill Scrapy's scraper slot" in result.log
+    assert elapsed < 25, f"{elapsed:.0f} s: the worker waited out NEWSCRAWL_CHECK_ORDER_WAIT"

@@ -101,6 +101,7 @@ class NearDuplicatePipeline:
         self.log = DuplicateLog(client, prefix=context.prefix)
         self._order: CheckOrder | None = None
         self._order_event: asyncio.Event | None = None  # set when an article here is checked
+        self._next_release = 0.0  # when a waiting article may next go because the slot is full
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
         # one thread, so items are checked one at a time, in the order they arrive.
@@ -255,6 +256,15 @@ class NearDuplicatePipeline:
                 # the crawl is stopping: what it waits for may not be fetched in this run
                 self._inc("order_wait_stopping")
                 break
+            if compat.scraper_full(crawler.engine) and self._release_one():
+                # the waiting responses fill the scraper slot: the engine fetches nothing, what
+                # they wait for included, until one of them is checked
+                self._inc("order_wait_full")
+                logger.info("%s checked before articles of other sites queued before it (the"
+                            " last one %s): the responses waiting for their turn fill Scrapy's"
+                            " scraper slot (SCRAPER_SLOT_MAX_ACTIVE_SIZE), so no page is fetched"
+                            " until one is checked", url, waiting_for)
+                break
             if time.monotonic() >= deadline:
                 self._inc("order_wait_expired")
                 logger.info("%s waited %.0f s for articles of other sites queued before it"
@@ -266,6 +276,16 @@ class NearDuplicatePipeline:
         if waited:
             self._inc("order_waited")
         return run_id
+
+    def _release_one(self) -> bool:
+        """Whether a waiting article may go now because the scraper slot is full: one every
+        ``ORDER_POLL_SECONDS``, so that the slot drains by as few articles out of their turn as
+        it takes."""
+        now = time.monotonic()
+        if now < self._next_release:
+            return False
+        self._next_release = now + ORDER_POLL_SECONDS
+        return True
 
     async def _order_moved(self, timeout: float) -> None:
         """Sleep until an article is checked in this worker or ``timeout`` seconds pass: the
