@@ -335,3 +335,39 @@ def test_redis_out_of_memory_at_start_exits_3_and_does_not_block_the_next_crawl(
         again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
         assert "Joined crawl run" not in again.log
         assert_all_stored_once(tmp_path, daily)
+
+
+def test_a_redirecting_article_that_fails_is_fetched_once_a_run(tmp_path: Path) -> None:
+    """An article whose link redirects and then fails (a loop; a target answering 503) is
+    queued again by the next run from its link, not from the failing hop: the run's own link
+    to it is not queued a second time (fetched twice a run, and counted as a new link)."""
+    from mockportal import Article, MockPortal, Page, html_page, list_html
+
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        portal.add_article("/a/1.html", Article.generate("redirect-ok"))
+        portal.set("/a/2.html", Page(b"", status=302, headers={"Location": "/a/3.html"}))
+        portal.set("/a/3.html", Page(b"", status=302, headers={"Location": "/a/2.html"}))
+        portal.set("/a/4.html", Page(b"", status=302, headers={"Location": "/m/4.html"}))
+        portal.add_article("/m/4.html", Article.generate("redirect-target"))
+        portal.fail("/m/4.html")
+        portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html", "/a/4.html"])))
+        sites = tmp_path / "sites.toml"
+        sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                         "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+        ok(run_crawl(tmp_path, sites, *SETTINGS))
+        for run in range(2):
+            pass_a_day(tmp_path)
+            hits = portal.hit_counts()
+            result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+            after = portal.hit_counts()
+            assert after["/a/2.html"] == hits["/a/2.html"] + 1, result.log[-3000:]
+            assert after["/a/4.html"] == hits["/a/4.html"] + 1, result.log[-3000:]
+            if run == 0:
+                assert "article links seen 3, new 0, failed before and tried again 2; stored 0," \
+                    in result.log, result.log[-3000:]
+                portal.recover("/m/4.html")  # the target answers again: stored by the next run
+        assert set(stored_urls(tmp_path)) == {portal.url("/a/1.html"), portal.url("/m/4.html")}
+        assert all(n == 1 for n in stored_urls(tmp_path).values())
+    finally:
+        portal.stop()

@@ -96,6 +96,10 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+#: the meta keys of Scrapy's RedirectMiddleware: a request queued again from the start of its
+#: redirect chain leaves them behind
+_REDIRECT_META = ("redirect_urls", "redirect_times", "redirect_ttl", "redirect_reasons")
+
 
 @dataclass
 class RunMarker:
@@ -334,6 +338,7 @@ class RunLife:
         run like any other."""
         assert self.queue is not None and self.df is not None
         queued = skipped = 0
+        articles: list[bytes] = []
         for fp, record in self.queue.retry_records():
             raw = record.get("entry")
             try:
@@ -342,28 +347,42 @@ class RunLife:
                 logger.warning("Dropping an unreadable failed-request record (%s)", exc)
                 self.queue.forget_retry(fp)
                 continue
-            request = entry.request
+            request, fp8, origins = entry.request, entry.fp, entry.origins
             if request.dont_filter:
                 # Scrapy's RetryMiddleware sets it on its copies, so a page whose last try was a
                 # retry would skip this run's de-duplication: queued beside this run's own start
                 # page (fetched twice), or an article done since fetched again
                 request = request.replace(dont_filter=False)
+            chain = request.meta.get("redirect_urls")
+            if chain and isinstance(chain[0], str) and chain[0] != request.url:
+                # a hop of a redirect that failed (a loop, an error at its target): the URL as
+                # linked is queued, so that this run's link to it finds it queued (else fetched
+                # twice, and counted as new), and the redirect is followed again
+                request = request.replace(url=chain[0], meta={
+                    k: v for k, v in request.meta.items() if k not in _REDIRECT_META})
+                fp8, origins = self.df.fingerprint8(request), []
             site = request.meta.get(SITE)
             if isinstance(sites, dict) and isinstance(site, str) and site not in sites:
                 skipped += 1  # its site is not in this sites file: kept for a crawl that has it
                 continue
             kind = request_kind(request)
-            spec = self.df.spec(request, kind, entry.fp, self.marker.run_id)
+            spec = self.df.spec(request, kind, fp8, self.marker.run_id)
             payload = self.queue.encode(
-                request, kind=kind, fp=entry.fp,
-                pending=spec.mode in (MODE_ONCE, MODE_FORCE_PENDING), origins=entry.origins)
+                request, kind=kind, fp=fp8,
+                pending=spec.mode in (MODE_ONCE, MODE_FORCE_PENDING), origins=origins)
             result = self.queue.push_entry(payload, request.priority, spec)
             if result == PUSHED:
                 queued += 1
-                if kind not in RUN_KINDS and isinstance(site, str):
-                    self.articles_retried[site] += 1
+                if kind not in RUN_KINDS:
+                    articles.append(fp8)
+                    if isinstance(site, str):
+                        self.articles_retried[site] += 1
             elif result == FILTERED_DONE:
                 self.queue.forget_retry(fp)  # done since (e.g. by a redirect of another link)
+        # one attempt per run: this run's links to them are not queued again, also once the
+        # attempt left the queue (a redirect's hop took its place) and before it failed
+        self.queue.mark_queued_this_run(self.df.listseen_key(self.marker.run_id), articles,
+                                        self.config.run_ttl)
         self.failures_queued = queued
         if queued:
             self._inc("retried_failures", queued)
