@@ -242,33 +242,37 @@ def parse_site(raw: Any, index: int, path: str) -> Site:
     return site
 
 
-def _checked_site(raw: Mapping[str, Any], index: int, where: str) -> Site:
-    """The :class:`Site` of an entry's values; :class:`SitesError` listing every bad value (the
-    caller reports unknown and missing keys)."""
-    mistakes: list[str] = []
+class _Mistakes(list[str]):
+    """The mistakes of one entry, gathered so that a bad value does not hide the next ones."""
 
-    def checked(check: Callable[[], T], fallback: T) -> T:
+    def check(self, check: Callable[[], T], fallback: T) -> T:
         """``check()``, or ``fallback`` with its mistake kept, so the later keys are checked too."""
         try:
             return check()
         except SitesError as exc:
-            mistakes.extend(exc.mistakes)
+            self.extend(exc.mistakes)
             return fallback
+
+
+def _checked_site(raw: Mapping[str, Any], index: int, where: str) -> Site:
+    """The :class:`Site` of an entry's values; :class:`SitesError` listing every bad value (the
+    caller reports unknown and missing keys)."""
+    mistakes = _Mistakes()
+    checked = mistakes.check
 
     name = raw.get("name", "")
     if "name" in raw and (not isinstance(name, str) or not _NAME_RE.match(name)):
         mistakes.append(
             f'{where}: key "name" must be a string of letters, digits, "_", "." or "-"')
     given = raw.get("start_urls")
+    # a bad list: its good URLs stand in, so that the keys read with it are checked too
+    candidates = [given] if isinstance(given, str) else given if isinstance(given, list) else []
     start_urls = checked(lambda: _url_list(given, where, "start_urls"),
-                         [given] if isinstance(given, str) else
-                         [u for u in given if isinstance(u, str)] if isinstance(given, list)
-                         else []) if "start_urls" in raw else []
+                         [u.strip() for u in candidates if isinstance(u, str)
+                          and _http_url(u.strip())]) if "start_urls" in raw else []
     article_url = checked(lambda: _regex(raw["article_url"], where, "article_url"), None) \
         if "article_url" in raw else None
-    no_sources: dict[str, Any] = {"sitemap_urls": (), "sitemap_robots": (), "feed_urls": (),
-                                  "url_rules": UrlRules()}
-    sources = checked(lambda: _parse_sources(raw, where, start_urls), no_sources)
+    sources = _parse_sources(raw, where, start_urls, mistakes)
     follow_url = checked(lambda: _regex(raw["follow_url"], where, "follow_url"), None) \
         if "follow_url" in raw else None
     domains: list[str]
@@ -340,17 +344,18 @@ def _encoding(encoding: Any, where: str) -> str | None:
     return name
 
 
+def _http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
+
 def _url_list(value: Any, where: str, key: str, *, allow: tuple[str, ...] = ()) -> list[str]:
     urls = _str_list(value, where, key)
     for url in urls:
-        if url in allow:
-            continue
-        try:
-            parts = urlsplit(url)
-            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-        except ValueError:
-            ok = False
-        if not ok:
+        if url not in allow and not _http_url(url):
             raise SitesError(f'{where}: key "{key}": not an http(s) URL: {url!r}')
     return list(dict.fromkeys(urls))
 
@@ -364,10 +369,13 @@ def _param_names(value: Any, where: str, key: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _parse_sources(raw: Mapping[str, Any], where: str, start_urls: list[str]) -> dict[str, Any]:
-    """``sitemap_urls``, ``feed_urls``, ``drop_params``, ``keep_params`` as Site fields."""
-    sitemaps: list[str] = []
-    if "sitemap_urls" in raw:
+def _parse_sources(raw: Mapping[str, Any], where: str, start_urls: list[str],
+                   mistakes: _Mistakes) -> dict[str, Any]:
+    """``sitemap_urls``, ``feed_urls``, ``drop_params``, ``keep_params`` as Site fields; each bad
+    value goes to ``mistakes``."""
+    checked = mistakes.check
+
+    def sitemap_list() -> list[str]:
         value = raw["sitemap_urls"]
         if value == ROBOTS:
             value = [ROBOTS]
@@ -375,30 +383,34 @@ def _parse_sources(raw: Mapping[str, Any], where: str, start_urls: list[str]) ->
               or not all(isinstance(v, str) and v.strip() for v in value)):
             raise SitesError(f'{where}: key "sitemap_urls" must be a non-empty list of URLs'
                              f' or "{ROBOTS}"')
-        sitemaps = _url_list(value, where, "sitemap_urls", allow=(ROBOTS,))
-    feeds = _url_list(raw["feed_urls"], where, "feed_urls") if "feed_urls" in raw else []
+        return _url_list(value, where, "sitemap_urls", allow=(ROBOTS,))
+
+    none: list[str] = []
+    sitemaps = checked(sitemap_list, none) if "sitemap_urls" in raw else []
+    feeds = checked(lambda: _url_list(raw["feed_urls"], where, "feed_urls"), none) \
+        if "feed_urls" in raw else []
     robots: list[str] = []
     if ROBOTS in sitemaps:
         sitemaps.remove(ROBOTS)
         hosts = start_urls or feeds
-        if not hosts:
-            raise SitesError(f'{where}: key "sitemap_urls": "{ROBOTS}" reads the robots.txt of'
-                             ' the start URLs\' hosts, but the site has no "start_urls"'
-                             ' (or "feed_urls")')
+        if not hosts and "start_urls" not in raw and "feed_urls" not in raw:
+            # (given but bad: that mistake is listed already)
+            mistakes.append(f'{where}: key "sitemap_urls": "{ROBOTS}" reads the robots.txt of'
+                            ' the start URLs\' hosts, but the site has no "start_urls"'
+                            ' (or "feed_urls")')
         for url in hosts:
             parts = urlsplit(url)
             robots.append(f"{parts.scheme}://{parts.netloc}/robots.txt")
-    rules = UrlRules(
-        drop_params=_param_names(raw["drop_params"], where, "drop_params")
-        if "drop_params" in raw else (),
-        keep_params=_param_names(raw["keep_params"], where, "keep_params")
-        if "keep_params" in raw else (),
-    )
+    no_names: tuple[str, ...] = ()
+    drop = checked(lambda: _param_names(raw["drop_params"], where, "drop_params"), no_names) \
+        if "drop_params" in raw else no_names
+    keep = checked(lambda: _param_names(raw["keep_params"], where, "keep_params"), no_names) \
+        if "keep_params" in raw else no_names
     return {
         "sitemap_urls": tuple(sitemaps),
         "sitemap_robots": tuple(dict.fromkeys(robots)),
         "feed_urls": tuple(feeds),
-        "url_rules": rules,
+        "url_rules": UrlRules(drop_params=drop, keep_params=keep),
     }
 
 

@@ -250,7 +250,7 @@ def test_every_mistake_of_every_entry_is_listed_at_once() -> None:
 
 
 def test_every_bad_value_of_an_entry_is_listed_not_only_the_first() -> None:
-    """A bad value no longer hides the next ones (a fix-and-rerun cycle each)."""
+    """Every bad value is listed (not a fix-and-rerun cycle each)."""
     raw = site_with(start_urls="http://news.example.com/", max_list_pages="5", encoding="gbk2",
                     follow_url="(", allowed_domains=["http://news.example.com"])
     with pytest.raises(SitesError) as info:
@@ -259,6 +259,16 @@ def test_every_bad_value_of_an_entry_is_listed_not_only_the_first() -> None:
             for line in info.value.mistakes]
     assert keys == ["start_urls", "follow_url", "allowed_domains", "max_list_pages", "encoding"]
     assert "5 mistakes" in str(info.value) and "unknown encoding 'gbk2'" in str(info.value)
+    # a URL urlsplit cannot read, sitemaps read from the robots.txt of bad start URLs, bad
+    # source keys: each listed once, no spurious "no start_urls", no other exception
+    for start in ("http://[bad", ["http://[bad"], [], 5):
+        raw = site_with(start_urls=start, sitemap_urls="robots", feed_urls=["ftp://x/feed"],
+                        drop_params=["a b"], keep_params=5)
+        with pytest.raises(SitesError) as info:
+            parse_sites({"sites": [raw]}, "s.toml")
+        keys = [re.search(r'key "(\w+)"', line).group(1)  # type: ignore[union-attr]
+                for line in info.value.mistakes]
+        assert keys == ["start_urls", "feed_urls", "drop_params", "keep_params"], (start, keys)
 
 
 @pytest.mark.parametrize(
