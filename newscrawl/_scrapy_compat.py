@@ -110,12 +110,18 @@ def closing(engine: ExecutionEngine | None) -> bool:
     return slot is not None and getattr(slot, "closing", None) is not None
 
 
-def scraper_full(engine: ExecutionEngine | None) -> bool:
-    """Whether ``engine`` takes no new request because the responses its scraper holds (items in
-    the pipelines included) exceed ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``."""
+def stalled_by_waiting(engine: ExecutionEngine | None, waiting: int) -> bool:
+    """Whether ``engine`` can make no progress until one of ``waiting`` items (held in the item
+    pipelines, one response each) goes on: the responses its scraper holds exceed
+    ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` (so no request is started), every response in it is such
+    an item, and nothing is being downloaded."""
     slot = getattr(getattr(engine, "scraper", None), "slot", None)
     needs_backout = getattr(slot, "needs_backout", None)
-    return bool(needs_backout()) if callable(needs_backout) else False
+    if not callable(needs_backout) or not needs_backout():
+        return False
+    downloading = getattr(getattr(engine, "downloader", None), "active", None)
+    return (not getattr(slot, "queue", True) and len(getattr(slot, "active", ())) <= waiting
+            and downloading is not None and not downloading)
 
 
 def call_soon(func: Callable[[], Any]) -> None:

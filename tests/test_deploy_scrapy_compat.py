@@ -79,3 +79,34 @@ def test_engine_missing_remove_request_is_a_clear_error(monkeypatch: pytest.Monk
     monkeypatch.delattr(ExecutionEngine, "_remove_request")
     with pytest.raises(compat.ScrapyIncompatible, match=r"ExecutionEngine\._remove_request,"):
         compat.on_request_done(engine, lambda request: None)
+
+
+def test_a_worker_is_stalled_by_waiting_items_only_when_nothing_else_can_move() -> None:
+    """Scrapy's scraper slot over its size, every response in it held by a waiting item and no
+    download running: only then may a waiting article skip its turn (stalled_by_waiting)."""
+    from types import SimpleNamespace
+
+    from scrapy import Request
+    from scrapy.core.scraper import Slot
+    from scrapy.http import HtmlResponse
+
+    from newscrawl._scrapy_compat import stalled_by_waiting
+
+    slot = Slot(max_active_size=5_000)
+    big, other = Request("http://a/1"), Request("http://b/1")
+    slot.add_response_request(HtmlResponse(big.url, body=b"x" * 6_000), big)
+    slot.next_response_request_deferred()  # taken by the scraper: in slot.active
+    engine = SimpleNamespace(scraper=SimpleNamespace(slot=slot),
+                             downloader=SimpleNamespace(active=set()))
+    assert stalled_by_waiting(engine, waiting=1)  # type: ignore[arg-type]
+    assert not stalled_by_waiting(engine, waiting=0)  # type: ignore[arg-type]
+    engine.downloader.active.add(other)  # a download may bring what the item waits for
+    assert not stalled_by_waiting(engine, waiting=1)  # type: ignore[arg-type]
+    engine.downloader.active.clear()
+    slot.add_response_request(HtmlResponse(other.url, body=b"y"), other)  # not yet scraped
+    assert not stalled_by_waiting(engine, waiting=1)  # type: ignore[arg-type]
+    slot.next_response_request_deferred()  # scraped, and not a waiting item
+    assert not stalled_by_waiting(engine, waiting=1)  # type: ignore[arg-type]
+    assert stalled_by_waiting(engine, waiting=2)  # type: ignore[arg-type]
+    slot.finish_response(HtmlResponse(big.url, body=b"x" * 6_000), big)  # under the bound
+    assert not stalled_by_waiting(engine, waiting=2)  # type: ignore[arg-type]

@@ -102,6 +102,7 @@ class NearDuplicatePipeline:
         self._order: CheckOrder | None = None
         self._order_event: asyncio.Event | None = None  # set when an article here is checked
         self._next_release = 0.0  # when a waiting article may next go because the slot is full
+        self._waiters: dict[str, int] = {}  # articles waiting for their turn: their numbers
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
         # one thread, so items are checked one at a time, in the order they arrive.
@@ -243,6 +244,14 @@ class NearDuplicatePipeline:
         if isinstance(sites, dict) and len(sites) < 2:
             return None  # one site: nothing to wait for (the spider gives no order numbers)
         deadline = time.monotonic() + self.config.order_wait
+        try:
+            return await self._wait_loop(site, url, run_id, deadline, names_source=names_source)
+        finally:
+            self._waiters.pop(url, None)
+
+    async def _wait_loop(self, site: str, url: str, run_id: str, deadline: float, *,
+                         names_source: bool) -> str | None:
+        crawler = self.context.crawler
         waited = False
         while True:
             turn, waiting_for = await self._redis(self.order.turn_why, run_id, site, url,
@@ -256,9 +265,12 @@ class NearDuplicatePipeline:
                 # the crawl is stopping: what it waits for may not be fetched in this run
                 self._inc("order_wait_stopping")
                 break
-            if compat.scraper_full(crawler.engine) and self._release_one():
-                # the waiting responses fill the scraper slot: the engine fetches nothing, what
-                # they wait for included, until one of them is checked
+            number = self.order.number(run_id, site, url)
+            self._waiters[url] = number if number is not None else 2 ** 62
+            if compat.stalled_by_waiting(crawler.engine, len(self._waiters)) \
+                    and self._release_first(url):
+                # the waiting responses fill the scraper slot and nothing is downloading: the
+                # engine fetches nothing, what they wait for included, until one is checked
                 self._inc("order_wait_full")
                 logger.info("%s checked before articles of other sites queued before it (the"
                             " last one %s): the responses waiting for their turn fill Scrapy's"
@@ -277,12 +289,12 @@ class NearDuplicatePipeline:
             self._inc("order_waited")
         return run_id
 
-    def _release_one(self) -> bool:
-        """Whether a waiting article may go now because the scraper slot is full: one every
-        ``ORDER_POLL_SECONDS``, so that the slot drains by as few articles out of their turn as
-        it takes."""
+    def _release_first(self, url: str) -> bool:
+        """Whether the waiting article ``url`` may go now because the worker is stalled by the
+        waiting ones: the first of them in the run's order, one every ``ORDER_POLL_SECONDS``, so
+        that the slot drains by as few articles out of their turn as it takes."""
         now = time.monotonic()
-        if now < self._next_release:
+        if now < self._next_release or self._waiters.get(url) != min(self._waiters.values()):
             return False
         self._next_release = now + ORDER_POLL_SECONDS
         return True

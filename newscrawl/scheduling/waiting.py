@@ -399,6 +399,11 @@ class CheckOrder:
         until the article waited for is checked through this object)."""
         return self.turn_why(run_id, site, url, names_source=names_source)[0]
 
+    def number(self, run_id: str, site: str, url: str) -> int | None:
+        """The article's order number, as its last WAIT answer gave it (None: not waiting)."""
+        known = self._waits.get((run_id, f"{site}\n{url}"))
+        return known[2] if known is not None else None
+
     def turn_why(self, run_id: str, site: str, url: str, *, names_source: bool = False
                  ) -> tuple[int, str]:
         """:meth:`turn`, and with :data:`WAIT` the article waited for (``<site> <url>``)."""

@@ -8,7 +8,8 @@
 -- deferring to it). An article naming a source whose date was a day also waits while another
 -- site's article of that day has not arrived, or arrived naming none (the original it may copy
 -- is published the same day). Two same-day articles that both name a source (an original may
--- name its own paper) go by number, i.e. by rank: neither defers to the other.
+-- name its own paper) go by number (by rank among links queued together): neither defers to
+-- the other.
 -- Returns NOT_ORDERED when the article has no order number, GO, or {WAIT, the member waited for,
 -- the article's own number}.
 local NOT_ORDERED = -1
