@@ -263,3 +263,11 @@ def test_status_warns_when_redis_nears_its_maxmemory(tmp_path: Path,
         assert main(["--redis-url", server.url, "status"]) == 0
         line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("redis:"))
         assert "near its limit" in line and "newscrawl prune" in line, line
+        # an evicting policy: keys go, writes are not refused
+        client.config_set("maxmemory-policy", "allkeys-lru")
+        assert main(["--redis-url", server.url, "status", "--json"]) == 0
+        memory = json.loads(capsys.readouterr().out)["redis"]
+        assert memory["evicts"] and not memory["near_full"] and not memory["full"], memory
+        assert main(["--redis-url", server.url, "status"]) == 0
+        line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("redis:"))
+        assert "allkeys-lru deletes keys" in line and "noeviction" in line, line

@@ -331,6 +331,10 @@ def test_redis_out_of_memory_at_start_exits_3_and_does_not_block_the_next_crawl(
         status = capsys.readouterr().out
         assert "FULL, every write is refused (OOM)" in status, status
         assert "cannot record its run here" in status and "newscrawl prune" in status, status
+        from newscrawl.cli.status import crawl_status, one_line  # --watch into a log file
+
+        assert one_line(crawl_status(client, "newscrawl", "portal")).endswith(
+            "; Redis FULL (at its maxmemory): writes refused")
         client.config_set("maxmemory", "0")
         again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
         assert "Joined crawl run" not in again.log

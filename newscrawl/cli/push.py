@@ -88,7 +88,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         # a done article is not queued unless fetched again: the crawl's dupefilter drops it
         queued = [entry for entry, day in zip(entries, days, strict=True)
                   if day is None or args.again]
-        waiting = client.rpush(key, *queued) if queued else client.llen(key)
+        waiting = client.rpush(key, *queued) if queued else 0
     done = len(urls) - len(queued)
     if queued:
         print(f"queued {plural(len(queued), 'URL')} for the crawl ({waiting} waiting in {key}):"

@@ -38,10 +38,13 @@ def redis_memory(client: Any) -> dict[str, Any] | None:
     except ResponseError:
         return None
     used, limit = int(info.get("used_memory", 0)), int(info.get("maxmemory", 0))
-    return {"used_memory": used, "maxmemory": limit,
-            "policy": as_text(info.get("maxmemory_policy", "")) or None,
-            "full": bool(limit) and used >= limit,
-            "near_full": bool(limit) and used >= limit * NEAR_MAXMEMORY}
+    policy = as_text(info.get("maxmemory_policy", "")) or None
+    # another policy than noeviction deletes keys at the limit instead of refusing writes
+    evicts = bool(limit) and policy not in (None, "noeviction")
+    return {"used_memory": used, "maxmemory": limit, "policy": policy,
+            "full": bool(limit) and not evicts and used >= limit,
+            "near_full": bool(limit) and not evicts and used >= limit * NEAR_MAXMEMORY,
+            "evicts": evicts}
 
 
 def _size(n: int) -> str:
@@ -58,6 +61,10 @@ def _memory_line(memory: dict[str, Any] | None) -> str:
     if not limit:
         return f"redis:      {_size(used)} used (no maxmemory)"
     line = f"redis:      {_size(used)} used of maxmemory {_size(limit)} ({used * 100 // limit} %)"
+    if memory.get("evicts"):
+        return (line + f": maxmemory-policy {memory['policy']} deletes keys at the limit, so done"
+                " records and index entries would be lost without a word (pages fetched again,"
+                " near-duplicates stored); set maxmemory-policy noeviction")
     if memory["full"]:
         return (line + ": FULL, every write is refused (OOM), so a crawl stops at once and"
                 " cannot record its run here; free memory with `newscrawl prune --days N"
