@@ -134,6 +134,11 @@ def test_an_article_given_up_on_is_fetched_again_only_when_pushed_with_again(
     second = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=1"))
     assert daily.portal.hit_counts()[bad] == hits
     assert "URLs pushed through Redis" not in second.log
+    assert main([*data, "push", *sites_arg, daily.portal.url(bad), daily.portal.url(good)]) == 0
+    assert "queued no URL: all 2 URLs are done" in capsys.readouterr().out
+    assert main([*data, "push", *sites_arg, daily.portal.url(good), daily.portal.url("/")]) == 0
+    out = capsys.readouterr().out
+    assert "queued 1 URL for the crawl" in out and "; 1 done, not queued" in out, out
     # --again: the given-up article is fetched and stored; a stored one is fetched, found in
     # the store and not stored twice
     assert main([*data, "push", *sites_arg, "--again", daily.portal.url(bad),
