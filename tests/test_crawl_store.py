@@ -62,6 +62,8 @@ def test_deleted_redis_files_store_nothing_twice(tmp_path: Path, portals: Layout
     r2 = run_crawl(tmp_path, sites, *SETTINGS)
     assert r2.returncode == 0, r2.log[-3000:]
     assert "rebuilding the index from the store" in r2.log
+    # an absolute data directory too: its Redis is new while its store is not
+    assert "Started a new, empty Redis in data directory" in r2.log, r2.log[-3000:]
     assert f"Index rebuilt from the article store: {with_text} fingerprints" in r2.log
     stored2 = stored_urls(tmp_path)
     assert stored2 == stored1, "an article was stored twice"

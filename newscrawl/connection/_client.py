@@ -106,6 +106,8 @@ class RedisConfig:
     prefix: str
     #: the embedded server's ``appendfsync`` (``always``, ``everysec`` or ``no``)
     appendfsync: str = defaults.EMBEDDED_APPENDFSYNC
+    #: the article store (NEWSCRAWL_STORE_DIR; None: ``<data_dir>/articles``)
+    store_dir: Path | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RedisConfig:
@@ -115,6 +117,8 @@ class RedisConfig:
             data_dir=resolve_data_dir(settings.get("NEWSCRAWL_DATA_DIR")),
             prefix=resolve_prefix(settings.get("NEWSCRAWL_REDIS_PREFIX")),
             appendfsync=appendfsync_setting(settings.get("NEWSCRAWL_EMBEDDED_APPENDFSYNC")),
+            store_dir=Path(store).expanduser() if (store := settings.get("NEWSCRAWL_STORE_DIR"))
+            else None,
         )
 
     def connect(self) -> redis.Redis:
@@ -129,16 +133,17 @@ class RedisConfig:
             # a relative directory new here: often a crawl started in the wrong directory.
             # New to every worker: a worker joining a live crawl there finds no redis.db yet
             # (saved later) but the crawl's keys
-            if new and not self.data_dir.is_absolute() \
-                    and not (where.parent / "scrapy.cfg").exists() and _empty(client):
-                stored = _day_files(self.data_dir / "articles")
+            if _empty(client):
+                store = self.store_dir or self.data_dir / "articles"
+                stored = _day_files(store)
                 if stored:  # the crawl's own directory, whose Redis files were lost
                     logger.warning(
-                        "Started a new, empty Redis in data directory %s, whose article store"
-                        " holds %d day file(s): the record of pages fetched before is gone, so"
-                        " article pages are fetched again; articles found in the store are not"
-                        " stored again", where, stored)
-                else:
+                        "Started a new, empty Redis in data directory %s, while the article"
+                        " store %s holds %d day file(s): the record of pages fetched before is"
+                        " gone, so article pages are fetched again; articles found in the store"
+                        " are not stored again", where, store.resolve(), stored)
+                elif new and not self.data_dir.is_absolute() \
+                        and not (where.parent / "scrapy.cfg").exists():
                     logger.warning(
                         "Started a new, empty data directory %s: this crawl knows nothing"
                         " crawled before. %s has no scrapy.cfg: if the crawl's data is"
