@@ -68,6 +68,27 @@ def test_links_come_out_by_date_then_rank_then_oldest_listed_first(r: Any) -> No
     assert r.zcard(w.key("run1")) == 0
 
 
+def test_a_link_known_by_its_day_takes_the_time_another_sighting_gives(r: Any) -> None:
+    """A list row prints the day, the site's sitemap the time (16:40): the link goes at 16:40,
+    after another site's article of 09:07, not at the start of its day."""
+    w = wait(r)
+    url = "http://m/news/20261126/1003.html"
+    w.hold("run1", [link("m", url, 1, place=0)])  # the list row: the day alone
+    w.hold("run1", [
+        link("m", url, 1, place=3, when=row_date("2026-11-26 16:40")),  # the sitemap's time
+        link("s", "http://s/1001.html", 2, when=row_date("2026-11-26 09:07")),
+        link("s", "http://s/1000.html", 2, when=row_date("2026-11-25 22:00")),
+        link("m", "http://m/news/20261126/1004.html", 1),  # the day alone, no other sighting
+    ])
+    release = w.take("run1")
+    assert release is not None
+    assert [x.url for x in release.links] == [
+        "http://s/1000.html", "http://m/news/20261126/1004.html", "http://s/1001.html", url, url]
+    assert all(x.score != date_score(url_date(url)) for x in release.links if x.url == url)
+    w.done("run1", release)
+    assert r.zcard(w.key("run1")) == 0
+
+
 def test_a_time_of_day_orders_links_of_one_day(r: Any) -> None:
     w = wait(r)
     day = date(2026, 11, 18)

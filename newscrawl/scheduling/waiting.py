@@ -11,7 +11,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -59,6 +59,8 @@ ORDER_SPAN = 10**12
 LOCK_MS = 60_000
 #: links read per round trip when they are queued
 BATCH = 1000
+#: links of one day read at most for the times other sightings give day-only links
+DAY_ROWS = 10_000
 
 
 def date_score(when: datetime | date | ParsedDate | None) -> float:
@@ -265,7 +267,36 @@ class ArticleWait:
             link = Waiting.parse(member, float(score))
             if link is not None:
                 links.append(link)
-        return Release(links, [member for member, _ in rows], token, bound)
+        return Release(self._timed(key, links), [member for member, _ in rows], token, bound)
+
+    def _timed(self, key: str, links: list[Waiting]) -> list[Waiting]:
+        """``links`` in order, a link known only by its day placed at the time another sighting
+        of it gives that day (a list row prints the day, the site's sitemap or feed the time):
+        the earliest sighting would put it at the start of its day, before the articles other
+        sites published that morning."""
+        days = sorted({day for link in links if (day := day_only(link.score)) is not None})
+        if not days:
+            return links
+
+        def read() -> list[Any]:
+            pipe = self.server.pipeline(transaction=False)
+            for day in days:
+                pipe.zrangebyscore(key, f"({day * 86400}", f"({(day + 1) * 86400}", start=0,
+                                   num=DAY_ROWS, withscores=True)
+            return list(pipe.execute())
+
+        timed: dict[tuple[str, str], float] = {}
+        for rows in self.df.retry.call(read, what="waiting article links of a day"):
+            for member, score in rows:
+                seen = Waiting.parse(member, float(score))
+                if seen is not None:
+                    timed.setdefault((seen.site, seen.url), float(score))
+        if not timed:
+            return links
+        moved = [replace(link, score=timed.get((link.site, link.url), link.score))
+                 if day_only(link.score) is not None else link for link in links]
+        # as Redis orders members of one score: rank, then list order
+        return sorted(moved, key=lambda link: (link.score, link.rank, link.order))
 
     def done(self, run_id: str, release: Release) -> None:
         """Remove the links of ``release`` (queued now) and free the lock."""
