@@ -488,8 +488,9 @@ class PushedRoute:
 def route_pushed(sites: Mapping[str, Site], url: str, name: str | None) -> PushedRoute:
     """The site that takes a URL pushed for the crawl (``name``: the one it names, else the
     first in file order whose host and rules take it), and as what: the start URLs and
-    ``follow_url`` make a list page, ``article_url`` an article. ``newscrawl push`` and the
-    crawl decide the same way."""
+    ``follow_url`` make a list page, ``article_url`` an article (any URL of its hosts for a
+    site with no ``article_url``, read from sitemaps or feeds alone). ``newscrawl push`` and
+    the crawl decide the same way."""
     if name is not None and name not in sites:
         return PushedRoute(None, url, why=f"site {name!r} is not in the sites file",
                            short="site not in the sites file")
@@ -501,7 +502,12 @@ def route_pushed(sites: Mapping[str, Site], url: str, name: str | None) -> Pushe
                 continue
             if url in site.start_urls or site.is_list(url):
                 return PushedRoute("list", url, site)
-            article = site.article_link(url)
+            if url in site.sitemap_urls or url in site.feed_urls:
+                return PushedRoute(None, url, why=f"a sitemap or feed of site {site.name}: every"
+                                   " run reads it", short="a sitemap or feed")
+            # a site read from sitemaps or feeds alone (no article_url): any URL of its hosts
+            # is an article, as any URL they list is
+            article = site.article_link(url, listed=True)
         except ValueError:
             return PushedRoute(None, url, why="not a valid URL", short="not a valid URL")
         if article is not None:

@@ -114,3 +114,24 @@ def test_real_crawl_stops_with_exit_code_1(tmp_path: Path) -> None:
     assert result.returncode == 1, result.log[-3000:]
     assert f'sites file {path}: site "portal-a": key "drop_params"' in result.log
     assert "Spider opened" not in result.log
+
+
+def test_a_url_pushed_for_a_site_read_from_sitemaps_alone_is_an_article() -> None:
+    """No article_url: any URL of its hosts is an article (as any URL its sitemap lists), so a
+    late original or a given-up article of it can be pushed (with --again) like any other;
+    its sitemap itself is refused (every run reads it)."""
+    from newscrawl.sites import route_pushed
+
+    sites = {s.name: s for s in parse_sites(tomllib.loads(
+        '[[sites]]\nname = "sm"\nsitemap_urls = ["https://sm.example/sitemap.xml"]\n'
+        '[[sites]]\nname = "ls"\nstart_urls = ["https://ls.example/"]\n'
+        "article_url = '/a/\\d+\\.html$'\n"))}
+    route = route_pushed(sites, "https://sm.example/s/2026/1126/1001.html?utm_source=rss", None)
+    assert (route.kind, route.url) == ("article", "https://sm.example/s/2026/1126/1001.html")
+    assert route.site is not None and route.site.name == "sm"
+    assert route_pushed(sites, "https://sm.example/sitemap.xml", None).kind is None
+    assert route_pushed(sites, "https://sm.example/sitemap.xml", "sm").short == \
+        "a sitemap or feed"
+    # a site with article_url still takes only what it matches
+    assert route_pushed(sites, "https://ls.example/about.html", None).kind is None
+    assert route_pushed(sites, "https://ls.example/a/7.html", None).kind == "article"
