@@ -151,6 +151,11 @@ def test_sitemap_only_site(tmp_path: Path, portal: MockPortal) -> None:
                                           p.url("/story/x.shtml")}
     assert result.stats["newscrawl/sitemaps/offsite"] == 1
     assert p.hit_counts().get("/") is None
+    # a quiet day: the links it lists are done, seen all the same (no "yielded no article link")
+    quiet = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert quiet.stats["newscrawl/sites/maponly/links/seen"] == 3, quiet.log[-3000:]
+    assert "yielded no article link" not in quiet.log
+    assert "article links seen 3, new 0; stored 0" in quiet.log
 
 
 def test_broken_sources_are_counted_and_the_crawl_goes_on(tmp_path: Path,

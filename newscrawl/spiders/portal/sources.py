@@ -147,7 +147,9 @@ class SourcePages(Outcomes):
         for reason, count in doc.rejected.items():
             self._inc(f"newscrawl/{plural}/{reason}", count)
         self._inc("newscrawl/links/article", doc.wanted)
-        self.site_stats.inc(site.name, "links", "seen", count=doc.wanted)
+        # every article link read, those done on earlier days included (as a list page's)
+        self.site_stats.inc(site.name, "links", "seen",
+                            count=doc.wanted + doc.rejected.get("done", 0))
         if doc.capped:
             by_run = limit < config.max_entries
             self._inc(f"newscrawl/{plural}/{'run_capped' if by_run else 'entries_capped'}",
