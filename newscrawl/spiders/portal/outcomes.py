@@ -161,12 +161,13 @@ class Outcomes(PortalBase):
                     summary.name, summary.sources_failed,
                 )
             elif not summary.get("links/seen"):
+                site = self.sites[summary.name]
                 logger.warning(
                     "Site %s: its %d start/list/sitemap/feed page(s) yielded no article link:"
-                    " does article_url %s match its article URLs?",
-                    summary.name, summary.sources_fetched,
-                    article_pattern(self.sites[summary.name]),
-                )
+                    " %s", summary.name, summary.sources_fetched,
+                    f"does article_url {article_pattern(site)} match its article URLs?"
+                    if site.article_url is not None else "do its sitemaps and feeds list URLs"
+                    f" on its hosts ({', '.join(site.allowed_domains)})?")
         if outcome.no_sources and not of_run and joined:
             # an extra worker without the run's figures cannot tell: the start pages were not its
             logger.warning("Cannot read the run's figures: not deciding whether the run fetched"
