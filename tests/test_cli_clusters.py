@@ -269,6 +269,9 @@ def test_a_late_original_is_named_the_original_and_the_stored_copy_said(
     assert out.startswith("https://src.example/orig  (the original, itself dropped: met after"
                           " its copy; 1 other reprint dropped, latest ")
     assert "met after its copy: not stored; the copy stored is https://re.example/copy" in out
+    # as many records as `duplicates` counts, the late original among them
+    assert out.rstrip().endswith("1 of 1 original shown (2 near-duplicates recorded, 1 of them"
+                                 " an original met after its copy), newest first"), out
     code, out, err = run_cli(capsys, *url_args, "duplicates")
     assert "https://src.example/orig  (published first: the original, met after its copy)" in out
     assert "1 of them an original met after its copy" in out

@@ -179,7 +179,9 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         log = DuplicateLog(client, prefix=args.prefix)
         clusters = group(iter_records(log))
     total_clusters = len(clusters)
-    total_records = sum(len(c.duplicates) for c in clusters)
+    # every record: a late original's too (named as its cluster's original, not a duplicate)
+    total_records = sum(len(c.duplicates) + (c.late is not None) for c in clusters)
+    total_late = sum(c.late is not None for c in clusters)
     if args.limit is not None:
         clusters = clusters[: args.limit]
     store_dir = (
@@ -212,8 +214,11 @@ def cmd_clusters(args: argparse.Namespace) -> int:
             )
     records = "near-duplicate" if total_records == 1 else "near-duplicates"
     originals = "original" if total_clusters == 1 else "originals"
+    late = (f", {total_late} of them " + ("an original met after its copy" if total_late == 1
+                                            else "originals met after their copy")
+            if total_late else "")
     print(f"\n{len(clusters)} of {total_clusters} {originals} shown ({total_records} {records}"
-          " recorded), newest first")
+          f" recorded{late}), newest first")
     return ExitCode.OK
 
 
