@@ -54,7 +54,8 @@ def test_status_shows_the_run_its_workers_and_the_sites_of_a_running_crawl(
             # how far, how long
             assert live["running"] and site["list_pages"] >= 1
             assert set(site["articles"]) == {"queued", "in_flight", "fetched", "stored",
-                                             "dropped", "failed"}
+                                             "dropped", "late_originals", "already_stored",
+                                             "not_html", "failed"}
             assert site["articles"]["queued"] + site["articles"]["in_flight"] > 0
             assert live["pages_last_minute"] > 0 and site["pages_last_minute"] > 0
             assert live["time_left_seconds"] is None or live["time_left_seconds"] > 0

@@ -239,7 +239,11 @@ def _site_figures(fig: Any) -> dict[str, int]:
         "source_pages": sum(fig.get(f"pages/{kind}", 0) for kind in RUN_KINDS),
         "fetched": fig.get("pages/article", 0),
         "stored": fig.get("stored", 0),
-        "dropped": fig.get("near_duplicate", 0),
+        # every near-duplicate dropped (recorded in the duplicate log): late originals included
+        "dropped": fig.get("near_duplicate", 0) + fig.get("late_original", 0),
+        "late_originals": fig.get("late_original", 0),
+        "already_stored": fig.get("already_stored", 0),
+        "not_html": fig.get("not_html", 0),
         "failed": fig.get("failed/article", 0),
     }
 
@@ -331,6 +335,9 @@ def crawl_status(client: Any, prefix: str, spider: str, *, now: float | None = N
                 "fetched": articles["fetched"],
                 "stored": articles["stored"],
                 "dropped": articles["dropped"],
+                "late_originals": articles["late_originals"],
+                "already_stored": articles["already_stored"],
+                "not_html": articles["not_html"],
                 "failed": articles["failed"],
             },
             "discovering": discovering,
@@ -381,8 +388,8 @@ def _last_run_lines(last: dict[str, Any]) -> list[str]:
         ended = (f"ended {last['ended']} after {_duration(last['duration_seconds'])}, exit code "
                  f"{code if code is not None else '?'} ({last['reason'] or '?'})")
     else:
-        ended = ("no end recorded: its workers stopped without ending it (killed?); the next "
-                 "crawl takes it over")
+        ended = ("no end recorded: its workers stopped without recording it (killed, or Redis"
+                 " refused the write: see the redis line); the next crawl takes it over")
     lines = [f"last run:   {last['id']} (started {last['started'] or '?'}), {ended}"]
     if last["took_over"]:
         lines.append(f"            it took over run {last['took_over']} (none of its workers "
