@@ -330,6 +330,9 @@ def test_redis_out_of_memory_at_start_exits_3_and_does_not_block_the_next_crawl(
         assert "Traceback" not in refused.log
         # the CRITICAL line says why: no site is blamed for pages the run never asked for
         assert "could be fetched" not in refused.log and "No start, list" not in refused.log
+        # no line of zeros per site, which would read as an empty run
+        assert "No page of any site was fetched before the stop" in refused.log
+        assert ": pages fetched start" not in refused.log
         # the run could not record itself: `newscrawl status` says why it shows none
         capsys.readouterr()
         assert main(["--redis-url", server.url, "status"]) == 0

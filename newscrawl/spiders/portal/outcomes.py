@@ -145,8 +145,14 @@ class Outcomes(PortalBase):
                     f"; this worker stopped before the run's end: {reason}"
                     + (" (Ctrl-C or SIGTERM)" if reason == "shutdown" else "")
                     if reason != "finished" else "")
-        for summary in outcome.summaries:
-            logger.info("%s", summary.line())
+        if reason != "finished" and not any(
+                summary.sources_fetched or summary.get("pages/article")
+                for summary in outcome.summaries):
+            # stopped before any page came in: a line of zeros per site would read as an empty run
+            logger.info("No page of any site was fetched before the stop")
+        else:
+            for summary in outcome.summaries:
+                logger.info("%s", summary.line())
         if reason != "finished":
             # stopped (a fault of the crawl's own, Ctrl-C, a shutdown): a site's missing pages
             # say nothing about the site or the network, and the CRITICAL line above says why
