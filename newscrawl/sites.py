@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import json
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -161,8 +162,16 @@ def _str_list(value: Any, where: str, key: str) -> list[str]:
         or not value
         or not all(isinstance(v, str) and v.strip() for v in value)
     ):
-        raise SitesError(f'{where}: key "{key}" must be a non-empty list of strings')
+        raise SitesError(f'{where}: key "{key}" must be a non-empty list of strings'
+                         + _bracket_hint(value))
     return [v.strip() for v in value]
+
+
+def _bracket_hint(value: Any) -> str:
+    """For a string where a list is needed: how to write it (a JSON list is TOML too)."""
+    if not isinstance(value, str) or not value:
+        return ""
+    return f" (write it in brackets: {json.dumps([value], ensure_ascii=False)})"
 
 
 def _quoted_number(value: Any) -> str:
@@ -354,9 +363,12 @@ def _http_url(url: str) -> bool:
 
 def _url_list(value: Any, where: str, key: str, *, allow: tuple[str, ...] = ()) -> list[str]:
     urls = _str_list(value, where, key)
-    for url in urls:
-        if url not in allow and not _http_url(url):
-            raise SitesError(f'{where}: key "{key}": not an http(s) URL: {url!r}')
+    bad = [url for url in urls if url not in allow and not _http_url(url)]
+    if len(bad) == 1:
+        raise SitesError(f'{where}: key "{key}": not an http(s) URL: {bad[0]!r}')
+    if bad:
+        raise SitesError(f'{where}: key "{key}": not http(s) URLs: '
+                         + ", ".join(repr(url) for url in bad))
     return list(dict.fromkeys(urls))
 
 
@@ -382,7 +394,7 @@ def _parse_sources(raw: Mapping[str, Any], where: str, start_urls: list[str],
         elif (not isinstance(value, list) or not value
               or not all(isinstance(v, str) and v.strip() for v in value)):
             raise SitesError(f'{where}: key "sitemap_urls" must be a non-empty list of URLs'
-                             f' or "{ROBOTS}"')
+                             f' or "{ROBOTS}"' + _bracket_hint(value))
         return _url_list(value, where, "sitemap_urls", allow=(ROBOTS,))
 
     none: list[str] = []

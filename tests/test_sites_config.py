@@ -259,6 +259,16 @@ def test_every_bad_value_of_an_entry_is_listed_not_only_the_first() -> None:
             for line in info.value.mistakes]
     assert keys == ["start_urls", "follow_url", "allowed_domains", "max_list_pages", "encoding"]
     assert "5 mistakes" in str(info.value) and "unknown encoding 'gbk2'" in str(info.value)
+    # every bad URL of a key, and how to write a list given as a string
+    raw = site_with(start_urls=["http://ok.example/", "ftp://x/", "news.example.com"],
+                    feed_urls="http://ok.example/feed")
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [raw]}, "s.toml")
+    assert info.value.mistakes == (
+        'sites file s.toml: site "portal-a": key "start_urls": not http(s) URLs: \'ftp://x/\','
+        " 'news.example.com'",
+        'sites file s.toml: site "portal-a": key "feed_urls" must be a non-empty list of strings'
+        ' (write it in brackets: ["http://ok.example/feed"])')
     # a URL urlsplit cannot read, sitemaps read from the robots.txt of bad start URLs, bad
     # source keys: each listed once, no spurious "no start_urls", no other exception
     for start in ("http://[bad", ["http://[bad"], [], 5):
