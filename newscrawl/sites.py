@@ -201,10 +201,14 @@ def _validate_selectors(value: Any, where: str) -> dict[str, str]:
         raise SitesError(f'{where}: key "selectors" must be a table of strings')
     from newscrawl.extract import validate_selectors
 
-    try:
-        validate_selectors(value)
-    except ValueError as exc:
-        raise SitesError(f'{where}: key "selectors": {exc}') from None
+    mistakes = []
+    for key, selector in value.items():  # each bad one, not only the first
+        try:
+            validate_selectors({key: selector})
+        except ValueError as exc:
+            mistakes.append(f'{where}: key "selectors": {exc}')
+    if mistakes:
+        raise SitesError(mistakes[0], mistakes=mistakes)
     return dict(value)
 
 

@@ -269,6 +269,11 @@ def test_every_bad_value_of_an_entry_is_listed_not_only_the_first() -> None:
         " 'news.example.com'",
         'sites file s.toml: site "portal-a": key "feed_urls" must be a non-empty list of strings'
         ' (write it in brackets: ["http://ok.example/feed"])')
+    raw = site_with(selectors={"text": "div[[", "author": "//[", "title": "h1"})
+    with pytest.raises(SitesError) as info:
+        parse_sites({"sites": [raw]}, "s.toml")
+    assert [m.split('"selectors": ')[1].split(":")[0] for m in info.value.mistakes] == [
+        "selectors.text", "selectors.author"], info.value.mistakes
     # a URL urlsplit cannot read, sitemaps read from the robots.txt of bad start URLs, bad
     # source keys: each listed once, no spurious "no start_urls", no other exception
     for start in ("http://[bad", ["http://[bad"], [], 5):
