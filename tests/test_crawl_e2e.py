@@ -183,6 +183,10 @@ def test_first_run_counts_each_troublesome_page(runs: Runs) -> None:
     assert stats["newscrawl/download/failed/http_404"] == 1
     assert stats["newscrawl/download/failed/redirect_loop"] == 1
     assert stats["newscrawl/download/failed/too_large"] == 1
+    # one WARNING for it (ours, with what follows), not Scrapy's beside it
+    sized = [line for line in runs.results[0].log.splitlines()
+             if "larger than download max size" in line]
+    assert len(sized) == 1 and "counted as a failed attempt" in sized[0], sized
 
 
 def test_first_run_per_site_figures_match_the_summary_line(runs: Runs) -> None:

@@ -79,6 +79,27 @@ def failure_reason(failure: Failure) -> str:
     return "other"
 
 
+#: Scrapy's download handlers, which log a WARNING for a response over DOWNLOAD_MAXSIZE
+_SIZE_LOGGERS = ("scrapy.core.downloader.handlers.http11",
+                 "scrapy.core.downloader.handlers._base_streaming")
+
+
+class _SaidByTheSpider(logging.Filter):
+    """Drops Scrapy's WARNING for a response over DOWNLOAD_MAXSIZE: the failed download's own
+    WARNING (:meth:`Outcomes._log_error`) repeats its text with what follows for the page."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "larger than download max size" not in record.getMessage()
+
+
+def quiet_scrapy_size_warnings() -> None:
+    """Install :class:`_SaidByTheSpider` once on Scrapy's download handler loggers."""
+    for name in _SIZE_LOGGERS:
+        target = logging.getLogger(name)
+        if not any(isinstance(f, _SaidByTheSpider) for f in target.filters):
+            target.addFilter(_SaidByTheSpider())
+
+
 class Outcomes(PortalBase):
     """Failed downloads and unusable sources counted and logged; the end-of-run summary."""
 

@@ -21,7 +21,7 @@ from newscrawl.sites import SitesError, default_sites_path, load_sites
 from newscrawl.sources import SourcesConfig
 from newscrawl.spiders.portal.articles import ArticlePages
 from newscrawl.spiders.portal.base import article_pattern
-from newscrawl.spiders.portal.outcomes import Outcomes
+from newscrawl.spiders.portal.outcomes import Outcomes, quiet_scrapy_size_warnings
 from newscrawl.spiders.portal.queueing import Queueing
 from newscrawl.spiders.portal.sources import SourcePages
 from newscrawl.spiders.portal.walks import ListPages
@@ -79,6 +79,7 @@ class PortalSpider(ListPages, SourcePages, ArticlePages, Queueing, Outcomes):
             logger.error("Cannot start the crawl: %s", exc)
             raise
         spider.sites = {site.name: site for site in sites}
+        quiet_scrapy_size_warnings()  # the spider's own WARNING for the page says it
         spider.sources_config = SourcesConfig.from_settings(crawler.settings)
         spider.site_stats = CrawlContext.of(crawler).site_stats
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
