@@ -357,7 +357,7 @@ class CrawlContext:
         """The crawl's Redis client (opened on first use). The embedded Redis is stopped (data
         saved, unless another process still uses it) on ``engine_stopped``: after the pipelines
         and extensions, which close on ``spider_closed``."""
-        client = self.config.redis.connect()
+        client = self.config.redis.connect(store_dir=self.config.store.directory)
         if not self.config.redis.url:
             from scrapy import signals
 

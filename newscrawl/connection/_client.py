@@ -15,6 +15,7 @@ import redis
 
 from newscrawl import defaults
 from newscrawl.connection._embedded import APPENDFSYNC_CHOICES, EMBEDDED_DB_NAME, open_embedded
+from newscrawl.storage import day_files
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -91,14 +92,6 @@ def _empty(client: redis.Redis) -> bool:
         return False
 
 
-def _day_files(directory: Path) -> int:
-    """The article store's day files in ``directory`` (0 when there is none)."""
-    try:
-        return sum(1 for _ in directory.glob("*.jsonl"))
-    except OSError:
-        return 0
-
-
 @dataclass(frozen=True)
 class RedisConfig:
     url: str | None
@@ -106,8 +99,6 @@ class RedisConfig:
     prefix: str
     #: the embedded server's ``appendfsync`` (``always``, ``everysec`` or ``no``)
     appendfsync: str = defaults.EMBEDDED_APPENDFSYNC
-    #: the article store (NEWSCRAWL_STORE_DIR; None: ``<data_dir>/articles``)
-    store_dir: Path | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RedisConfig:
@@ -117,13 +108,12 @@ class RedisConfig:
             data_dir=resolve_data_dir(settings.get("NEWSCRAWL_DATA_DIR")),
             prefix=resolve_prefix(settings.get("NEWSCRAWL_REDIS_PREFIX")),
             appendfsync=appendfsync_setting(settings.get("NEWSCRAWL_EMBEDDED_APPENDFSYNC")),
-            store_dir=Path(store).expanduser() if (store := settings.get("NEWSCRAWL_STORE_DIR"))
-            else None,
         )
 
-    def connect(self) -> redis.Redis:
+    def connect(self, store_dir: Path | None = None) -> redis.Redis:
         """A client of the configured server: the URL's, else the embedded one (started or
-        joined; stop it with :func:`close_embedded`)."""
+        joined; stop it with :func:`close_embedded`). ``store_dir``: the crawl's article store,
+        named in the WARNING when the embedded Redis starts empty beside stored articles."""
         if not self.url:
             where = self.data_dir.resolve()
             new = not (self.data_dir / EMBEDDED_DB_NAME).exists()
@@ -134,8 +124,11 @@ class RedisConfig:
             # New to every worker: a worker joining a live crawl there finds no redis.db yet
             # (saved later) but the crawl's keys
             if _empty(client):
-                store = self.store_dir or self.data_dir / "articles"
-                stored = _day_files(store)
+                store = store_dir or self.data_dir / "articles"
+                try:
+                    stored = len(day_files(store))
+                except OSError:
+                    stored = 0
                 if stored:  # the crawl's own directory, whose Redis files were lost
                     logger.warning(
                         "Started a new, empty Redis in data directory %s, while the article"
