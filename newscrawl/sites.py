@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 from urllib.parse import urldefrag, urlsplit
 
 from newscrawl.errors import ConfigError
-from newscrawl.urls import UrlPattern, UrlPatternError, UrlRules, invalid_param_name
+from newscrawl.urls import (
+    UrlPattern,
+    UrlPatternError,
+    UrlRules,
+    invalid_param_name,
+    is_http_url,
+)
 
 DEFAULT_MAX_LIST_PAGES = 100
 DEFAULT_STOP_AFTER_KNOWN = 1
@@ -282,7 +288,7 @@ def _checked_site(raw: Mapping[str, Any], index: int, where: str) -> Site:
     candidates = [given] if isinstance(given, str) else given if isinstance(given, list) else []
     start_urls = checked(lambda: _url_list(given, where, "start_urls"),
                          [u.strip() for u in candidates if isinstance(u, str)
-                          and _http_url(u.strip())]) if "start_urls" in raw else []
+                          and is_http_url(u.strip())]) if "start_urls" in raw else []
     article_url = checked(lambda: _regex(raw["article_url"], where, "article_url"), None) \
         if "article_url" in raw else None
     sources = _parse_sources(raw, where, start_urls, mistakes)
@@ -357,17 +363,9 @@ def _encoding(encoding: Any, where: str) -> str | None:
     return name
 
 
-def _http_url(url: str) -> bool:
-    try:
-        parts = urlsplit(url)
-        return parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        return False
-
-
 def _url_list(value: Any, where: str, key: str, *, allow: tuple[str, ...] = ()) -> list[str]:
     urls = _str_list(value, where, key)
-    bad = [url for url in urls if url not in allow and not _http_url(url)]
+    bad = [url for url in urls if url not in allow and not is_http_url(url)]
     if len(bad) == 1:
         raise SitesError(f'{where}: key "{key}": not an http(s) URL: {bad[0]!r}')
     if bad:

@@ -213,9 +213,16 @@ def canonical_link(html: str, page_url: str) -> str | None:
     base = (selector.xpath("//base/@href").get() or "").strip()
     try:
         resolved = urljoin(urljoin(page_url, base) if base else page_url, href)
-        parts = urlsplit(resolved)
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return resolved
+    return resolved if is_http_url(resolved) else None
+
+
+def is_http_url(url: str) -> bool:
+    """Whether ``url`` is an absolute http(s) URL with a host (False for one that does not
+    parse, e.g. ``http://[bad``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)

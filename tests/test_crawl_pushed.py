@@ -110,6 +110,9 @@ def test_push_says_when_it_cannot_check_the_urls(
     assert main(["--data-dir", data, "push", "--sites", str(tmp_path / "nope.toml"),
                  "http://a.example/n/2.html"]) == 1
     assert "no such file" in capsys.readouterr().err
+    # a URL that does not parse is one line, not a traceback, and nothing is queued
+    assert main(["--data-dir", data, "push", "http://a.example/n/3.html", "http://[bad"]) == 1
+    assert "newscrawl: error: not an http(s) URL: 'http://[bad'" in capsys.readouterr().err
     client = get_client(None, data)
     try:
         assert client.lrange(KEY, 0, -1) == [b"http://a.example/n/1.html"]

@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urldefrag, urlsplit
+from urllib.parse import urldefrag
 
 from scrapy import Request
 from scrapy.utils.request import RequestFingerprinter
@@ -28,6 +28,7 @@ from newscrawl.sites import (
     load_sites,
     route_pushed,
 )
+from newscrawl.urls import is_http_url
 
 
 def _sites(path: str | None) -> tuple[dict[str, Site] | None, str]:
@@ -61,8 +62,7 @@ def _done_days(client: Any, prefix: str, spider: str, urls: list[str]) -> list[i
 def cmd_push(args: argparse.Namespace) -> int:
     urls = [u.strip() for u in args.urls]
     for url in urls:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        if not is_http_url(url):
             raise CliError(f"not an http(s) URL: {url!r}")
     if args.site is not None and (not args.site or "\n" in args.site):
         raise CliError(f"not a site name: {args.site!r}")
