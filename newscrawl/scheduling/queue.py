@@ -494,8 +494,10 @@ class LeasedPriorityQueue(Base):
                 return Inherited(counts, sources)
 
     def mark_queued_this_run(self, listseen_key: str, fps: Sequence[bytes], ttl: int) -> None:
-        """Record source pages already queued (by an earlier run, now this run's) as queued in
-        this run, so that seeding the start pages or the retries does not queue them twice."""
+        """Record fingerprints as queued in this run (its failed-this-run set, ``listseen``):
+        source pages an earlier run queued, now this run's, so that seeding the start pages or
+        the retries does not queue them twice; articles queued again from the retry hash, so
+        that this run's links to them are not (their one attempt of the run)."""
         def record() -> None:
             pipe = self.server.pipeline(transaction=True)
             pipe.sadd(listseen_key, *fps)
@@ -503,7 +505,7 @@ class LeasedPriorityQueue(Base):
             pipe.execute()
 
         if fps:
-            self.retry.call(record, what="record the queued source pages")
+            self.retry.call(record, what="record what this run queued")
 
     def forget_retry(self, fp: bytes) -> None:
         self.retry.call(self.server.hdel, self.retry_key, fp, what="forget a failed request")
