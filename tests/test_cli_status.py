@@ -249,8 +249,11 @@ def test_status_warns_when_redis_nears_its_maxmemory(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     with RedisServer(tmp_path / "redis") as server:
         client = server.client()
-        # 20 MB of data: the server's own buffers (tens of KB, varying) move the share little
-        client.set("ballast", "x" * 20_000_000)
+        # 20 MB of data in 100 KB values: the server's own buffers (tens of KB, varying) move the
+        # share little. One 20 MB SET would leave a 20 MB query buffer that Redis frees a moment
+        # later, halving the share between two readings.
+        for n in range(200):
+            client.set(f"ballast:{n}", "x" * 100_000)
         used = int(client.info("memory")["used_memory"])
         client.config_set("maxmemory", str(used * 100))
         assert main(["--redis-url", server.url, "status"]) == 0
