@@ -227,13 +227,15 @@ class MockPortal:
 
             def _timed(self) -> None:
                 path = self.path.split("?", 1)[0]
-                answer = [path, time.monotonic(), None]
+                answer: list[Any] = [path, time.monotonic(), None]
+                self._row = answer
                 with portal._lock:
                     portal.answers.append(answer)
                 try:
                     self._answer(path)
                 finally:
-                    answer[2] = time.monotonic()
+                    if answer[2] is None:
+                        answer[2] = time.monotonic()
 
             def _answer(self, path: str) -> None:
                 with portal._lock:
@@ -260,6 +262,10 @@ class MockPortal:
                     portal._released.wait(timeout=120)
                 if delay:
                     time.sleep(delay)
+                # the answer ends as it starts to go out: the client may have it (and end its
+                # request: an oversized page's headers are enough) before this thread, waiting
+                # for the GIL or writing a body the client dropped, would note a later time
+                self._row[2] = time.monotonic()
                 self.send_response(page.status)
                 self.send_header("Content-Type", page.content_type)
                 self.send_header("Content-Length", str(len(page.body)))
@@ -699,6 +705,8 @@ class TwoPortals:
     times: bool
     stories: list[Story] = field(default_factory=list)
     own: list[str] = field(default_factory=list)
+    #: the reprinting portal's list rows print times too (None: as ``times``)
+    re_times: bool | None = None
 
     def build(self) -> TwoPortals:
         rng = random.Random(26)
@@ -730,19 +738,20 @@ class TwoPortals:
             self.re.add_article(path, article)
             re_rows.append((when, path, article.title))
             self.own.append(path)
-        self._lists(self.src, src_rows, per_page=8)
-        self._lists(self.re, re_rows, per_page=9)
+        self._lists(self.src, src_rows, per_page=8, times=self.times)
+        self._lists(self.re, re_rows, per_page=9,
+                    times=self.times if self.re_times is None else self.re_times)
         return self
 
     def _lists(self, portal: MockPortal, rows: list[tuple[datetime.datetime, str, str]],
-               per_page: int) -> None:
+               per_page: int, *, times: bool) -> None:
         rows = sorted(rows, reverse=True)  # newest first
         pages = [rows[i:i + per_page] for i in range(0, len(rows), per_page)]
         portal.set("/robots.txt", Page(b"User-agent: *\nDisallow:\n", "text/plain"))
         for number, chunk in enumerate(pages, 1):
             items = "".join(
                 f'<li><a href="{path}">{title}</a>'
-                + (f' <span class="time">{when:%Y-%m-%d %H:%M}</span>' if self.times else "")
+                + (f' <span class="time">{when:%Y-%m-%d %H:%M}</span>' if times else "")
                 + "</li>" for when, path, title in chunk)
             nav = (f'<a href="/list/{number + 1}.html">下一页</a>' if number < len(pages)
                    else "")
