@@ -68,3 +68,6 @@ LISTED_DATE = "newscrawl_listed_date"
 ORDER = "newscrawl_order"
 #: ... and its day (ordinal) when a day was all that was known of its date
 ORDER_DAY = "newscrawl_order_day"
+#: ... or its day when its time of day was known too (a same-day article known by its day
+#: alone that names a source waits for it as for the other sites' day-only ones)
+ORDER_TIMED_DAY = "newscrawl_order_timed_day"

@@ -118,6 +118,22 @@ def test_dated_links_fetch_originals_first_across_sites(
     assert "near-duplicates dropped (not stored)" in result.log
 
 
+def test_a_reprint_known_by_its_day_waits_for_a_timed_original_of_that_day(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """The source's list rows print times; the reprinting portal, ranked first, gives only
+    the day in its URLs, which counts from 00:00: a same-day reprint comes before its original
+    in the run's order, and waits for it at the check."""
+    two = TwoPortals(*portals, dated=True, times=True, re_times=False).build()
+    same_day = [s for s in two.reprinted() if s.reprinted is not None
+                and s.reprinted.date() == s.published.date()]
+    assert len(same_day) >= 5, len(same_day)  # the case this test is about
+    sites = tmp_path / "sites.toml"
+    sites.write_text(two.sites_toml(), encoding="utf-8")
+    crawled(run_crawl(tmp_path, sites, *SETTINGS))
+    kept, total = check_one_copy(tmp_path, two)
+    assert kept >= 19, f"{kept} of {total} originals kept"
+
+
 def test_undated_links_follow_the_sites_rank(
         tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
     """No date anywhere before fetching: the source portal, ranked first though listed second,

@@ -262,6 +262,70 @@ def test_on_a_day_only_date_two_articles_naming_a_source_go_by_rank(
     assert not [k for k in r.keys("t:portal:unchecked:*")]
 
 
+def test_a_reprint_known_by_its_day_waits_for_a_timed_original_of_that_day(
+        r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A day counts from 00:00, so a reprint whose URL gives only its day has a lower number
+    than its original listed at 10:20 that day: it waits for the original all the same, and
+    the original does not wait for it."""
+    from newscrawl.scheduling import waiting
+    from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only
+
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 0)
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    day = day_only(date_score(url_date("http://re/a/20261118/1.html")))
+    assert day is not None
+    timed = int(date_score(row_date("2026-11-18 10:20")) // 86400)
+    assert timed == day
+    for run, original_first in (("run1", False), ("run2", True)):
+        first = order.reserve(run, 3)
+        order.pending(run, "re", "http://re/1", first, day)
+        order.pending(run, "src", "http://src/1", first + 1, timed_day=timed)
+        order.pending(run, "src", "http://src/2", first + 2, timed_day=timed + 1)  # next day
+        if original_first:  # the reprint has not arrived: it may be an original naming none
+            assert order.turn(run, "src", "http://src/1") == WAIT
+        assert order.turn(run, "re", "http://re/1", names_source=True) == WAIT
+        assert order.turn(run, "src", "http://src/1") == GO
+        assert order.turn(run, "re", "http://re/1", names_source=True) == WAIT
+        order.finished(run, "src", ["http://src/1"])
+        # the next day's timed article is no original of it; by number it waits for the reprint
+        assert order.turn(run, "re", "http://re/1", names_source=True) == GO
+        assert order.turn(run, "src", "http://src/2") == WAIT
+        order.finished(run, "re", ["http://re/1"])
+        assert order.turn(run, "src", "http://src/2") == GO
+        order.finished(run, "src", ["http://src/2"])
+    assert not [k for k in r.keys("t:portal:unchecked:*")]
+
+
+def test_no_wait_cycle_between_a_day_only_reprint_and_timed_articles_of_its_day(
+        r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reprint known by its day (a), a timed reprint at 09:00 (b), a timed original at 10:00
+    (c): a waits for c, c by number for b; b, naming a source too, does not wait for a (that
+    would close a cycle, broken only by NEWSCRAWL_CHECK_ORDER_WAIT)."""
+    from newscrawl.scheduling import waiting
+    from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only
+
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 0)
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    day = day_only(date_score(url_date("http://a/20261118/1.html")))
+    assert day is not None
+    first = order.reserve("run1", 3)
+    order.pending("run1", "a", "http://a/1", first, day)
+    order.pending("run1", "b", "http://b/1", first + 1, timed_day=day)
+    order.pending("run1", "c", "http://c/1", first + 2, timed_day=day)
+    assert order.turn("run1", "a", "http://a/1", names_source=True) == WAIT
+    assert order.turn("run1", "c", "http://c/1") == WAIT  # b is earlier
+    assert order.turn("run1", "b", "http://b/1", names_source=True) == GO
+    order.finished("run1", "b", ["http://b/1"])
+    assert order.turn("run1", "a", "http://a/1", names_source=True) == WAIT
+    assert order.turn("run1", "c", "http://c/1") == GO
+    order.finished("run1", "c", ["http://c/1"])
+    assert order.turn("run1", "a", "http://a/1", names_source=True) == GO
+    order.finished("run1", "a", ["http://a/1"])
+    assert not [k for k in r.keys("t:portal:unchecked:*")]
+
+
 def test_a_wait_is_reused_until_what_it_waits_for_is_checked_here_or_it_is_stale(
         r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from newscrawl.scheduling import waiting

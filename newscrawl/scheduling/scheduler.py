@@ -32,6 +32,7 @@ from newscrawl.meta import (
     LEASE,
     ORDER,
     ORDER_DAY,
+    ORDER_TIMED_DAY,
     PAGE_FAILED,
     ROOT,
     RUN_KINDS,
@@ -334,8 +335,10 @@ class Scheduler(BaseScheduler):
             number = request.meta.get(ORDER)
             if isinstance(number, int) and isinstance(site, str):
                 day = request.meta.get(ORDER_DAY)
+                timed_day = request.meta.get(ORDER_TIMED_DAY)
                 self._order_pending(site, request.url, number,
-                                    day if isinstance(day, int) else None)
+                                    day if isinstance(day, int) else None,
+                                    timed_day if isinstance(timed_day, int) else None)
             # "new": an article URL first queued in this run, not a retry or a redirect's hop
             if kind == RequestKind.ARTICLE and isinstance(site, str) \
                     and spec.mode == q.MODE_ONCE and not origins:
@@ -361,9 +364,10 @@ class Scheduler(BaseScheduler):
         return result
 
     @guarded(returns(None))
-    def _order_pending(self, site: str, url: str, number: int, day: int | None) -> None:
+    def _order_pending(self, site: str, url: str, number: int, day: int | None,
+                       timed_day: int | None) -> None:
         if self.order is not None and self.run is not None:
-            self.order.pending(self.run.run_id, site, url, number, day)
+            self.order.pending(self.run.run_id, site, url, number, day, timed_day=timed_day)
 
     @guarded(returns(None))
     def _order_finished(self, site: str, url: str) -> None:

@@ -366,20 +366,23 @@ class CheckOrder:
         return int(self.retry.call(incr, what="article order"))
 
     def pending(self, run_id: str, site: str, url: str, number: int,
-                day: int | None = None) -> None:
+                day: int | None = None, *, timed_day: int | None = None) -> None:
         """An article link queued with its order number (and ``day``, the day ordinal when
-        that was all that was known of its date)."""
+        that was all that was known of its date, or ``timed_day``, its day when a time of day
+        was known too: stored as ``t<day>``, it is among the day's articles a reprint known by
+        its day alone waits for, and does not tie with them)."""
         unchecked, days, arrived = self._keys(run_id)
         member = f"{site}\n{url}"
+        known = day if day is not None else timed_day
 
         def add() -> None:
             pipe = self.server.pipeline(transaction=False)
             pipe.zadd(unchecked, {member: number})
             pipe.expire(unchecked, self.ttl)
-            if day is not None:
-                pipe.hset(days, member, str(day))
+            if known is not None:
+                pipe.hset(days, member, str(day) if day is not None else f"t{timed_day}")
                 pipe.expire(days, self.ttl)
-                day_key = str(self.keys(CRAWL_UNCHECKED_DAY, run=run_id, day=day))
+                day_key = str(self.keys(CRAWL_UNCHECKED_DAY, run=run_id, day=known))
                 pipe.zadd(day_key, {member: number})
                 pipe.expire(day_key, self.ttl)
                 pipe.expire(arrived, self.ttl)

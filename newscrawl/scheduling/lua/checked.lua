@@ -3,6 +3,8 @@
 for _, member in ipairs(ARGV) do
   local day = redis.call('HGET', KEYS[2], member)
   if day then
+    -- 't<day>': a link whose time of day was known, in its day's set all the same
+    if string.sub(day, 1, 1) == 't' then day = string.sub(day, 2) end
     redis.call('ZREM', KEYS[1] .. ':day:' .. day, member)
     redis.call('HDEL', KEYS[2], member)
   end

@@ -15,9 +15,9 @@ from scrapy.utils.asyncio import create_looping_call
 from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext
 from newscrawl.formats import plural
-from newscrawl.meta import ORDER, ORDER_DAY, RequestKind
+from newscrawl.meta import ORDER, ORDER_DAY, ORDER_TIMED_DAY, RequestKind
 from newscrawl.middlewares.faults import report_fault
-from newscrawl.scheduling.waiting import BATCH, day_only
+from newscrawl.scheduling.waiting import BATCH, UNDATED, day_only
 from newscrawl.sites import route_pushed
 from newscrawl.spiders.portal.base import PortalBase
 
@@ -102,6 +102,8 @@ class Queueing(PortalBase):
                     day = day_only(link.score)
                     if day is not None:
                         request.meta[ORDER_DAY] = day
+                    elif link.score < UNDATED:
+                        request.meta[ORDER_TIMED_DAY] = int(link.score // 86400)
                 engine.crawl(request)
             if self._stopping():
                 self.wait.abandon(run_id, release)  # queued again by the next run
