@@ -759,3 +759,31 @@ def test_json_output_stays_json_when_a_stored_record_holds_nan(
     assert code == 0, err
     [row] = [json.loads(line, parse_constant=refuse) for line in out.splitlines()]
     assert row["url"] == "https://d.example/nan" and row["title"] is None
+
+
+def test_a_rejection_reason_never_rounds_up_to_the_threshold() -> None:
+    """About 74.7 % of the shorter text found in the other, one article from 75 %: the reason
+    says 74 %, not a "75 %" that would read as meeting the rule it failed."""
+    from newscrawl.cli.fingerprint import why_rejected
+    from newscrawl.simhash.sketch import DEFAULT_THRESHOLDS, sketch, text_containment
+
+    paragraphs = [
+        "本报讯 连接省城与东部沿海地区的城际铁路新线今天上午正式开通运营。"
+        "首趟列车于七时十五分从省城东站驶出，"
+        "经停十二个车站，全程运行时间约七十八分钟，比原有普速线路缩短了将近两个小时。",
+        "据铁路部门介绍，新线全长二百一十四公里，设计时速二百五十公里，工程历时四年零五个月。"
+        "沿线六个县市从此迈入"
+        "以省城为中心的一小时通勤圈，许多在省城工作、在老家安家的上班族表示，以后每天往返不再是难事。",
+        "开通首日，铁路部门安排了三十六对列车，早晚高峰时段平均每十五分钟就有一趟。"
+        "票价方面，省城至终点站二等座"
+        "为九十八元，学生和老人可以享受相应优惠。车站还增设了自助取票机和无障碍通道。",
+        "不少沿线居民早早来到站台等候。一位在港口工作的市民说，他的父母住在山区县城，"
+        "过去回家一趟要倒两次长途"
+        "汽车，如今坐上高铁，中午出发还能赶上家里的晚饭。",
+    ]
+    original = sketch("\n".join(paragraphs))
+    cut = sketch("\n".join([*paragraphs[:3], "（责任编辑：王明）"]))
+    share = text_containment(cut, original) * 100
+    assert DEFAULT_THRESHOLDS.text - 1 < share < DEFAULT_THRESHOLDS.text, share
+    reason = why_rejected(cut.to_bytes(), original.to_bytes(), DEFAULT_THRESHOLDS)
+    assert reason.startswith(f"texts differ: about {DEFAULT_THRESHOLDS.text - 1}% "), reason

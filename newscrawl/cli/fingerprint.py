@@ -4,6 +4,7 @@ in the index, adding nothing)."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import IO, Any
 
@@ -106,13 +107,13 @@ def why_rejected(query: bytes, stored: bytes | None, thresholds: Any) -> str:
     text = text_containment(a, b) * 100
     if text < thresholds.text:
         return (
-            f"texts differ: about {text:.0f}% of the shorter text is in the other "
+            f"texts differ: about {math.floor(text)}% of the shorter text is in the other "
             f"(one article: {thresholds.text}% or more)"
         )
     numbers = number_containment(a, b) * 100
     if numbers < thresholds.numbers:
         return (
-            f"numbers differ: {numbers:.0f}% of the numbers of one text are in the other "
+            f"numbers differ: {math.floor(numbers)}% of the numbers of one text are in the other "
             f"(one article: {thresholds.numbers}%), e.g. a daily report of other figures"
         )
     return "the text sketch does not confirm it"
