@@ -109,7 +109,11 @@ def reads(client: redis.Redis) -> list[Any]:
     out.append([stats[k] for k in ("fingerprints", "articles", "fingerprints_counter", "version")])
     out.append(idx.prune())
     out.append(idx.count())
-    out.append(dump(client))
+    data = dump(client)
+    # a meta field newer than the reference (the day before which the prune deleted): asserted
+    # by the test, left out here so that an older revision can still write the reference
+    data[f"{PREFIX}:simhash:meta"].pop(b"pruned_before".hex(), None)
+    out.append(data)
     return out
 
 
@@ -137,6 +141,7 @@ def test_an_index_the_reference_wrote_is_read_alike(r: redis.Redis) -> None:
     reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
     restore(r, reference["data"])
     assert reads(r) == reference["reads"]
+    assert index(r).pruned_before() == index(r).today() - 30
 
 
 def test_the_reference_exercises_every_record_kind() -> None:

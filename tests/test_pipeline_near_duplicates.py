@@ -193,6 +193,51 @@ def test_an_empty_index_is_rebuilt_from_the_store(tmp_path: Path,
     assert len(list(iter_articles(tmp_path / "data" / "articles"))) == 4
 
 
+def test_an_index_a_prune_emptied_is_not_rebuilt_with_what_was_pruned(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`newscrawl prune --days 5` deleted every fingerprint (all older): the next crawl does not
+    take the index for lost and add them back from the store; a record of a day the prune kept
+    (stored since) is added back if the index loses it."""
+    import time
+
+    from newscrawl.storage import ArticleStore
+
+    settings = {"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"), "NEWSCRAWL_FINGERPRINT_WORKERS": 0}
+    articles = [Article.generate(f"old{i}") for i in range(3)]
+    crawler = get_crawler(settings_dict=settings)
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    old = ArticleStore(tmp_path / "data" / "articles")
+    try:
+        for days_ago, (i, article) in zip((9, 8, 7), enumerate(articles), strict=True):
+            old.write({"url": f"http://a/{i}", "title": "t", "text": article.text},
+                      now=time.time() - days_ago * 86400)
+        asyncio.run(dedup.open_spider())  # the index rebuilt from the store: 3
+        assert dedup.index.count() == 3
+        assert dedup.index.prune(5) == 3 and dedup.index.count() == 0
+    finally:
+        dedup.close()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
+
+    caplog.clear()
+    crawler = get_crawler(settings_dict=settings)
+    dedup = NearDuplicatePipeline.from_crawler(crawler)
+    try:
+        with caplog.at_level(logging.INFO, logger="newscrawl.pipelines.reconcile"):
+            asyncio.run(dedup.open_spider())
+        assert dedup.index.count() == 0
+        assert "rebuild" not in caplog.text
+        # a Redis that loses everything later (the prune's record too) is rebuilt as before
+        old.write({"url": "http://a/new", "title": "t", "text": Article.generate("new").text},
+                  now=time.time() - 2 * 86400)
+        dedup.index.client.flushall()
+        asyncio.run(dedup.open_spider())
+        assert dedup.index.count() == 4
+    finally:
+        old.close()
+        dedup.close()
+        CrawlContext.of(crawler).redis.connection_pool.disconnect()
+
+
 def test_an_index_of_another_version_is_not_rebuilt_over(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

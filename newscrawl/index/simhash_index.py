@@ -419,10 +419,21 @@ class SimhashIndex:
                 batch = []
         if batch:
             deleted += int(self._scripts.prune(batch, min_day))
+        # what was pruned is not wanted back: an index a prune emptied is not rebuilt from the
+        # article store's older days (newscrawl.pipelines.reconcile)
+        before = self.pruned_before()
+        if before is None or before < min_day:
+            self.client.hset(self.meta_key, "pruned_before", str(min_day))
         if deleted:
             logger.info("Pruned %s older than %s", plural(deleted, "fingerprint"),
                         plural(days, "day"))
         return deleted
+
+    def pruned_before(self) -> int | None:
+        """The day (number) before which the last prune deleted fingerprints (None: never
+        pruned)."""
+        value = self.client.hget(self.meta_key, "pruned_before")
+        return None if value is None else int(value)
 
     def stored_version(self) -> str | None:
         """The fingerprint configuration version recorded in the index (None if not set)."""

@@ -141,6 +141,9 @@ def sync_index_with_store(
 def _rebuild(index: SimhashIndex, directory: Path, *, idf_file: str | None, url_field: str,
              text_field: str, retention_days: int | None, retry: Retry, now: float) -> int:
     since = None if retention_days is None else day_of(now - retention_days * SECONDS_PER_DAY)
+    pruned = retry(index.pruned_before, what="index prune day")
+    if pruned is not None:  # `newscrawl prune --days N` emptied it: the older days stay out
+        since = max(since or "", day_of(pruned * SECONDS_PER_DAY))
     files = day_files(directory, since_day=since)
     if not files:
         return 0
