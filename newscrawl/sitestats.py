@@ -84,12 +84,15 @@ class SiteStats:
         if took_over:
             self._record({"run:took_over": took_over})
 
-    def end_run(self, *, exit_code: int, reason: str, sites: Iterable[str]) -> None:
+    def end_run(self, *, exit_code: int, reason: str, sites: Iterable[str],
+                warnings: Mapping[str, list[str]] | None = None) -> None:
         """Record this worker's end in the run's hash (``run:ended``, ``run:exit_code``,
-        ``run:reason``, ``run:sites``; the last worker to end has the last word)."""
+        ``run:reason``, ``run:sites``, ``run:warnings``: site -> the end-of-run warnings about
+        it; the last worker to end has the last word)."""
         self.flush()
         self._record({"run:ended": round(time.time(), 1), "run:exit_code": int(exit_code),
-                      "run:reason": reason, "run:sites": json.dumps(list(sites))},
+                      "run:reason": reason, "run:sites": json.dumps(list(sites)),
+                      "run:warnings": json.dumps(dict(warnings or {}), ensure_ascii=False)},
                      increment="run:workers_ended")
 
     def _record(self, fields: Mapping[str, str | int | float], increment: str = "") -> None:

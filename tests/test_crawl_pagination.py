@@ -8,6 +8,7 @@ hold new articles, plus ``stop_after_known`` (1).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ class OneRun:
     result: CrawlResult
     dailies: dict[str, DailyPortal]
     stored: Counter[str]
+    data_dir: Path
 
     def stored_of(self, site: str) -> Counter[str]:
         base = self.dailies[site].portal.base + "/"
@@ -100,6 +102,8 @@ SITES: dict[str, tuple[int, str, dict[str, Any], str | None]] = {
     "greedy": (45, "prevnext", {"article_url": "\\.html$"}, None),
     "startmatch": (10, "prevnext", {"article_url": "/"}, None),
     "failing": (40, "numbered", {}, "/list/2.html"),
+    # the portal moved its list pages (a redesign): follow_url matches no link
+    "moved": (20, "prevnext", {"follow_url": "/page/\\d+\\.html$"}, None),
 }
 
 
@@ -121,7 +125,7 @@ def one_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OneRun]:
             dailies[name].sites_toml(name=name, **keys)
             for name, (_, _, keys, _) in SITES.items()))
         result = ok(run_crawl(tmp_path, sites, *SETTINGS))
-        yield OneRun(result, dailies, stored_urls(tmp_path))
+        yield OneRun(result, dailies, stored_urls(tmp_path), tmp_path / "data")
     finally:
         for portal in portals:
             portal.stop()
@@ -149,6 +153,38 @@ def test_an_article_url_that_matches_nothing_is_warned_about(one_run: OneRun) ->
     (warning,) = [w for w in warnings(result) if "yielded no article link" in w]
     assert "Site nomatch:" in warning and "/article/" in warning
     assert "does article_url '/article/\\d+\\.html$' match" in warning  # as written in the file
+
+
+def test_a_follow_url_that_matches_no_next_page_is_warned_about_and_shown_by_status(
+    one_run: OneRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every article link of the start page was new, so the walk would go on, but no link
+    matched follow_url: the older articles of the list are not read, and the run says so in
+    its log, `newscrawl status` and `newscrawl report`."""
+    from newscrawl.cli import main
+
+    result = one_run.result
+    assert site_figures(result, "moved").get("pages/list", 0) == 0
+    assert one_run.dailies["moved"].list_hits()[1] == 0
+    (warning,) = [w for w in warnings(result) if "Site moved:" in w]
+    assert "every article link of its start page(s) was new (5) and no list page was read" \
+        in warning
+    assert "Does follow_url '/page/\\d+\\.html$' match its next-page links?" in warning
+    # the walks that read list pages (all links new on the first crawl) are not warned about
+    assert [w for w in warnings(result) if "was new" in w] == [warning]
+    capsys.readouterr()
+    assert main(["--data-dir", str(one_run.data_dir), "status", "--json"]) == 0
+    last = json.loads(capsys.readouterr().out)["last_run"]
+    assert sorted(last["warnings"]) == ["moved", "nomatch"]
+    assert last["warnings"]["moved"][0] in warning
+    assert main(["--data-dir", str(one_run.data_dir), "status"]) == 0
+    text = capsys.readouterr().out
+    assert "  WARNING moved: every article link of its start page(s) was new" in text
+    assert "  WARNING nomatch: its " in text and "yielded no article link: does" in text
+    report = one_run.data_dir.parent / "report.html"
+    assert main(["--data-dir", str(one_run.data_dir), "report", "-o", str(report)]) == 0
+    page = report.read_text(encoding="utf-8")
+    assert "Warnings of the last run:" in page and "<b>moved</b>: every article link" in page
 
 
 def test_article_url_matching_list_pages_is_warned_and_list_pages_still_followed(

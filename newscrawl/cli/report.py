@@ -180,8 +180,13 @@ def _last_run(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         ended: float | None = float(info["run:ended"])
     except (KeyError, ValueError):
         ended = None
+    from newscrawl.cli.status import run_warnings
+
+    warned = {site: texts for site, texts in run_warnings(info).items()
+              if site not in {s["site"] for s in silent}}
     return {"id": run["id"], "ended": ended, "exit_code": info.get("run:exit_code"),
-            "reason": info.get("run:reason"), "sites": names, "fetched_nothing": silent}
+            "reason": info.get("run:reason"), "sites": names, "fetched_nothing": silent,
+            "warnings": warned}
 
 
 # --- HTML ------------------------------------------------------------------------------------
@@ -351,6 +356,11 @@ def render_html(report: Mapping[str, Any]) -> str:
             out.append("</ul>")
         else:
             out.append("<p class='ok'>Every site of the last run fetched pages.</p>")
+        if last["warnings"]:
+            out.append("<p class='bad'>Warnings of the last run:</p><ul>")
+            for site, texts in last["warnings"].items():
+                out += [f"<li class='warned'><b>{_e(site)}</b>: {_e(t)}</li>" for t in texts]
+            out.append("</ul>")
     out.append("<h2 id='per-site'>Articles per site and day</h2><div class='legend'>"
                + "".join(f"<span><i class='sw' style='background:{_COLOURS[s]}'></i>{s}</span>"
                          for s in _STATE)

@@ -230,7 +230,20 @@ def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict
         "summary": [s.line() for s in outcome.summaries],
         "fetched_nothing": [s.name for s in outcome.summaries
                             if not sum(s.get(f"pages/{kind}") for kind in RequestKind)],
+        "warnings": run_warnings(other),
     }
+
+
+def run_warnings(other: dict[str, str]) -> dict[str, list[str]]:
+    """The end-of-run warnings a finished run recorded per site (``run:warnings``)."""
+    try:
+        raw = json.loads(other.get("run:warnings") or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {str(site): [str(t) for t in texts] for site, texts in raw.items()
+            if isinstance(texts, list) and texts}
 
 
 def _site_figures(fig: Any) -> dict[str, int]:
@@ -397,6 +410,9 @@ def _last_run_lines(last: dict[str, Any]) -> list[str]:
     lines += [f"  {line}" for line in last["summary"]]
     if last["fetched_nothing"]:
         lines.append("  fetched nothing: " + ", ".join(last["fetched_nothing"]))
+    for site, texts in last["warnings"].items():
+        if site not in last["fetched_nothing"]:  # said just above
+            lines += [f"  WARNING {site}: {text}" for text in texts]
     return lines
 
 

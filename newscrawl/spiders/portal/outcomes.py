@@ -30,6 +30,7 @@ from newscrawl.meta import KIND, SITE, RequestKind
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
+from newscrawl.sites import quote_regex
 from newscrawl.sitestats import run_outcome
 from newscrawl.spiders.portal.base import PortalBase, article_pattern
 
@@ -179,22 +180,36 @@ class Outcomes(PortalBase):
             # say nothing about the site or the network, and the CRITICAL line above says why
             self._end_run(reason)
             return
+        # the site warnings of a finished run, also recorded for `newscrawl status` and `report`
+        warnings: dict[str, list[str]] = {}
         for summary in outcome.summaries:
+            site = self.sites[summary.name]
+            seen = summary.get("links/seen")
             if not summary.sources_fetched:
-                logger.warning(
-                    "Site %s: none of its start/list/sitemap/feed pages could be fetched"
-                    " (%d failed; each failure's cause is logged above as"
-                    " 'Download of ... failed'): check the network and the site's start URLs",
-                    summary.name, summary.sources_failed,
-                )
-            elif not summary.get("links/seen"):
-                site = self.sites[summary.name]
-                logger.warning(
-                    "Site %s: its %d start/list/sitemap/feed page(s) yielded no article link:"
-                    " %s", summary.name, summary.sources_fetched,
-                    f"does article_url {article_pattern(site)} match its article URLs?"
-                    if site.article_url is not None else "do its sitemaps and feeds list URLs"
-                    f" on its hosts ({', '.join(site.allowed_domains)})?")
+                text = (f"none of its start/list/sitemap/feed pages could be fetched"
+                        f" ({summary.sources_failed} failed; each failure's cause is logged"
+                        f" above as 'Download of ... failed'): check the network and the"
+                        f" site's start URLs")
+            elif not seen:
+                text = (f"its {summary.sources_fetched} start/list/sitemap/feed page(s) yielded"
+                        f" no article link: "
+                        + (f"does article_url {article_pattern(site)} match its article URLs?"
+                           if site.article_url is not None else
+                           "do its sitemaps and feeds list URLs on its hosts"
+                           f" ({', '.join(site.allowed_domains)})?"))
+            elif (site.follow_url is not None and summary.get("pages/start")
+                  and not any(summary.get(f"pages/{kind}") for kind in ("list", "sitemap", "feed"))
+                  and summary.get("links/new") >= seen):
+                # the walk goes on below a page with any new article link: every link was new,
+                # yet no next list page was read
+                text = (f"every article link of its start page(s) was new ({seen}) and no list"
+                        f" page was read: articles further down its list may be missed. Does"
+                        f" follow_url {quote_regex(site.follow_url.pattern)} match its next-page"
+                        f" links?")
+            else:
+                continue
+            warnings.setdefault(summary.name, []).append(text)
+            logger.warning("Site %s: %s", summary.name, text)
         if outcome.no_sources and not of_run and joined:
             # an extra worker without the run's figures cannot tell: the start pages were not its
             logger.warning("Cannot read the run's figures: not deciding whether the run fetched"
@@ -203,10 +218,10 @@ class Outcomes(PortalBase):
             why = "No start, list, sitemap or feed page of any site could be fetched in this run"
             logger.error("%s: exit code %d", why, ExitCode.NO_SOURCES)
             set_exit_code(self.crawler, ExitCode.NO_SOURCES, why)
-        self._end_run(reason)
+        self._end_run(reason, warnings)
 
-    def _end_run(self, reason: str) -> None:
+    def _end_run(self, reason: str, warnings: dict[str, list[str]] | None = None) -> None:
         if reason != REASON_REDIS_UNAVAILABLE and self.crawler is not None:
             # for `newscrawl status` and `newscrawl report`: how the run ended
             self.site_stats.end_run(exit_code=exit_code(self.crawler), reason=reason,
-                                    sites=self.sites)
+                                    sites=self.sites, warnings=warnings or {})
