@@ -220,12 +220,19 @@ def dead_site(name: str) -> str:
             "article_url = '/a/\\d+\\.html$'\n")
 
 
-def test_a_dead_start_page_exits_4_and_names_the_site(tmp_path: Path,
-                                                      daily: DailyPortal) -> None:
+def test_a_dead_start_page_exits_4_and_names_the_site(
+        tmp_path: Path, daily: DailyPortal, capsys: pytest.CaptureFixture[str]) -> None:
+    from newscrawl.cli import main
+
     sites = write_sites(tmp_path, dead_site("dead"))
     result = run_crawl(tmp_path, sites, *SETTINGS)
     assert result.returncode == 4, result.log[-4000:]
     assert "exit code 4" in result.log
+    # status says what the code means beside Scrapy's close reason
+    capsys.readouterr()
+    assert main(["--data-dir", str(tmp_path / "data"), "status"]) == 0
+    assert ", exit code 4 (no start, list, sitemap or feed page of any site could be fetched;" \
+        " closed: finished)" in capsys.readouterr().out
     # the last line, after Scrapy's closing lines, is the failure and its exit code
     assert result.log.strip().splitlines()[-1].endswith(
         " ERROR: The crawl failed: No start, list, sitemap or feed page of any site could be"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from newscrawl.cli._common import CliError, open_redis, positive_int
+from newscrawl.cli.status import exit_meaning, run_warnings
 from newscrawl.exitcodes import ExitCode
 from newscrawl.formats import SECONDS_PER_DAY, as_text
 
@@ -180,7 +181,6 @@ def _last_run(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         ended: float | None = float(info["run:ended"])
     except (KeyError, ValueError):
         ended = None
-    from newscrawl.cli.status import run_warnings
 
     warned = {site: texts for site, texts in run_warnings(info).items()
               if site not in {s["site"] for s in silent}}
@@ -343,7 +343,8 @@ def render_html(report: Mapping[str, Any]) -> str:
         code = last["exit_code"]
         out.append(
             f"<p>run <b>{_e(last['id'])}</b>: "
-            + (f"ended {_e(_iso(last['ended']))}, exit code {_e(code)} ({_e(last['reason'])})"
+            + (f"ended {_e(_iso(last['ended']))}, exit code {_e(code)} "
+               f"({_e(exit_meaning(code, last['reason']))})"
                if last["ended"] is not None else "still running, or stopped without ending "
                "(killed)") + "</p>")
         silent = last["fetched_nothing"]

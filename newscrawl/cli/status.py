@@ -234,6 +234,18 @@ def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict
     }
 
 
+def exit_meaning(code: int | str | None, reason: str | None) -> str:
+    """Scrapy's close reason of a run, after what its failing exit code means: exit code 4
+    "(no start, list, sitemap or feed page of any site could be fetched; closed: finished)"."""
+    from newscrawl.exitcodes import MEANING, ExitCode
+
+    try:
+        meaning = MEANING.get(ExitCode(int(code))) if code is not None else None
+    except ValueError:
+        meaning = None
+    return f"{meaning}; closed: {reason or '?'}" if meaning else reason or "?"
+
+
 def run_warnings(other: dict[str, str]) -> dict[str, list[str]]:
     """The end-of-run warnings a finished run recorded per site (``run:warnings``)."""
     try:
@@ -399,7 +411,7 @@ def _last_run_lines(last: dict[str, Any]) -> list[str]:
     code = last["exit_code"]
     if last["ended"]:
         ended = (f"ended {last['ended']} after {_duration(last['duration_seconds'])}, exit code "
-                 f"{code if code is not None else '?'} ({last['reason'] or '?'})")
+                 f"{code if code is not None else '?'} ({exit_meaning(code, last['reason'])})")
     else:
         ended = ("no end recorded: its workers stopped without recording it (killed, or Redis"
                  " refused the write: see the redis line); the next crawl takes it over")
