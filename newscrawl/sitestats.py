@@ -95,6 +95,25 @@ class SiteStats:
                       "run:warnings": json.dumps(dict(warnings or {}), ensure_ascii=False)},
                      increment="run:workers_ended")
 
+    def first_crawls(self, key: str, run_id: str, sites: Iterable[str]) -> set[str]:
+        """Of ``sites`` (each fetched a page in run ``run_id``), those this run crawls for the
+        first time: each site's first run is recorded in the hash ``key`` (HSETNX), so every
+        worker of the run gets the same answer. Empty when Redis fails (not worth a crash)."""
+        names = list(sites)
+        if self.server is None or not names:
+            return set()
+        try:
+            pipe = self.server.pipeline(transaction=False)
+            for name in names:
+                pipe.hsetnx(key, name, run_id)
+            pipe.hmget(key, names)
+            first = pipe.execute()[-1]
+        except Exception as exc:  # redis errors of any kind
+            logger.warning("Cannot read the sites' first runs in Redis: %s", exc)
+            return set()
+        return {name for name, value in zip(names, first, strict=True)
+                if value is not None and as_text(value) == run_id}
+
     def _record(self, fields: Mapping[str, str | int | float], increment: str = "") -> None:
         if self.server is None or self.run_key is None or self._redis_failed:
             return

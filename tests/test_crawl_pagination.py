@@ -87,7 +87,6 @@ class OneRun:
     result: CrawlResult
     dailies: dict[str, DailyPortal]
     stored: Counter[str]
-    data_dir: Path
 
     def stored_of(self, site: str) -> Counter[str]:
         base = self.dailies[site].portal.base + "/"
@@ -102,8 +101,6 @@ SITES: dict[str, tuple[int, str, dict[str, Any], str | None]] = {
     "greedy": (45, "prevnext", {"article_url": "\\.html$"}, None),
     "startmatch": (10, "prevnext", {"article_url": "/"}, None),
     "failing": (40, "numbered", {}, "/list/2.html"),
-    # the portal moved its list pages (a redesign): follow_url matches no link
-    "moved": (20, "prevnext", {"follow_url": "/page/\\d+\\.html$"}, None),
 }
 
 
@@ -125,7 +122,7 @@ def one_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OneRun]:
             dailies[name].sites_toml(name=name, **keys)
             for name, (_, _, keys, _) in SITES.items()))
         result = ok(run_crawl(tmp_path, sites, *SETTINGS))
-        yield OneRun(result, dailies, stored_urls(tmp_path), tmp_path / "data")
+        yield OneRun(result, dailies, stored_urls(tmp_path))
     finally:
         for portal in portals:
             portal.stop()
@@ -155,38 +152,6 @@ def test_an_article_url_that_matches_nothing_is_warned_about(one_run: OneRun) ->
     assert "does article_url '/article/\\d+\\.html$' match" in warning  # as written in the file
 
 
-def test_a_follow_url_that_matches_no_next_page_is_warned_about_and_shown_by_status(
-    one_run: OneRun, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Every article link of the start page was new, so the walk would go on, but no link
-    matched follow_url: the older articles of the list are not read, and the run says so in
-    its log, `newscrawl status` and `newscrawl report`."""
-    from newscrawl.cli import main
-
-    result = one_run.result
-    assert site_figures(result, "moved").get("pages/list", 0) == 0
-    assert one_run.dailies["moved"].list_hits()[1] == 0
-    (warning,) = [w for w in warnings(result) if "Site moved:" in w]
-    assert "every article link of its start page(s) was new (5) and no list page was read" \
-        in warning
-    assert "Does follow_url '/page/\\d+\\.html$' match its next-page links?" in warning
-    # the walks that read list pages (all links new on the first crawl) are not warned about
-    assert [w for w in warnings(result) if "was new" in w] == [warning]
-    capsys.readouterr()
-    assert main(["--data-dir", str(one_run.data_dir), "status", "--json"]) == 0
-    last = json.loads(capsys.readouterr().out)["last_run"]
-    assert sorted(last["warnings"]) == ["moved", "nomatch"]
-    assert last["warnings"]["moved"][0] in warning
-    assert main(["--data-dir", str(one_run.data_dir), "status"]) == 0
-    text = capsys.readouterr().out
-    assert "  WARNING moved: every article link of its start page(s) was new" in text
-    assert "  WARNING nomatch: its " in text and "yielded no article link: does" in text
-    report = one_run.data_dir.parent / "report.html"
-    assert main(["--data-dir", str(one_run.data_dir), "report", "-o", str(report)]) == 0
-    page = report.read_text(encoding="utf-8")
-    assert "Warnings of the last run:" in page and "<b>moved</b>: every article link" in page
-
-
 def test_article_url_matching_list_pages_is_warned_and_list_pages_still_followed(
     one_run: OneRun
 ) -> None:
@@ -212,6 +177,46 @@ def test_a_numbered_bar_goes_on_past_a_page_that_fails(one_run: OneRun) -> None:
     on_page_2 = set(daily.newest_first[8:16])
     assert set(one_run.stored_of("failing")) == {daily.portal.url(p) for p in daily.paths
                                                   if p not in on_page_2}
+
+
+def test_a_follow_url_that_reads_no_list_page_is_warned_about_and_shown_by_status(
+    tmp_path: Path, daily: DailyPortal, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The portal moved its list pages (a redesign): follow_url matches no link. On a later
+    day every article link of the start page is new, so the walk would go on, but no list page
+    is read: the older articles of the day are not, and the run says so in its log,
+    `newscrawl status` and `newscrawl report`. A site's first crawl, where every link is new
+    anyway, is not warned about."""
+    from newscrawl.cli import main
+
+    daily.publish(20)
+    sites = write_sites(tmp_path, daily.sites_toml("moved", follow_url="/page/\\d+\\.html$"))
+    first = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert site_figures(first, "moved").get("pages/list", 0) == 0
+    assert not [w for w in warnings(first) if "was new" in w]
+    daily.publish(8)  # the home page's 5 are new, 3 more on the list page it cannot reach
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert site_figures(result, "moved")["links/new"] == 5
+    (warning,) = [w for w in warnings(result) if "Site moved:" in w]
+    assert "every article link of its start page(s) was new (5) and no list page was read" \
+        in warning
+    assert "Does follow_url '/page/\\d+\\.html$' match its next-page links?" in warning
+    data = tmp_path / "data"
+    capsys.readouterr()
+    assert main(["--data-dir", str(data), "status", "--json"]) == 0
+    last = json.loads(capsys.readouterr().out)["last_run"]
+    assert list(last["warnings"]) == ["moved"] and last["warnings"]["moved"][0] in warning
+    assert main(["--data-dir", str(data), "status"]) == 0
+    assert "  WARNING moved: every article link of its start page(s) was new" in \
+        capsys.readouterr().out
+    report = tmp_path / "report.html"
+    assert main(["--data-dir", str(data), "report", "-o", str(report)]) == 0
+    page = report.read_text(encoding="utf-8")
+    assert "Warnings of the last run:" in page and "<b>moved</b>: every article link" in page
+    # a site without the problem: no such warning on a later day either
+    daily.publish(3)
+    sites.write_text(daily.sites_toml("moved"), encoding="utf-8")  # follow_url mended
+    assert not [w for w in warnings(ok(run_crawl(tmp_path, sites, *SETTINGS))) if "was new" in w]
 
 
 def dead_site(name: str) -> str:

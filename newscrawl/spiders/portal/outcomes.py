@@ -26,6 +26,7 @@ from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.web._newclient import ResponseFailed
 
 from newscrawl.exitcodes import ExitCode, exit_code, set_exit_code
+from newscrawl.keys import CRAWL_SITES_FIRST_RUN
 from newscrawl.meta import KIND, SITE, RequestKind
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
@@ -182,6 +183,7 @@ class Outcomes(PortalBase):
             return
         # the site warnings of a finished run, also recorded for `newscrawl status` and `report`
         warnings: dict[str, list[str]] = {}
+        first = self._first_crawls(run_id, outcome.summaries)
         for summary in outcome.summaries:
             site = self.sites[summary.name]
             seen = summary.get("links/seen")
@@ -197,7 +199,8 @@ class Outcomes(PortalBase):
                            if site.article_url is not None else
                            "do its sitemaps and feeds list URLs on its hosts"
                            f" ({', '.join(site.allowed_domains)})?"))
-            elif (site.follow_url is not None and summary.get("pages/start")
+            elif (site.follow_url is not None and summary.name not in first
+                  and summary.get("pages/start")
                   and not any(summary.get(f"pages/{kind}") for kind in ("list", "sitemap", "feed"))
                   and summary.get("links/new") >= seen):
                 # the walk goes on below a page with any new article link: every link was new,
@@ -219,6 +222,14 @@ class Outcomes(PortalBase):
             logger.error("%s: exit code %d", why, ExitCode.NO_SOURCES)
             set_exit_code(self.crawler, ExitCode.NO_SOURCES, why)
         self._end_run(reason, warnings)
+
+    def _first_crawls(self, run_id: str | None, summaries: list[Any]) -> set[str]:
+        """The sites run ``run_id`` is the first to fetch pages of (every link new there)."""
+        if run_id is None:
+            return set()
+        key = str(self.walks.df.keys(CRAWL_SITES_FIRST_RUN))
+        return self.site_stats.first_crawls(
+            key, run_id, [s.name for s in summaries if s.sources_fetched])
 
     def _end_run(self, reason: str, warnings: dict[str, list[str]] | None = None) -> None:
         if reason != REASON_REDIS_UNAVAILABLE and self.crawler is not None:
