@@ -326,6 +326,55 @@ def test_no_wait_cycle_between_a_day_only_reprint_and_timed_articles_of_its_day(
     assert not [k for k in r.keys("t:portal:unchecked:*")]
 
 
+@pytest.mark.parametrize("later", ["next day", "no date"])
+def test_a_late_release_closes_no_wait_cycle(
+        r: Any, monkeypatch: pytest.MonkeyPatch, later: str) -> None:
+    """A reprint known by its day (a) and another site's article of the next day, or of no date
+    (c), are queued; discovery ran past NEWSCRAWL_ARTICLE_WAIT, and a late release queues the
+    original of the reprint's day (b) with a higher number. a waits for b (its day), c for a
+    (a lower number); b does not wait for c, whose number is lower but whose date is later."""
+    from newscrawl.scheduling import waiting
+    from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only
+
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 0)
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    day = day_only(date_score(url_date("http://a/20261118/1.html")))
+    assert day is not None
+    first = order.reserve("run1", 2)
+    order.pending("run1", "a", "http://a/1", first, day)
+    if later == "next day":
+        order.pending("run1", "c", "http://c/1", first + 1, timed_day=day + 1)
+    else:
+        order.pending("run1", "c", "http://c/1", first + 1)
+    late = order.reserve("run1", 1)
+    order.pending("run1", "b", "http://b/1", late, timed_day=day)
+    assert order.turn("run1", "a", "http://a/1", names_source=True) == WAIT
+    assert order.turn("run1", "c", "http://c/1") == WAIT
+    assert order.turn("run1", "b", "http://b/1") == GO
+    order.finished("run1", "b", ["http://b/1"])
+    assert order.turn("run1", "a", "http://a/1", names_source=True) == GO
+    order.finished("run1", "a", ["http://a/1"])
+    assert order.turn("run1", "c", "http://c/1") == GO
+    order.finished("run1", "c", ["http://c/1"])
+    assert not [k for k in r.keys("t:portal:unchecked:*")]
+
+
+def test_a_reprint_does_not_wait_for_a_checked_article_left_in_its_day_set(r: Any) -> None:
+    """A worker of an older version checked an article without taking it out of the day set:
+    the reprint does not wait for it."""
+    from newscrawl.scheduling.waiting import GO, CheckOrder, day_only
+
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    day = day_only(date_score(url_date("http://a/20261118/1.html")))
+    assert day is not None
+    first = order.reserve("run1", 1)
+    order.pending("run1", "a", "http://a/1", first, day)
+    r.zadd(f"t:portal:unchecked:run1:day:{day}", {"b\nhttp://b/1": first + 1})
+    assert order.turn("run1", "a", "http://a/1", names_source=True) == GO
+
+
 def test_a_wait_is_reused_until_what_it_waits_for_is_checked_here_or_it_is_stale(
         r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from newscrawl.scheduling import waiting

@@ -15,6 +15,9 @@
 -- naming none with a number between theirs. Two same-day articles known by their day alone
 -- that both name a source (an original may name its own paper) go by number (by rank among
 -- links queued together): neither defers to the other.
+-- Links are numbered in date order within one release (the links queued together); an article
+-- with a date does not wait for another release's lower number of a later day or of no date,
+-- so a late release (NEWSCRAWL_ARTICLE_WAIT reached) closes no wait cycle either.
 -- Returns NOT_ORDERED when the article has no order number, GO, or {WAIT, the member waited for,
 -- the article's own number}.
 local NOT_ORDERED = -1
@@ -37,9 +40,13 @@ while true do
   local rows = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. number, 'LIMIT', offset, 256)
   for _, m in ipairs(rows) do
     if other(m) then
-      local deferring = day and (timed or ARGV[3] ~= 's') and redis.call('HGET', KEYS[2], m) == day
+      local known = day and redis.call('HGET', KEYS[2], m)
+      local deferring = day and (timed or ARGV[3] ~= 's') and known == day
         and redis.call('HGET', KEYS[3], m) == 's'
-      if not deferring then return {WAIT, m, number} end
+      -- a lower number of a later day, or of no date, comes from an earlier release (links
+      -- are numbered in date order within one): the date decides, not the number
+      local later = day and (not known or tonumber((string.gsub(known, '^t', ''))) > tonumber(day))
+      if not deferring and not later then return {WAIT, m, number} end
     end
   end
   if #rows < 256 then break end
@@ -47,7 +54,11 @@ while true do
 end
 if day and not timed and ARGV[3] == 's' then
   for _, m in ipairs(redis.call('ZRANGE', KEYS[1] .. ':day:' .. day, 0, -1)) do
-    if other(m) and redis.call('HGET', KEYS[3], m) ~= 's' then return {WAIT, m, number} end
+    -- (a member checked by a worker that did not clean the day set up is not waited for)
+    if other(m) and redis.call('HGET', KEYS[3], m) ~= 's'
+        and redis.call('ZSCORE', KEYS[1], m) then
+      return {WAIT, m, number}
+    end
   end
 end
 return GO
