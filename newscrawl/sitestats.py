@@ -88,12 +88,15 @@ class SiteStats:
                 warnings: Mapping[str, list[str]] | None = None) -> None:
         """Record this worker's end in the run's hash (``run:ended``, ``run:exit_code``,
         ``run:reason``, ``run:sites``, ``run:warnings``: site -> the end-of-run warnings about
-        it; the last worker to end has the last word)."""
+        it, written only by a worker that judged them, ``warnings`` not None; the last worker to
+        end has the last word)."""
         self.flush()
-        self._record({"run:ended": round(time.time(), 1), "run:exit_code": int(exit_code),
-                      "run:reason": reason, "run:sites": json.dumps(list(sites)),
-                      "run:warnings": json.dumps(dict(warnings or {}), ensure_ascii=False)},
-                     increment="run:workers_ended")
+        fields: dict[str, str | int | float] = {
+            "run:ended": round(time.time(), 1), "run:exit_code": int(exit_code),
+            "run:reason": reason, "run:sites": json.dumps(list(sites))}
+        if warnings is not None:
+            fields["run:warnings"] = json.dumps(dict(warnings), ensure_ascii=False)
+        self._record(fields, increment="run:workers_ended")
 
     def first_crawls(self, key: str, run_id: str, sites: Iterable[str]) -> set[str]:
         """Of ``sites`` (each fetched a page in run ``run_id``), those this run crawls for the

@@ -243,6 +243,13 @@ def test_a_worker_counts_its_pages_and_rate_buckets_and_deletes_old_buckets(
     assert other["run:took_over"] == "r0" and other["run:exit_code"] == "4"
     assert other["run:reason"] == "finished" and json.loads(other["run:sites"]) == ["a", "b"]
     assert float(other["run:ended"]) == clock[0] and other["run:workers_ended"] == "1"
+    # a finished worker records the run's site warnings; a worker stopped later, which judged
+    # none, leaves them
+    stats.end_run(exit_code=0, reason="finished", sites=["a"], warnings={"a": ["follow_url"]})
+    stats.end_run(exit_code=0, reason="shutdown", sites=["a"])
+    _, other = split_run_hash(r.hgetall("newscrawl:portal:runstats:r1"))
+    assert json.loads(other["run:warnings"]) == {"a": ["follow_url"]}
+    assert other["run:reason"] == "shutdown" and other["run:workers_ended"] == "3"
 
 
 def test_status_warns_when_redis_nears_its_maxmemory(tmp_path: Path,

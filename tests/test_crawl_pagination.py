@@ -219,6 +219,35 @@ def test_a_follow_url_that_reads_no_list_page_is_warned_about_and_shown_by_statu
     assert not [w for w in warnings(ok(run_crawl(tmp_path, sites, *SETTINGS))) if "was new" in w]
 
 
+def test_articles_an_earlier_run_left_queued_do_not_read_as_new_links(
+    tmp_path: Path, daily: DailyPortal
+) -> None:
+    """A run killed with its articles queued; the next day's start page shows them beside two
+    new ones. They count as new in the run that finishes them, but were not found new on its
+    pages: no follow_url warning."""
+    from crawlrun import start_crawl, wait_for
+
+    sites = write_sites(tmp_path, daily.sites_toml("moved", follow_url="/page/\\d+\\.html$"))
+    daily.publish(5)
+    ok(run_crawl(tmp_path, sites, *SETTINGS))  # the site's first crawl
+    new = daily.publish(3)
+    daily.portal.delay(new, 30)
+    killed = start_crawl(tmp_path, sites, *SETTINGS, log_path=tmp_path / "killed.log")
+    try:
+        wait_for(lambda: daily.portal.hit_counts().get(new[0], 0) >= 1, timeout=60,
+                 what="the first new article requested")
+    finally:
+        killed.kill()
+    daily.portal.delay(new, 0)
+    daily.publish(2)  # the start page: 2 new, the 3 left queued
+    result = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    fig = site_figures(result, "moved")
+    assert fig["links/seen"] == 5 and fig["links/inherited"] == 3, fig
+    assert fig["links/new"] == 5, fig
+    assert not [w for w in warnings(result) if "was new" in w]
+    assert set(stored_urls(tmp_path)) == {daily.portal.url(p) for p in daily.paths}
+
+
 def dead_site(name: str) -> str:
     port = free_port()  # bound and released: nothing listens there
     return (f'[[sites]]\nname = "{name}"\nstart_urls = ["http://127.0.0.1:{port}/"]\n'

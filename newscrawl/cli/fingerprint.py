@@ -94,6 +94,12 @@ def _fingerprint_jsonl(fingerprinter: Any, path: str) -> int:
     return lines.bad
 
 
+def _percent(share: float) -> int:
+    """A share in percent, rounded down (74.7 is not the 75 of a rule it fails; 29/50, 57.99...
+    in floating point, is 58)."""
+    return math.floor(share + 1e-9)
+
+
 def why_rejected(query: bytes, stored: bytes | None, thresholds: Any) -> str:
     """Why the text sketch says two texts with close fingerprints are not one article (the
     rule of ``newscrawl.simhash.sketch.confirms``, its figures named)."""
@@ -107,13 +113,13 @@ def why_rejected(query: bytes, stored: bytes | None, thresholds: Any) -> str:
     text = text_containment(a, b) * 100
     if text < thresholds.text:
         return (
-            f"texts differ: about {math.floor(text)}% of the shorter text is in the other "
+            f"texts differ: about {_percent(text)}% of the shorter text is in the other "
             f"(one article: {thresholds.text}% or more)"
         )
     numbers = number_containment(a, b) * 100
     if numbers < thresholds.numbers:
         return (
-            f"numbers differ: {math.floor(numbers)}% of the numbers of one text are in the other "
+            f"numbers differ: {_percent(numbers)}% of the numbers of one text are in the other "
             f"(one article: {thresholds.numbers}%), e.g. a daily report of other figures"
         )
     return "the text sketch does not confirm it"

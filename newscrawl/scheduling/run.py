@@ -313,7 +313,7 @@ class RunLife:
                                   worker=run.worker_id)
         if inherited:
             for site, n in inherited.items():
-                self.site_stats.inc(site, "links", "new", count=n)
+                self.site_stats.inc_many(site, {"links/new": n, "links/inherited": n})
             logger.info("%d article requests queued by an earlier run count as new in this run",
                         sum(inherited.values()))
         for site, n in self.articles_retried.items():

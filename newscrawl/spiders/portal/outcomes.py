@@ -200,11 +200,12 @@ class Outcomes(PortalBase):
                            "do its sitemaps and feeds list URLs on its hosts"
                            f" ({', '.join(site.allowed_domains)})?"))
             elif (site.follow_url is not None and summary.name not in first
-                  and summary.get("pages/start")
+                  and site.max_list_depth != 0 and summary.get("pages/start")
                   and not any(summary.get(f"pages/{kind}") for kind in ("list", "sitemap", "feed"))
-                  and summary.get("links/new") >= seen):
+                  and not summary.get("failed/list")
+                  and summary.get("links/new") - summary.get("links/inherited") >= seen):
                 # the walk goes on below a page with any new article link: every link was new,
-                # yet no next list page was read
+                # yet no next list page was read (nor failed: that is the download's WARNING)
                 text = (f"every article link of its start page(s) was new ({seen}) and no list"
                         f" page was read: articles further down its list may be missed. Does"
                         f" follow_url {quote_regex(site.follow_url.pattern)} match its next-page"
@@ -235,4 +236,4 @@ class Outcomes(PortalBase):
         if reason != REASON_REDIS_UNAVAILABLE and self.crawler is not None:
             # for `newscrawl status` and `newscrawl report`: how the run ended
             self.site_stats.end_run(exit_code=exit_code(self.crawler), reason=reason,
-                                    sites=self.sites, warnings=warnings or {})
+                                    sites=self.sites, warnings=warnings)
