@@ -101,7 +101,8 @@ class SiteStats:
     def first_crawls(self, key: str, run_id: str, sites: Iterable[str]) -> set[str]:
         """Of ``sites`` (each fetched a page in run ``run_id``), those this run crawls for the
         first time: each site's first run is recorded in the hash ``key`` (HSETNX), so every
-        worker of the run gets the same answer. Empty when Redis fails (not worth a crash)."""
+        worker of the run gets the same answer. Empty when Redis fails (a refused command, such as
+        a key of another type, stops the crawl as a system fault)."""
         names = list(sites)
         if self.server is None or not names:
             return set()
@@ -111,8 +112,9 @@ class SiteStats:
                 pipe.hsetnx(key, name, run_id)
             pipe.hmget(key, names)
             first = pipe.execute()[-1]
-        except Exception as exc:  # redis errors of any kind
-            logger.warning("Cannot read the sites' first runs in Redis: %s", exc)
+        except Exception as exc:  # redis errors of any kind: not worth a crash
+            if not self._report_fault(exc):  # but Redis refusing a command stops the crawl
+                logger.warning("Cannot read the sites' first runs in Redis: %s", exc)
             return set()
         return {name for name, value in zip(names, first, strict=True)
                 if value is not None and as_text(value) == run_id}

@@ -184,6 +184,8 @@ CASES: dict[str, Case] = {
     "start-urls-lock": Case(("start_urls:lock",), crawl_key("start_urls:lock", string_key=True),
                             stops=False),
     "runstats": Case(("runstats:{run}",), crawl_key("runstats:{run}"), during_run=True),
+    # read and written at the end of a finished run
+    "sites-first-run": Case(("sites-first-run",), crawl_key("sites-first-run", string_key=True)),
     "index-buckets": Case(("{prefix}:simhash:{block}:{value:04x}",), index_buckets),
     "index-meta": Case(("{prefix}:simhash:meta", "{prefix}:simhash:pruned:{day}"),
                        index_key("simhash:meta")),
