@@ -202,14 +202,15 @@ class Outcomes(PortalBase):
             elif (site.follow_url is not None and summary.name not in first
                   and site.max_list_depth != 0 and summary.get("pages/start")
                   and not any(summary.get(f"pages/{kind}") for kind in ("list", "sitemap", "feed"))
-                  and not summary.get("failed/list")
-                  and summary.get("links/new") - summary.get("links/inherited") >= seen):
-                # the walk goes on below a page with any new article link: every link was new,
-                # yet no next list page was read (nor failed: that is the download's WARNING)
-                text = (f"every article link of its start page(s) was new ({seen}) and no list"
-                        f" page was read: articles further down its list may be missed. Does"
-                        f" follow_url {quote_regex(site.follow_url.pattern)} match its next-page"
-                        f" links?")
+                  and not summary.get("failed/list")):
+                # a walk follows the list links of a start page on every run, whatever it shows:
+                # none read means follow_url matched none (a failed one has its own WARNING)
+                new = summary.get("links/new") - summary.get("links/inherited")
+                text = (f"follow_url {quote_regex(site.follow_url.pattern)} matched no link of"
+                        f" its start page(s), so no list page was read (article links {seen},"
+                        f" new {new}): articles further down its list are not fetched. Does"
+                        f" follow_url match its next-page links? (A site without them: leave"
+                        f" follow_url out.)")
             else:
                 continue
             warnings.setdefault(summary.name, []).append(text)
