@@ -112,8 +112,8 @@ CRAWL_UNCHECKED_DAY = CRAWL_UNCHECKED + ":day:{day}"
 # Hash with TTL (a day after its last update): "<site>/<path>" -> count, the run's per-site
 # figures (newscrawl/sitestats.py) that the end-of-run summary and exit code 4 are based on.
 CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"
-# Hash, no TTL: site name -> the id of the first finished run that fetched any page of it (a
-# site's first crawl finds every article link new: not a sign of a follow_url gone wrong).
+# Hash, no TTL: site name -> the id of the first finished run that fetched any page of it (a new
+# site's home page may have no next page yet: no list page read is no sign of a bad follow_url).
 CRAWL_SITES_FIRST_RUN = "{prefix}:{spider}:sites-first-run"
 
 

@@ -226,7 +226,7 @@ class Outcomes(PortalBase):
         self._end_run(reason, warnings)
 
     def _first_crawls(self, run_id: str | None, summaries: list[Any]) -> set[str]:
-        """The sites run ``run_id`` is the first to fetch pages of (every link new there)."""
+        """The sites run ``run_id`` is the first to fetch pages of."""
         if run_id is None:
             return set()
         key = str(self.walks.df.keys(CRAWL_SITES_FIRST_RUN))
