@@ -262,6 +262,18 @@ def test_on_a_day_only_date_two_articles_naming_a_source_go_by_rank(
     assert not [k for k in r.keys("t:portal:unchecked:*")]
 
 
+def asking_order(r: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, int]:
+    """A CheckOrder whose every turn asks Redis, and the day ordinal of 2026-11-18."""
+    from newscrawl.scheduling import waiting
+    from newscrawl.scheduling.waiting import CheckOrder, day_only
+
+    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 0)
+    w = wait(r)
+    day = day_only(date_score(url_date("http://a/20261118/1.html")))
+    assert day is not None
+    return CheckOrder(r, w.df.keys, w.df.retry, ttl=60), day
+
+
 def test_a_reprint_known_by_its_day_waits_for_a_timed_original_of_that_day(
         r: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A day counts from 00:00, so a reprint whose URL gives only its day has a lower number
@@ -302,14 +314,9 @@ def test_no_wait_cycle_between_a_day_only_reprint_and_timed_articles_of_its_day(
     """A reprint known by its day (a), a timed reprint at 09:00 (b), a timed original at 10:00
     (c): a waits for c, c by number for b; b, naming a source too, does not wait for a (that
     would close a cycle, broken only by NEWSCRAWL_CHECK_ORDER_WAIT)."""
-    from newscrawl.scheduling import waiting
-    from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only
+    from newscrawl.scheduling.waiting import GO, WAIT
 
-    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 0)
-    w = wait(r)
-    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
-    day = day_only(date_score(url_date("http://a/20261118/1.html")))
-    assert day is not None
+    order, day = asking_order(r, monkeypatch)
     first = order.reserve("run1", 3)
     order.pending("run1", "a", "http://a/1", first, day)
     order.pending("run1", "b", "http://b/1", first + 1, timed_day=day)
@@ -333,14 +340,9 @@ def test_a_late_release_closes_no_wait_cycle(
     (c), are queued; discovery ran past NEWSCRAWL_ARTICLE_WAIT, and a late release queues the
     original of the reprint's day (b) with a higher number. a waits for b (its day), c for a
     (a lower number); b does not wait for c, whose number is lower but whose date is later."""
-    from newscrawl.scheduling import waiting
-    from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only
+    from newscrawl.scheduling.waiting import GO, WAIT
 
-    monkeypatch.setattr(waiting, "TURN_REUSE_SECONDS", 0)
-    w = wait(r)
-    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
-    day = day_only(date_score(url_date("http://a/20261118/1.html")))
-    assert day is not None
+    order, day = asking_order(r, monkeypatch)
     first = order.reserve("run1", 2)
     order.pending("run1", "a", "http://a/1", first, day)
     if later == "next day":
