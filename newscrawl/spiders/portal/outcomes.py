@@ -200,11 +200,12 @@ class Outcomes(PortalBase):
                            "do its sitemaps and feeds list URLs on its hosts"
                            f" ({', '.join(site.allowed_domains)})?"))
             elif (site.follow_url is not None and summary.name not in first
-                  and site.max_list_depth != 0 and summary.get("pages/start")
-                  and not any(summary.get(f"pages/{kind}") for kind in ("list", "sitemap", "feed"))
+                  and site.max_list_depth != 0
+                  and summary.sources_fetched == summary.get("pages/start")
                   and not summary.get("failed/list")):
-                # a walk follows the list links of a start page on every run, whatever it shows:
-                # none read means follow_url matched none (a failed one has its own WARNING)
+                # its source pages all start pages (no list, sitemap or feed page): a walk
+                # follows a start page's list links on every run, whatever it shows, so none
+                # read means follow_url matched none (a failed one has its own WARNING)
                 new = summary.get("links/new") - summary.get("links/inherited")
                 text = (f"follow_url {quote_regex(site.follow_url.pattern)} matched no link of"
                         f" its start page(s), so no list page was read (article links {seen},"
