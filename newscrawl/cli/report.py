@@ -181,9 +181,8 @@ def _last_run(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         ended: float | None = float(info["run:ended"])
     except (KeyError, ValueError):
         ended = None
-
-    warned = {site: texts for site, texts in run_warnings(info).items()
-              if site not in {s["site"] for s in silent}}
+    said = {s["site"] for s in silent}  # their warning is the list of silent sites
+    warned = {site: texts for site, texts in run_warnings(info).items() if site not in said}
     return {"id": run["id"], "ended": ended, "exit_code": info.get("run:exit_code"),
             "reason": info.get("run:reason"), "sites": names, "fetched_nothing": silent,
             "warnings": warned}
