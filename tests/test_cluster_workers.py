@@ -27,7 +27,7 @@ from crawlrun import (
     url_of,
     wait_for,
 )
-from mockportal import DailyPortal, Layout
+from mockportal import DailyPortal, Layout, MockPortal
 from redisserver import RedisServer
 
 
@@ -72,6 +72,23 @@ def assert_duplicates_recorded_once(layout: Layout, tmp_path: Path, srv: RedisSe
         assert by_url[dropped]["distance"] <= 3
 
 
+def start_together(tmp_path: Path, sites: Path, settings: tuple[str, ...], redis_url: str,
+                   workers: list[Worker], portals: list[MockPortal], n: int = 3) -> None:
+    """Start ``n`` workers; the portals' start pages wait until all of them are in the run (on
+    a loaded machine a late start could otherwise find the work done)."""
+    for portal in portals:
+        portal.hold(["/"])
+    try:
+        for i in range(n):
+            workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_url,
+                                       log_path=tmp_path / f"w{i}.log"))
+        wait_for(lambda: all(any(f"{how} crawl run" in w.log() for how in ("Started", "Joined"))
+                             for w in workers[-n:]), timeout=90, what="the workers in the run")
+    finally:
+        for portal in portals:
+            portal.release()
+
+
 def test_three_workers_share_the_work_and_fetch_every_article_once(
     tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
     workers: list[Worker],
@@ -79,9 +96,7 @@ def test_three_workers_share_the_work_and_fetch_every_article_once(
     # Slow article pages and few slots per worker: no worker can take the whole queue alone.
     slow_articles(portals, 0.8)
     settings = (*FAST, "CONCURRENT_REQUESTS=3", "NEWSCRAWL_IDLE_EXIT_SECONDS=3")
-    for i in range(3):
-        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
-                                   log_path=tmp_path / f"w{i}.log"))
+    start_together(tmp_path, sites, settings, redis_server.url, workers, [portals.a, portals.b])
     results = [finished(w) for w in workers]
     hits = article_hits(articles(portals))
     assert set(hits.values()) == {1}, {u: n for u, n in hits.items() if n != 1}
@@ -139,9 +154,7 @@ def test_three_workers_together_keep_each_portals_concurrency_and_delay(
     sites.write_text(sites.read_text(encoding="utf-8") + "concurrency = 1\n", encoding="utf-8")
     settings = (*FAST, "CONCURRENT_REQUESTS=4", "CONCURRENT_REQUESTS_PER_DOMAIN=2",
                 "DOWNLOAD_DELAY=0.5", "NEWSCRAWL_IDLE_EXIT_SECONDS=3")
-    for i in range(3):
-        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
-                                   log_path=tmp_path / f"w{i}.log"))
+    start_together(tmp_path, sites, settings, redis_server.url, workers, [portals.a, portals.b])
     results = [finished(w) for w in workers]
     assert set(article_hits(articles(portals)).values()) == {1}
     assert sum(r.stats.get("newscrawl/scheduler/dequeued", 0) > 0 for r in results) >= 2
@@ -282,9 +295,7 @@ def test_three_workers_keep_autothrottles_target_concurrency_together(
     settings = (*FAST, "CONCURRENT_REQUESTS=2", "AUTOTHROTTLE_ENABLED=True",
                 "AUTOTHROTTLE_TARGET_CONCURRENCY=1", "AUTOTHROTTLE_START_DELAY=0.2",
                 "AUTOTHROTTLE_DEBUG=True", "NEWSCRAWL_IDLE_EXIT_SECONDS=1")
-    for i in range(3):
-        workers.append(start_crawl(tmp_path, sites, *settings, redis_url=redis_server.url,
-                                   log_path=tmp_path / f"w{i}.log"))
+    start_together(tmp_path, sites, settings, redis_server.url, workers, [daily.portal])
     results = [finished(w) for w in workers]
     assert sum(r.stats.get("newscrawl/scheduler/dequeued", 0) > 0 for r in results) >= 2
     assert {p: n for p, n in daily.portal.hit_counts().items() if p in daily.paths} == {
