@@ -165,6 +165,9 @@ def test_url_dates(url: str, day: str | None) -> None:
     ("[11-18]", "2026-11-18"),
     ("11月18日 10:20", "2026-11-18T10:20:00"),
     ("12-30", "2025-12-30"),  # in the future this year: last year's
+    ("2026-11-29", "2026-11-29"),  # two days ahead: a clock a little behind the site's
+    ("2026-12-02", None),  # a full date ahead is no date, not last year's 12-02
+    ("发布时间：2027-01-05 08:00", None),
     ("评论 12", None),
     ("", None),
 ])

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone
 
-__all__ = ["ParsedDate", "date_from_text", "date_from_url", "find_dates", "parse_date"]
+__all__ = ["ParsedDate", "date_from_text", "date_from_url", "find_dates", "parse_date",
+           "without_full_dates"]
 
 _CST = timezone(timedelta(hours=8))
 _MIN_YEAR = 1990
@@ -75,8 +76,8 @@ def _tz(value: str | None) -> timezone | None:
     return timezone(sign * timedelta(hours=hours, minutes=minutes))
 
 
-def _from_match(m: re.Match[str]) -> ParsedDate | None:
-    day = _valid_day(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+def _from_match(m: re.Match[str], today: date | None = None) -> ParsedDate | None:
+    day = _valid_day(int(m.group(1)), int(m.group(2)), int(m.group(3)), today=today)
     if day is None:
         return None
     if m.group(5) is None:
@@ -100,13 +101,19 @@ def find_dates(text: str) -> list[tuple[int, ParsedDate]]:
     return out
 
 
-def date_from_text(text: str) -> ParsedDate | None:
-    """The first plausible date in ``text``."""
+def date_from_text(text: str, today: date | None = None) -> ParsedDate | None:
+    """The first plausible date in ``text`` (no later than two days after ``today``)."""
     for m in _DATE_RE.finditer(text):
-        parsed = _from_match(m)
+        parsed = _from_match(m, today)
         if parsed is not None:
             return parsed
     return None
+
+
+def without_full_dates(text: str) -> str:
+    """``text`` with every year-month-day date blanked out, plausible or not (so that a search
+    for a month and day alone does not find one inside a full date)."""
+    return _DATE_RE.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def parse_date(value: str | None) -> ParsedDate | None:

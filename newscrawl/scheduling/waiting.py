@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from newscrawl.extract.dates import ParsedDate, date_from_text, date_from_url
+from newscrawl.extract.dates import ParsedDate, date_from_text, date_from_url, without_full_dates
 from newscrawl.keys import (
     CRAWL_INFLIGHT,
     CRAWL_ORDER_SEQ,
@@ -98,16 +98,17 @@ _MONTH_DAY = re.compile(
 
 def row_date(text: str, today: date | None = None) -> ParsedDate | None:
     """The date printed in a list row's text (beside the link): a full date, else a month and
-    day (the year that puts it no later than two days from ``today``)."""
+    day (the year that puts it no later than two days from ``today``). A full date more than
+    two days ahead is no date: its month and day are not read again as this year's or last."""
     if not text or not any(ch.isdigit() for ch in text):
         return None
-    found = date_from_text(text)
+    today = today or date.today()
+    found = date_from_text(text, today)
     if found is not None:
         return found
-    match = _MONTH_DAY.search(text)
+    match = _MONTH_DAY.search(without_full_dates(text))
     if match is None:
         return None
-    today = today or date.today()
     month, day = int(match.group(1)), int(match.group(2))
     for year in (today.year, today.year - 1):
         try:
