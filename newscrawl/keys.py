@@ -115,6 +115,9 @@ CRAWL_RUNSTATS = "{prefix}:{spider}:runstats:{run}"
 # Hash, no TTL: site name -> the id of the first finished run that fetched any page of it (a new
 # site's home page may have no next page yet: no list page read is no sign of a bad follow_url).
 CRAWL_SITES_FIRST_RUN = "{prefix}:{spider}:sites-first-run"
+# Hash, no TTL: site name -> its follow_url ("" for none) in the last finished run that fetched
+# its start pages. A run whose follow_url differs walks that site's list pages past known ones.
+CRAWL_SITES_FOLLOW_URL = "{prefix}:{spider}:sites-follow-url"
 
 
 def simhash_bucket(prefix: str, block: int, value: int) -> str:

@@ -139,6 +139,11 @@ SINGLE_QUOTES_HINT = (
 _CONTROL_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
+def follow_pattern(site: Site) -> str:
+    """The pattern of ``site``'s ``follow_url`` ("" when it has none)."""
+    return site.follow_url.pattern if site.follow_url is not None else ""
+
+
 def quote_regex(pattern: str) -> str:
     """A regex as it is written in the sites file: in TOML's single quotes, each backslash once
     (``repr`` doubles them, which is not what the user wrote)."""

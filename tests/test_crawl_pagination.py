@@ -226,6 +226,60 @@ def test_a_follow_url_that_reads_no_list_page_is_warned_about_and_shown_by_statu
     assert not [w for w in warnings(quiet) if "follow_url" in w]
 
 
+def test_a_follow_url_that_misses_the_start_pages_next_page_link_is_warned_about_at_once(
+    tmp_path: Path, portal: MockPortal
+) -> None:
+    """A typo in follow_url on a new site: its home page's "下一页" and numbered bar lead to
+    /list/N.html, follow_url matches none of them. The first crawl already says so, naming the
+    link, although a new site's home page without a next page gives no warning on it."""
+    daily = DailyPortal(portal, per_page=8, home=5, bar="numbered")
+    daily.publish(20)
+    sites = write_sites(tmp_path, daily.sites_toml("typo", follow_url="/lists/\\d+\\.html$"))
+    first = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    fig = site_figures(first, "typo")
+    assert fig.get("pages/list", 0) == 0 and fig["links/next_unmatched"] == 1
+    (at_once,) = [w for w in warnings(first) if "a list page by the look of it" in w]
+    # (the bar's "2" comes before its "下一页")
+    assert (f"Site typo: start page {portal.url('/')} links to {portal.url('/list/2.html')}"
+            " ('2'), a list page by the look of it, but follow_url '/lists/\\d+\\.html$' does"
+            " not match it: no list page below this start page is read.") in at_once, at_once
+    (end,) = [w for w in warnings(first) if "matched no link of its start page(s)" in w]
+    assert "(article links 5, new 5)" in end and "logged above" in end
+    # mended: the walk reads the list pages and fetches the 15 articles the first crawl missed
+    sites.write_text(daily.sites_toml("typo"), encoding="utf-8")
+    mended = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert not [w for w in warnings(mended) if "follow_url" in w]
+    assert set(stored_urls(tmp_path)) == {daily.portal.url(p) for p in daily.paths}
+
+
+def test_a_mended_follow_url_walks_past_known_list_pages_once(
+    tmp_path: Path, portal: MockPortal
+) -> None:
+    """The first list page repeats the home page, so after a run that read the home page
+    alone, a walk stopping at known pages would end there: the run after follow_url is mended
+    goes on past known list pages and fetches the rest; the run after it stops as usual."""
+    daily = DailyPortal(portal, per_page=8, home=8, bar="numbered")
+    daily.publish(30)
+    sites = write_sites(tmp_path, daily.sites_toml("typo", follow_url="/lists/\\d+\\.html$"))
+    first = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert site_figures(first, "typo")["stored"] == 8
+    sites.write_text(daily.sites_toml("typo"), encoding="utf-8")
+    before = daily.list_hits()
+    mended = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert site_figures(mended, "typo")["lists/follow_url_changed"] == 1
+    assert ("Site typo: follow_url changed since the last finished run ('/lists/\\d+\\.html$',"
+            " now '/list/\\d+\\.html$'): its walks go on past list pages of known articles"
+            " this run, down to max_list_pages (100)") in mended.log
+    assert set(stored_urls(tmp_path)) == {daily.portal.url(p) for p in daily.paths}
+    assert {n: daily.list_hits()[n] - before[n] for n in before} == {1: 1, 2: 1, 3: 1, 4: 1}
+    # the next run: follow_url as last time, the walk stops below the first known list page
+    before = daily.list_hits()
+    usual = ok(run_crawl(tmp_path, sites, *SETTINGS))
+    assert "lists/follow_url_changed" not in site_figures(usual, "typo")
+    assert {n: daily.list_hits()[n] - before[n] for n in before} == {1: 1, 2: 0, 3: 0, 4: 0}
+    assert len(stored_urls(tmp_path)) == 30
+
+
 def test_articles_an_earlier_run_left_queued_do_not_read_as_new_links(
     tmp_path: Path, daily: DailyPortal
 ) -> None:

@@ -186,6 +186,8 @@ CASES: dict[str, Case] = {
     "runstats": Case(("runstats:{run}",), crawl_key("runstats:{run}"), during_run=True),
     # read and written at the end of a finished run
     "sites-first-run": Case(("sites-first-run",), crawl_key("sites-first-run", string_key=True)),
+    "sites-follow-url": Case(("sites-follow-url",),
+                             crawl_key("sites-follow-url", string_key=True)),
     "index-buckets": Case(("{prefix}:simhash:{block}:{value:04x}",), index_buckets),
     "index-meta": Case(("{prefix}:simhash:meta", "{prefix}:simhash:pruned:{day}"),
                        index_key("simhash:meta")),

@@ -9,7 +9,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from newscrawl.context import CrawlContext
-from newscrawl.keys import CRAWL_WALK
+from newscrawl.keys import CRAWL_SITES_FOLLOW_URL, CRAWL_WALK
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lua import load
 from newscrawl.sitestats import MIN_RUN_STATS_TTL
@@ -60,6 +60,22 @@ class ListWalks:
     def done(self, requests: list[Request]) -> list[bool]:
         """Whether each article request is done (one round trip)."""
         return self.df.done_many(requests)
+
+    def follow_url_before(self, site: str) -> str | None:
+        """The ``follow_url`` pattern ``site`` had in the last finished run that fetched its
+        start pages ("" for none; None: no such run recorded)."""
+        key = self.df.keys(CRAWL_SITES_FOLLOW_URL)
+        value = self.df.retry.call(self.df.server.hget, key, site, what="list walk")
+        if value is None:
+            return None
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+    def record_follow_urls(self, patterns: dict[str, str]) -> None:
+        """Record each site's ``follow_url`` pattern ("" for none) at the end of a finished
+        run."""
+        if patterns:
+            self.df.retry.call(self.df.server.hset, self.df.keys(CRAWL_SITES_FOLLOW_URL),
+                               mapping=patterns, what="list walk")
 
     def reserve(self, run_id: str, walk: str, requests: list[Request], cap: int) -> list[int]:
         """ADMITTED / ALREADY_ADMITTED / OVER_CAP for each list request, in order."""

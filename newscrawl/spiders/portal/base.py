@@ -68,6 +68,8 @@ class PortalBase(scrapy.Spider):
         self.sites: dict[str, Site] = {}
         self.sources_config = SourcesConfig()
         self._warned_ambiguous: set[str] = set()
+        self._warned_next: set[str] = set()
+        self._follow_changed: dict[str, bool] = {}  # site -> follow_url changed since last run
         self.site_stats = SiteStats(None)
         self._walks: ListWalks | None = None
         self._wait: ArticleWait | None = None

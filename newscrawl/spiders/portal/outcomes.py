@@ -28,10 +28,11 @@ from twisted.web._newclient import ResponseFailed
 from newscrawl.exitcodes import ExitCode, exit_code, set_exit_code
 from newscrawl.keys import CRAWL_SITES_FIRST_RUN
 from newscrawl.meta import KIND, SITE, RequestKind
+from newscrawl.middlewares.faults import report_fault
 from newscrawl.middlewares.redirects import RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
-from newscrawl.sites import quote_regex
+from newscrawl.sites import follow_pattern, quote_regex
 from newscrawl.sitestats import run_outcome
 from newscrawl.spiders.portal.base import PortalBase, article_pattern
 
@@ -199,23 +200,31 @@ class Outcomes(PortalBase):
                            if site.article_url is not None else
                            "do its sitemaps and feeds list URLs on its hosts"
                            f" ({', '.join(site.allowed_domains)})?"))
-            elif (site.follow_url is not None and summary.name not in first
+            elif (site.follow_url is not None
+                  and (summary.name not in first or summary.get("links/next_unmatched"))
                   and site.max_list_depth != 0
                   and summary.sources_fetched == summary.get("pages/start")
                   and not summary.get("failed/list")):
                 # its source pages all start pages (no list, sitemap or feed page): a walk
                 # follows a start page's list links on every run, whatever it shows, so none
-                # read means follow_url matched none (a failed one has its own WARNING)
+                # read means follow_url matched none (a failed one has its own WARNING). On a
+                # site's first crawl only when a start page has a link that looks like a list
+                # page ("下一页", "2", "更多") and follow_url misses it: a new site's home page may
+                # have no next page yet.
                 new = summary.get("links/new") - summary.get("links/inherited")
                 text = (f"follow_url {quote_regex(site.follow_url.pattern)} matched no link of"
                         f" its start page(s), so no list page was read (article links {seen},"
                         f" new {new}): articles further down its list are not fetched. Does"
-                        f" follow_url match its next-page links? (A site without them: leave"
-                        f" follow_url out.)")
+                        f" follow_url match its next-page links?"
+                        + (" (A start page links to what looks like a list page and"
+                           " follow_url does not match it: logged above.)"
+                           if summary.get("links/next_unmatched")
+                           else " (A site without them: leave follow_url out.)"))
             else:
                 continue
             warnings.setdefault(summary.name, []).append(text)
             logger.warning("Site %s: %s", summary.name, text)
+        self._record_follow_urls([s.name for s in outcome.summaries if s.get("pages/start")])
         if outcome.no_sources and not of_run and joined:
             # an extra worker without the run's figures cannot tell: the start pages were not its
             logger.warning("Cannot read the run's figures: not deciding whether the run fetched"
@@ -225,6 +234,18 @@ class Outcomes(PortalBase):
             logger.error("%s: exit code %d", why, ExitCode.NO_SOURCES)
             set_exit_code(self.crawler, ExitCode.NO_SOURCES, why)
         self._end_run(reason, warnings)
+
+    def _record_follow_urls(self, names: list[str]) -> None:
+        """The follow_url of each site whose start pages this finished run fetched: a later
+        run with another one walks past known list pages (ListPages._follow_url_changed)."""
+        if self._run_id() is None:
+            return
+        try:
+            self.walks.record_follow_urls({name: follow_pattern(self.sites[name])
+                                           for name in names})
+        except Exception as exc:  # redis errors of any kind: the next run decides without it
+            if not report_fault(self.crawler, exc):  # but Redis refusing a command stops
+                logger.warning("Cannot record the sites' follow_url in Redis: %s", exc)
 
     def _first_crawls(self, run_id: str | None, summaries: list[Any]) -> set[str]:
         """The sites run ``run_id`` is the first to fetch pages of."""

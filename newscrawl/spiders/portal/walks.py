@@ -28,9 +28,9 @@ from newscrawl.meta import (
 from newscrawl.middlewares.faults import report_fault
 from newscrawl.scheduling.lists import ADMITTED, OVER_CAP, position
 from newscrawl.scheduling.waiting import row_date
-from newscrawl.sites import Site
+from newscrawl.sites import Site, follow_pattern, quote_regex
 from newscrawl.spiders.portal.base import PortalBase, article_pattern
-from newscrawl.spiders.portal.pagebar import ListLink, plan
+from newscrawl.spiders.portal.pagebar import ListLink, looks_like_list, plan
 
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
@@ -89,7 +89,11 @@ class ListPages(PortalBase):
                            response.headers.get(b"Content-Type"))
             return
         depth = int(response.meta.get(DEPTH, 0))
-        article_urls, list_links, row_dates = self._page_links(response, site)
+        start = kind == RequestKind.START and site.follow_url is not None
+        article_urls, list_links, row_dates, next_like = self._page_links(
+            response, site, next_like=start)
+        if start and not list_links:
+            self._next_unmatched(response, site, next_like)
         articles = [self._request(url, site, RequestKind.ARTICLE, depth + 1)
                     for url in article_urls]
         self._inc("newscrawl/links/article", len(articles))
@@ -102,17 +106,21 @@ class ListPages(PortalBase):
             for place, request in enumerate(articles)])
         yield from lists
 
-    def _page_links(self, response: TextResponse, site: Site
-                    ) -> tuple[list[str], list[ListLink], dict[str, ParsedDate]]:
-        """(article URLs, list links, dates printed beside article links) linked from a page,
-        each once, in page order.
+    def _page_links(self, response: TextResponse, site: Site, *, next_like: bool = False
+                    ) -> tuple[list[str], list[ListLink], dict[str, ParsedDate], list[ListLink]]:
+        """(article URLs, list links, dates printed beside article links, other links of the
+        site that look like a next page) linked from a page, each once, in page order.
 
         A URL that matches both ``follow_url`` and ``article_url`` is a list page (warned about
         once per site); links to the site's start URLs are skipped (read every run anyway). A list
-        link keeps its anchor text and ``rel`` (:mod:`.pagebar`)."""
+        link keeps its anchor text and ``rel`` (:mod:`.pagebar`). A list-like link is one
+        ``follow_url`` does not match whose text or ``rel`` says it leads to more of a listing
+        ("下一页", page number 2, "更多": :func:`.pagebar.looks_like_list`; collected when
+        ``next_like``)."""
         seen: set[str] = set()
         article_urls: list[str] = []
         list_links: list[ListLink] = []
+        nexts: list[ListLink] = []
         dates: dict[str, ParsedDate] = {}
         for anchor in response.xpath("//a[@href]"):
             href = (anchor.attrib.get("href") or "").strip()
@@ -139,15 +147,51 @@ class ListPages(PortalBase):
                             dates[article] = when
                         continue
                     self._warn_ambiguous(site, url)
-                if is_list:
+                if is_list or (next_like and article is None):
                     text = " ".join(anchor.xpath(".//text()").getall())
-                    list_links.append(ListLink(url, text, anchor.attrib.get("rel") or ""))
+                    link = ListLink(url, text, anchor.attrib.get("rel") or "")
+                    if is_list:
+                        list_links.append(link)
+                    elif looks_like_list(link):
+                        nexts.append(link)
             except ValueError as exc:
                 # e.g. "http://[::1/x" (invalid IPv6) or a port out of range: one bad link must
                 # not end the page's generator and lose every link after it
                 self._inc("newscrawl/links/invalid")
                 logger.warning("Skipping an invalid link on %s: %r (%s)", response.url, href, exc)
-        return article_urls, list_links, dates
+        return article_urls, list_links, dates, nexts
+
+    def _next_unmatched(self, response: Response, site: Site, next_like: list[ListLink]
+                        ) -> None:
+        """A start page with no link ``follow_url`` matches, but one that looks like a list page
+        (a next page, page 2, "更多", or a ``<link rel="next">``): most likely a ``follow_url``
+        that misses the site's list pages. Counted for the end-of-run warning (which it makes
+        fire on a site's first crawl too) and logged once per site and worker, with the link."""
+        if self._head_next(response, site):
+            return
+        heads = []
+        for href in response.xpath("//head/link[@rel='next']/@href").getall():
+            try:
+                url = urldefrag(response.urljoin(href.strip()))[0]
+            except ValueError:
+                continue
+            if site.allows(url):
+                heads.append(ListLink(url, "", "next"))
+        found = next_like + heads
+        if not found:
+            return
+        self.site_stats.inc(site.name, "links", "next_unmatched")
+        if site.name in self._warned_next:
+            return
+        self._warned_next.add(site.name)
+        link = found[0]
+        logger.warning(
+            "Site %s: start page %s links to %s (%s), a list page by the look of it, but"
+            " follow_url %s does not match it: no list page below this start page is read."
+            " Does follow_url match the site's list pages?",
+            site.name, response.url, link.url,
+            repr(" ".join(link.text.split())) if link.text.strip() else f'rel="{link.rel}"',
+            quote_regex(site.follow_url.pattern) if site.follow_url is not None else "")
 
     @staticmethod
     def _head_next(response: Response, site: Site) -> list[str]:
@@ -203,7 +247,7 @@ class ListPages(PortalBase):
         list_urls = page_plan.follow
         if not list_urls:
             return [], False
-        if known >= site.stop_after_known:
+        if known >= site.stop_after_known and not self._follow_url_changed(site):
             self._inc("newscrawl/lists/stopped_at_known")
             logger.debug("Site %s: nothing new on %d list page(s) up to %s; not following its"
                          " %d list links", site.name, known, response.url, len(list_urls))
@@ -239,6 +283,28 @@ class ListPages(PortalBase):
                     over,
                 )
         return out, ADMITTED in results
+
+    def _follow_url_changed(self, site: Site) -> bool:
+        """Whether ``site``'s ``follow_url`` differs from the one of the last finished run that
+        fetched its start pages: then this run walks its list pages past pages of known
+        articles, down to ``max_list_pages``, for the articles the old one did not reach (a
+        mended typo, list pages the portal moved). Asked once per site and worker; the value is
+        recorded at the end of a finished run, so every worker of a run gets the same answer."""
+        changed = self._follow_changed.get(site.name)
+        if changed is None:
+            before = self.walks.follow_url_before(site.name) if self._run_id() else None
+            now = follow_pattern(site)
+            changed = before is not None and before != now
+            self._follow_changed[site.name] = changed
+            if changed:
+                self.site_stats.inc(site.name, "lists", "follow_url_changed")
+                logger.info(
+                    "Site %s: follow_url changed since the last finished run (%s, now %s): its"
+                    " walks go on past list pages of known articles this run, down to"
+                    " max_list_pages (%d), to fetch what the old one did not reach",
+                    site.name, quote_regex(before) if before else "none",
+                    quote_regex(now) if now else "none", site.max_list_pages)
+        return changed
 
     def _after_failed(self, failure: Failure) -> list[Request]:
         request = getattr(failure, "request", None)
