@@ -170,6 +170,17 @@ def test_bad_selectors_raise_value_error_naming_the_key(mapping: dict, key: str)
         extract_article(zh_page(), "http://x.example/a.html", selectors=mapping)
 
 
+def test_an_unknown_selector_key_names_the_field_it_may_mean() -> None:
+    with pytest.raises(ValueError) as info:
+        validate_selectors({"body": "div.article"})
+    assert str(info.value) == ("selectors: unknown key 'body' (did you mean \"text\"? allowed:"
+                               " author, published, text, title)")
+    with pytest.raises(ValueError) as info:
+        validate_selectors({"colour": "p"})
+    assert str(info.value) == ("selectors: unknown key 'colour' (allowed: author, published,"
+                               " text, title)")
+
+
 def test_huge_page_is_bounded() -> None:
     para = "<p>" + P1 * 3 + "</p>"
     script = "<script>var data = '" + "x" * (6 * 1024 * 1024) + "';</script>"

@@ -17,6 +17,12 @@ __all__ = ["SELECTOR_KEYS", "compile_selector", "validate_selectors"]
 
 SELECTOR_KEYS = frozenset({"title", "text", "published", "author"})
 
+#: other names users give the fields, for the message about an unknown key
+_MEANT = {"body": "text", "content": "text", "article": "text", "main": "text",
+          "date": "published", "time": "published", "pubdate": "published",
+          "published_at": "published", "publish_time": "published", "byline": "author",
+          "authors": "author", "headline": "title", "heading": "title"}
+
 _css = HTMLTranslator()
 
 
@@ -51,8 +57,11 @@ def validate_selectors(mapping: Mapping[str, str] | None) -> None:
         raise ValueError(f"selectors must be a table/mapping, not {type(mapping).__name__}")
     for key, value in mapping.items():
         if key not in SELECTOR_KEYS:
+            meant = _MEANT.get(str(key).lower())
             raise ValueError(
-                f"selectors: unknown key {key!r} (allowed: {', '.join(sorted(SELECTOR_KEYS))})"
+                f"selectors: unknown key {key!r} ("
+                + (f'did you mean "{meant}"? ' if meant else "")
+                + f"allowed: {', '.join(sorted(SELECTOR_KEYS))})"
             )
         if not isinstance(value, str):
             raise ValueError(f"selectors.{key}: must be a string, not {type(value).__name__}")
