@@ -454,12 +454,19 @@ def parse_sites(data: Mapping[str, Any], path: str = "<sites>") -> list[Site]:
             mistakes.append(f"sites file {path}: no [[sites]] entries")
     else:
         seen: dict[str, int] = {}
+        names = [raw.get("name") if isinstance(raw, dict) else None for raw in raw_sites]
         for index, raw in enumerate(raw_sites):
+            name = names[index]
             try:
                 sites.append(parse_site(raw, index, path))
             except SitesError as exc:
-                mistakes.extend(exc.mistakes)
-            name = raw.get("name") if isinstance(raw, dict) else None
+                if isinstance(name, str) and names.count(name) > 1:
+                    # entries sharing a name: say which one each mistake is of
+                    own = _where(path, index, name)
+                    mistakes.extend(m.replace(own, f"{own} (#{index + 1})", 1)
+                                    for m in exc.mistakes)
+                else:
+                    mistakes.extend(exc.mistakes)
             if isinstance(name, str) and _NAME_RE.match(name):
                 if name in seen:
                     mistakes.append(f'{_where(path, index, name)}: key "name": duplicate name'

@@ -229,13 +229,14 @@ def test_every_mistake_of_every_entry_is_listed_at_once() -> None:
     with pytest.raises(SitesError) as info:
         parse_sites({"sites": [first, second, site_with(name="ok"), nameless, duplicate]},
                     "s.toml")
+    # (entry #5 shares the first one's name: the first entry's mistakes say which it is)
     lines = [
-        'sites file s.toml: site "portal-a": unknown key "artcle_url" (did you mean'
+        'sites file s.toml: site "portal-a" (#1): unknown key "artcle_url" (did you mean'
         ' "article_url"?)',
-        'sites file s.toml: site "portal-a": unknown key "sitemap" (did you mean'
+        'sites file s.toml: site "portal-a" (#1): unknown key "sitemap" (did you mean'
         ' "sitemap_urls"?)',
-        f'sites file s.toml: site "portal-a": unknown key "proxy" (known keys: {KNOWN_KEYS})',
-        'sites file s.toml: site "portal-a": key "max_list_pages" must be an integer >= 1',
+        f'sites file s.toml: site "portal-a" (#1): unknown key "proxy" (known keys: {KNOWN_KEYS})',
+        'sites file s.toml: site "portal-a" (#1): key "max_list_pages" must be an integer >= 1',
         'sites file s.toml: site "portal-b": key "stop_after_known" must be an integer >= 1',
         'sites file s.toml: site "portal-b": key "delay" must be a number of seconds from 0 to'
         ' 3600',
