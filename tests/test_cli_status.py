@@ -89,6 +89,42 @@ def test_status_shows_the_run_its_workers_and_the_sites_of_a_running_crawl(
         portal.stop()
 
 
+def test_status_says_whose_requests_are_in_flight_after_a_forced_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: list
+) -> None:
+    """Ctrl-C twice: the worker leaves at once, the requests it had in flight stay leased in
+    Redis until the next crawl puts them back; status says so rather than "in flight"."""
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        daily = DailyPortal(portal, per_page=8, home=5)
+        daily.publish(12)
+        portal.delay(daily.paths, 30.0)
+        sites = tmp_path / "sites.toml"
+        sites.write_text(daily.sites_toml("daily"), encoding="utf-8")
+        with RedisServer(tmp_path / "redis") as server:
+            worker = start_crawl(tmp_path, sites, *FAST, IN_PROCESS, "CONCURRENT_REQUESTS=2",
+                                 redis_url=server.url, log_path=tmp_path / "w.log")
+            workers.append(worker)
+            wait_for(lambda: sum(portal.hit_counts().get(p, 0) for p in daily.paths) >= 2,
+                     timeout=60, what="articles requested")
+            worker.proc.send_signal(signal.SIGINT)
+            time.sleep(0.5)
+            worker.proc.send_signal(signal.SIGINT)
+            worker.wait(60)
+            code, out = status(capsys, server.url, "--json")
+            stopped = json.loads(out)
+            assert not stopped["running"] and stopped["in_flight"] >= 1, stopped
+            code, text = status(capsys, server.url)
+            assert (f"{stopped['in_flight']} in flight (held by workers that stopped: the next"
+                    " crawl puts them back)") in text, text
+            (limit,) = stopped["sites"]["daily"]["limits"]
+            if limit["at_host_now"]:
+                assert f"; {limit['at_host_now']} held by workers that stopped" in text, text
+            assert "there now" not in text
+    finally:
+        portal.stop()
+
+
 def test_status_after_a_crawl_tells_how_the_last_run_went(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: list
 ) -> None:

@@ -450,8 +450,11 @@ def _lines(status: dict[str, Any]) -> list[str]:
             f"  {w['host']}:{w['pid']}  {state}, last heartbeat "
             + (f"{ago:.0f} s ago" if ago is not None else "?")
             + (f", {plural(w['pages'], 'page')} fetched" if w["pages"] is not None else ""))
-    lines.append(f"queue:      {status['queued']} queued, {status['in_flight']} in flight, "
-                 f"{status['retry']} failed earlier (retried by the next run)")
+    stale = not status["running"] and status["in_flight"]
+    lines.append(f"queue:      {status['queued']} queued, {status['in_flight']} in flight"
+                 + (" (held by workers that stopped: the next crawl puts them back)"
+                    if stale else "")
+                 + f", {status['retry']} failed earlier (retried by the next run)")
     if status["running"]:
         rate = status["pages_last_minute"]
         lines.append(f"rate:       {rate:g} pages a minute (the last minute); time left: "
@@ -475,7 +478,9 @@ def _lines(status: dict[str, Any]) -> list[str]:
                     f"  {site[:20]} at {lim['host']}: {lim['concurrency']} at once"
                     + (f", delay {lim['delay']:g} s" if lim["delay"] else ", no delay")
                     + (f", AutoThrottle {auto:g} s" if auto is not None else "")
-                    + f"; {lim['at_host_now']} there now")
+                    + (f"; {lim['at_host_now']} there now" if status["running"]
+                       or not lim["at_host_now"] else
+                       f"; {lim['at_host_now']} held by workers that stopped"))
         if not status["queued_by_site_complete"]:
             lines.append(f"(queued by site: the first {MAX_QUEUE_SCAN} entries)")
     index = status["index"]
