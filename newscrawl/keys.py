@@ -57,6 +57,10 @@ CRAWL_WORKERS = "{prefix}:{spider}:workers"
 # String with TTL (NEWSCRAWL_HEARTBEAT_SECONDS, refreshed every quarter of it): the worker's
 # heartbeat, holding its run id.
 CRAWL_WORKER = "{prefix}:{spider}:worker:{worker}"
+# String with TTL (twice NEWSCRAWL_HEARTBEAT_SECONDS): set by a worker that finds its own
+# heartbeat gone (Redis was away, every heartbeat ran out together); while it lives, a
+# registered worker without a heartbeat is late, not dead (its entries are not requeued).
+CRAWL_BEATS_RESUMED = "{prefix}:{spider}:beats-resumed"
 # Hash: in-flight queue entry -> the id of the worker holding it (its entries go back to the
 # queue at once when its heartbeat is gone).
 CRAWL_INFLIGHT_OWNERS = "{prefix}:{spider}:inflight:owners"
@@ -200,6 +204,10 @@ class CrawlKeys:
     @property
     def workers(self) -> str:
         return self._key(CRAWL_WORKERS)
+
+    @property
+    def beats_resumed(self) -> str:
+        return self._key(CRAWL_BEATS_RESUMED)
 
     def worker(self, worker_id: str) -> str:
         """The heartbeat key of worker ``worker_id`` ("": the prefix of every worker's)."""

@@ -231,8 +231,13 @@ def test_two_workers_store_the_originals_of_later_reprints(
     from test_crawl_originals import publish_with_reprints
 
     originals, reprints = publish_with_reprints(daily)
-    # list pages answer slowly, so both workers are busy while the walk goes on
+    # list pages answer slowly, so both workers are busy while the walk goes on; article pages
+    # in 0.2 s, as a portal's do: articles of one site keep no check order across workers (the
+    # queue hands them out oldest first), so a reprint 26 articles later reaches the check
+    # first only if a worker holds the original's response that long (a loaded CI host held
+    # it for the ~0.3 s 26 loopback answers take)
     daily.portal.delay(list_paths(daily), 0.3)
+    daily.portal.delay(daily.paths, 0.2)
     sites = tmp_path / "sites.toml"
     sites.write_text(daily.sites_toml(), encoding="utf-8")
     for i in range(2):
@@ -307,3 +312,35 @@ def test_three_workers_keep_autothrottles_target_concurrency_together(
     # AUTOTHROTTLE_DEBUG: each worker logs the moves of the shared delay its responses made
     moves = [line for r in results for line in r.log.splitlines() if "(shared) | delay:" in line]
     assert len(moves) >= len(daily.paths), moves[:3]
+
+
+def test_a_redis_pause_longer_than_the_heartbeat_declares_no_worker_dead(
+    tmp_path: Path, portals: Layout, sites: Path, redis_server: RedisServer,
+    workers: list[Worker],
+) -> None:
+    # Redis stopped (SIGSTOP) for 5 s with a heartbeat of 2 s: every heartbeat runs out in the
+    # pause. The first worker back must not take the other, still fetching, for dead: its
+    # requests would be fetched twice.
+    import os
+    import signal
+    import time
+
+    slow_articles(portals, 1.0)
+    # (leases of 30 s: the pause does not outlast them, as it does not the default 120 s)
+    settings = (*FAST, "CONCURRENT_REQUESTS=3", "NEWSCRAWL_IDLE_EXIT_SECONDS=3",
+                "NEWSCRAWL_HEARTBEAT_SECONDS=2", "NEWSCRAWL_LEASE_SECONDS=30")
+    start_together(tmp_path, sites, settings, redis_server.url, workers, [portals.a, portals.b],
+                   n=2)
+    wait_for(lambda: sum(article_hits(articles(portals)).values()) >= 4, timeout=60,
+             what="both workers fetching articles")
+    assert redis_server.proc is not None
+    os.kill(redis_server.proc.pid, signal.SIGSTOP)
+    try:
+        time.sleep(5)
+    finally:
+        os.kill(redis_server.proc.pid, signal.SIGCONT)
+    results = [finished(w) for w in workers]
+    hits = article_hits(articles(portals))
+    assert set(hits.values()) == {1}, {u: n for u, n in hits.items() if n != 1}
+    assert sum(r.stats.get("newscrawl/scheduler/requeued_dead_worker", 0) for r in results) == 0
+    assert_stored_once(portals, stored_urls(tmp_path))

@@ -186,6 +186,9 @@ CASES: dict[str, Case] = {
     "runstats": Case(("runstats:{run}",), crawl_key("runstats:{run}"), during_run=True),
     # read and written at the end of a finished run
     "sites-first-run": Case(("sites-first-run",), crawl_key("sites-first-run", string_key=True)),
+    # read only with PTTL and replaced by SET: no command meets the wrong type
+    "beats-resumed": Case(("beats-resumed",), crawl_key("beats-resumed", string_key=True),
+                          stops=False),
     "sites-follow-url": Case(("sites-follow-url",),
                              crawl_key("sites-follow-url", string_key=True)),
     "index-buckets": Case(("{prefix}:simhash:{block}:{value:04x}",), index_buckets),

@@ -153,7 +153,8 @@ class RunMarker:
         code, run_id, other, rescued, sites = self.retry.call(
             script,
             keys=[self.key, self.sites_key, self.keys.queue, self.keys.inflight, self.keys.pending,
-                  self.keys.seq, self.keys.workers, self.heartbeat_key, self.keys.inflight_owners],
+                  self.keys.seq, self.keys.workers, self.heartbeat_key, self.keys.inflight_owners,
+                  self.keys.beats_resumed],
             args=[new_id, self.ttl, self.worker_id, int(self.heartbeat_seconds * 1000),
                   self._info(), self.worker_prefix, self.sites],
             what="claim run",
@@ -190,7 +191,8 @@ class RunMarker:
         live, rescued, busy = self.retry.call(
             script,
             keys=[self.keys.workers, self.heartbeat_key, self.key, self.sites_key,
-                  self.keys.inflight, self.keys.queue, self.keys.seq, self.keys.inflight_owners],
+                  self.keys.inflight, self.keys.queue, self.keys.seq, self.keys.inflight_owners,
+                  self.keys.beats_resumed],
             args=[self.worker_id, int(self.heartbeat_seconds * 1000), self.run_id, self._info(),
                   self.worker_prefix, self.ttl],
             what="heartbeat",

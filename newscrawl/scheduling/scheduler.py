@@ -528,8 +528,11 @@ class Scheduler(BaseScheduler):
         if result == q.ACK_LOST:
             self._inc("lease_lost")
             logger.warning(
-                "Lease of %s expired before it was processed (requeued for another worker);"
-                " raise NEWSCRAWL_LEASE_SECONDS if requests take this long", request.url,
+                "Lease of %s was lost before it was processed: it was put back in the queue for"
+                " another worker, which may fetch it again (this worker's lease, %g s, or its"
+                " heartbeat, %g s, ran out: requests that take this long, or a worker stalled;"
+                " raise NEWSCRAWL_LEASE_SECONDS or NEWSCRAWL_HEARTBEAT_SECONDS)", request.url,
+                self.config.lease_seconds, self.config.heartbeat_seconds,
             )
         elif result == q.ACK_GAVE_UP:
             self._inc("gave_up")

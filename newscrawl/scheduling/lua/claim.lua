@@ -1,5 +1,6 @@
 -- Start a run, join the current one, or take over a run none of whose workers is alive (run.py).
--- KEYS: run, run sites, queue, inflight, pending, seq, registry, heartbeat, owners
+-- KEYS: run, run sites, queue, inflight, pending, seq, registry, heartbeat, owners,
+--       beats resumed (workers.lua's sweep)
 -- ARGV: new run id, run ttl (s), worker id, heartbeat ttl ms, info JSON, worker key prefix,
 --       sites fingerprint
 -- Returns {RUN_* code, the run's id, the run taken over or refused ('' if none), requests
@@ -9,7 +10,7 @@ local RUN_STARTED = 1
 local RUN_TOOK_OVER = 2
 local RUN_REFUSED = 3
 
-local live, rescued = sweep(KEYS[7], KEYS[4], KEYS[3], KEYS[6], KEYS[9], ARGV[6], ARGV[3])
+local live, rescued = sweep(KEYS[7], KEYS[4], KEYS[3], KEYS[6], KEYS[9], ARGV[6], ARGV[3], KEYS[10])
 local current = redis.call('GET', KEYS[1])
 local sites = redis.call('GET', KEYS[2]) or ''
 if current and live > 0 then

@@ -21,14 +21,21 @@ end
 -- Forget the dead workers of the registry (rescuing their entries); returns the number of live
 -- workers other than `me`, the number of requests rescued and how many of those live workers
 -- were not idle at their last heartbeat (their info's "idle" flag).
-local function sweep(registry, inflight, queue, seq, owners, worker_prefix, me)
+-- `resumed` (a key): set while the heartbeats resume after Redis was away (a worker found its
+-- own heartbeat gone): every heartbeat ran out together, so a registered worker without one is
+-- not dead yet, only late (live and busy) until the key expires.
+local function sweep(registry, inflight, queue, seq, owners, worker_prefix, me, resumed)
   local live, busy, dead, any = 0, 0, {}, false
+  local grace = redis.call('PTTL', resumed) > 0  -- (a key of ours always has a TTL)
   for _, id in ipairs(redis.call('HKEYS', registry)) do
     if id ~= me then
       if redis.call('EXISTS', worker_prefix .. id) == 1 then
         live = live + 1
         local ok, info = pcall(cjson.decode, redis.call('HGET', registry, id))
         if not (ok and type(info) == 'table' and info['idle'] == true) then busy = busy + 1 end
+      elseif grace then
+        live = live + 1
+        busy = busy + 1
       else
         dead[id] = true
         any = true
