@@ -211,6 +211,35 @@ def test_a_kill_during_discovery_loses_no_waiting_link(
     assert kept >= 19, f"{kept} of {total} originals kept"
 
 
+def test_articles_left_queued_by_a_killed_run_keep_their_order_in_the_rerun(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """kill -9 once the run's article links are queued and the first are in flight; in the
+    rerun the source answers slowly and the reprinting portal fast. The links the killed run
+    numbered keep their order at the check (the rerun numbers them again, ahead of its own),
+    so the reprints wait for their originals: without it they reached the check first."""
+    two = TwoPortals(*portals, dated=True, times=True).build()
+    src_articles = [story.original for story in two.stories]
+    re_articles = [p for story in two.stories if (p := story.reprint) is not None] + two.own
+    two.src.hold(src_articles)
+    two.re.hold(re_articles)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(two.sites_toml(), encoding="utf-8")
+    first = start_crawl(tmp_path, sites, *SETTINGS, log_path=tmp_path / "first.log")
+    try:
+        wait_for(lambda: sum(two.src.hit_counts().get(p, 0) for p in src_articles)
+                 + sum(two.re.hit_counts().get(p, 0) for p in re_articles) >= 4, timeout=60,
+                 what="the first articles requested")
+    finally:
+        first.kill()
+        two.src.release()
+        two.re.release()
+    two.src.delay(src_articles, 0.5)
+    rerun = crawled(run_crawl(tmp_path, sites, *SETTINGS))
+    assert "keep their order at the near-duplicate check" in rerun.log
+    kept, total = check_one_copy(tmp_path, two)
+    assert kept >= 19, f"{kept} of {total} originals kept"
+
+
 def test_a_big_page_waiting_for_its_turn_does_not_stall_the_worker(
         tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
     """A page larger than Scrapy's scraper slot (SCRAPER_SLOT_MAX_ACTIVE_SIZE, 5 MB) that waits

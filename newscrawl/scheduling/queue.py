@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 from scrapy_redis.queue import Base
 
-from newscrawl.meta import RUN_KINDS, SITE, RequestKind
+from newscrawl.meta import ORDER, ORDER_DAY, ORDER_TIMED_DAY, RUN_KINDS, SITE, RequestKind
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.serializer import SerializationError
@@ -95,6 +95,9 @@ class Inherited:
 
     articles: dict[str, int]
     sources: list[bytes]
+    #: the article entries with a place in their run's check order: (order number, site, URL,
+    #: day known alone, day known with a time), for the run that finishes them to keep it
+    ordered: list[tuple[int, str, str, int | None, int | None]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -474,6 +477,11 @@ class LeasedPriorityQueue(Base):
         a run."""
         counts: dict[str, int] = {}
         sources: list[bytes] = []
+        ordered: list[tuple[int, str, str, int | None, int | None]] = []
+
+        def day(value: Any) -> int | None:
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
         cursor = 0
         while True:
             cursor, items = self.retry.call(self.server.zscan, self.key, cursor, count=batch,
@@ -483,15 +491,21 @@ class LeasedPriorityQueue(Base):
                     obj = json.loads(raw)
                     if obj.get("k") in RUN_KINDS:
                         sources.append(bytes.fromhex(obj["fp"]))
-                    site = obj["r"]["meta"].get(SITE)
+                    meta = obj["r"]["meta"]
+                    site = meta.get(SITE)
                     first = obj.get("k") == RequestKind.ARTICLE and obj.get("p") == 1 \
                         and not obj.get("o") and not obj["r"].get("dont_filter")
+                    number, url = meta.get(ORDER), obj["r"]["url"]
                 except (ValueError, KeyError, TypeError, AttributeError):
                     continue
                 if first and isinstance(site, str):
                     counts[site] = counts.get(site, 0) + 1
+                if obj.get("k") == RequestKind.ARTICLE and isinstance(site, str) \
+                        and day(number) is not None and isinstance(url, str):
+                    ordered.append((int(number), site, url, day(meta.get(ORDER_DAY)),
+                                    day(meta.get(ORDER_TIMED_DAY))))
             if not cursor:
-                return Inherited(counts, sources)
+                return Inherited(counts, sources, ordered)
 
     def mark_queued_this_run(self, listseen_key: str, fps: Sequence[bytes], ttl: int) -> None:
         """Record fingerprints as queued in this run (its failed-this-run set, ``listseen``):

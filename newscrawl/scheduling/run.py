@@ -265,6 +265,8 @@ class RunLife:
         self.failures_queued = 0
         #: the articles among them, per site (the summary's "failed before, tried again")
         self.articles_retried: Counter[str] = Counter()
+        #: article links an earlier run queued with a place in its check order (queue.Inherited)
+        self.inherited_order: list[tuple[int, str, str, int | None, int | None]] = []
 
     def start(self, df: RedisDupeFilter, queue: LeasedPriorityQueue, sites: object) -> bool:
         """Claim the run (Redis must be reachable: retried up to
@@ -302,6 +304,7 @@ class RunLife:
             # articles an earlier run queued and left: "new" for this run, which finishes them
             found = queue.inherited()
             inherited = found.articles
+            self.inherited_order = found.ordered
             queue.mark_queued_this_run(df.listseen_key(run.run_id), found.sources,
                                        self.config.run_ttl)
             df.prune()

@@ -194,6 +194,11 @@ class Scheduler(BaseScheduler):
         self.politeness.open(self.queue)
         self.life.start(self.df, self.queue, sites)
         self.keys = self.keys.for_run(self.run.run_id)
+        if self.life.inherited_order:
+            # an earlier run's article links keep their order at the near-duplicate check
+            adopted = self.order.adopt(self.run.run_id, self.life.inherited_order)
+            logger.info("%d article links queued by an earlier run keep their order at the"
+                        " near-duplicate check, ahead of this run's", adopted)
         self._reap()
         queued = len(self.queue)
         retried = self.life.failures_queued

@@ -366,26 +366,49 @@ class CheckOrder:
 
         return int(self.retry.call(incr, what="article order"))
 
+    def adopt(self, run_id: str,
+              links: Sequence[tuple[int, str, str, int | None, int | None]]) -> int:
+        """Article links an earlier run queued and left (stopped, killed, a fault; its
+        numbers were its own): each gets a number of this run, in their old order and before
+        any link this run numbers, so they keep their order at the check. ``links``: (old
+        number, site, URL, day, timed day). Returns how many."""
+        if not links:
+            return 0
+        first = self.reserve(run_id, len(links))
+        ordered = sorted(links)
+        for start in range(0, len(ordered), 500):
+            self._add(run_id, [(site, url, first + start + i, day, timed_day)
+                               for i, (_, site, url, day, timed_day)
+                               in enumerate(ordered[start:start + 500])])
+        return len(links)
+
     def pending(self, run_id: str, site: str, url: str, number: int,
                 day: int | None = None, *, timed_day: int | None = None) -> None:
         """An article link queued with its order number (and ``day``, the day ordinal when
         that was all that was known of its date, or ``timed_day``, its day when a time of day
         was known too: stored as ``t<day>``, it is among the day's articles a reprint known by
         its day alone waits for, and does not tie with them)."""
+        self._add(run_id, [(site, url, number, day, timed_day)])
+
+    def _add(self, run_id: str,
+             links: Sequence[tuple[str, str, int, int | None, int | None]]) -> None:
+        """(site, URL, number, day, timed day) of links, in one round trip."""
         unchecked, days, arrived = self._keys(run_id)
-        member = f"{site}\n{url}"
-        known = day if day is not None else timed_day
 
         def add() -> None:
             pipe = self.server.pipeline(transaction=False)
-            pipe.zadd(unchecked, {member: number})
+            for site, url, number, day, timed_day in links:
+                member = f"{site}\n{url}"
+                known = day if day is not None else timed_day
+                pipe.zadd(unchecked, {member: number})
+                if known is not None:
+                    pipe.hset(days, member, str(day) if day is not None else f"t{timed_day}")
+                    day_key = str(self.keys(CRAWL_UNCHECKED_DAY, run=run_id, day=known))
+                    pipe.zadd(day_key, {member: number})
+                    pipe.expire(day_key, self.ttl)
             pipe.expire(unchecked, self.ttl)
-            if known is not None:
-                pipe.hset(days, member, str(day) if day is not None else f"t{timed_day}")
+            if any(day is not None or timed_day is not None for *_, day, timed_day in links):
                 pipe.expire(days, self.ttl)
-                day_key = str(self.keys(CRAWL_UNCHECKED_DAY, run=run_id, day=known))
-                pipe.zadd(day_key, {member: number})
-                pipe.expire(day_key, self.ttl)
                 pipe.expire(arrived, self.ttl)
             pipe.execute()
 
