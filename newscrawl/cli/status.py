@@ -70,8 +70,11 @@ def _memory_line(memory: dict[str, Any] | None) -> str:
                 " cannot record its run here; free memory with `newscrawl prune --days N"
                 " --duplicates-days M` or raise maxmemory")
     if memory["near_full"]:
-        return (line + ": near its limit, where every write is refused (OOM); free memory with"
-                " `newscrawl prune --days N --duplicates-days M` or raise maxmemory")
+        return (line + ": near its limit, where every write is refused (OOM; a crawl that met"
+                " it stopped with exit code 3 and could not record its run, so the last run"
+                " shown may be an earlier one); free memory with `newscrawl prune --days N"
+                " --duplicates-days M` (fingerprints first stored more than N days ago) or raise"
+                " maxmemory")
     return line
 
 

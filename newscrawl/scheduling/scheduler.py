@@ -264,8 +264,9 @@ class Scheduler(BaseScheduler):
                 logger.debug("Cannot end the run after the fault: %s", exc)
         if self._leases:
             logger.error(
-                "%d requests were in flight when the crawl stopped; they stay in the in-flight"
-                " set and are requeued when their lease expires", len(self._leases),
+                "%d requests were in flight when the crawl stopped; they stay in flight in"
+                " Redis until the next crawl (or another live worker of this run) puts them"
+                " back in the queue, at the latest when their lease expires", len(self._leases),
             )
 
     def _requeue_leftovers(self) -> None:
