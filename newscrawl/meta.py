@@ -71,3 +71,6 @@ ORDER_DAY = "newscrawl_order_day"
 #: ... or its day when its time of day was known too (a same-day article known by its day
 #: alone that names a source waits for it as for the other sites' day-only ones)
 ORDER_TIMED_DAY = "newscrawl_order_timed_day"
+#: ... and the id of the run that numbered it (a later run that finishes it numbers it again,
+#: in the order of (this run id, its number): run ids sort by their start time)
+ORDER_RUN = "newscrawl_order_run"

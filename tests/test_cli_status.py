@@ -4,14 +4,16 @@ the rate and time left from a queue and rate buckets written directly."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlrun import FAST, IN_PROCESS, run_crawl, start_crawl, stored_urls, wait_for
+from crawlrun import FAST, IN_PROCESS, Worker, run_crawl, start_crawl, stored_urls, wait_for
 from mockportal import DailyPortal, MockPortal
 from redisserver import RedisServer
 
@@ -26,67 +28,76 @@ def status(capsys: pytest.CaptureFixture[str], url: str, *extra: str) -> tuple[i
     return code, capsys.readouterr().out
 
 
-def test_status_shows_the_run_its_workers_and_the_sites_of_a_running_crawl(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: list
-) -> None:
+@contextlib.contextmanager
+def crawling(tmp_path: Path, workers: list, *, delay: float, requested: int
+             ) -> Iterator[tuple[MockPortal, DailyPortal, RedisServer, Worker]]:
+    """A crawl of a daily portal (12 articles answered ``delay`` s late) on a real
+    redis-server, once ``requested`` of its articles were asked for."""
     portal = MockPortal("127.0.0.1").start()
     try:
         daily = DailyPortal(portal, per_page=8, home=5)
         daily.publish(12)
-        portal.delay(daily.paths, 1.0)
+        portal.delay(daily.paths, delay)
         sites = tmp_path / "sites.toml"
         sites.write_text(daily.sites_toml("daily"), encoding="utf-8")
         with RedisServer(tmp_path / "redis") as server:
             worker = start_crawl(tmp_path, sites, *FAST, IN_PROCESS, "CONCURRENT_REQUESTS=2",
                                  redis_url=server.url, log_path=tmp_path / "w.log")
             workers.append(worker)
-            wait_for(lambda: sum(portal.hit_counts().get(p, 0) for p in daily.paths) >= 3,
-                     timeout=60, what="articles fetched")
-            code, out = status(capsys, server.url, "--json")
-            assert code == 0
-            live = json.loads(out)
-            assert live["run"] and live["run"] in worker.log()
-            (w,) = live["workers"]
-            assert w["alive"] and w["pid"] == worker.proc.pid and not w["idle"]
-            site = live["sites"]["daily"]
-            assert site["queued"] + site["in_flight"] > 0 and site["fetched"] >= 1
-            assert site["pages_per_minute"] is not None
-            # how far, how long
-            assert live["running"] and site["list_pages"] >= 1
-            assert set(site["articles"]) == {"queued", "in_flight", "fetched", "stored",
-                                             "dropped", "late_originals", "already_stored",
-                                             "not_html", "failed"}
-            assert site["articles"]["queued"] + site["articles"]["in_flight"] > 0
-            assert live["pages_last_minute"] > 0 and site["pages_last_minute"] > 0
-            assert live["time_left_seconds"] is None or live["time_left_seconds"] > 0
-            if live["discovering"]:
-                assert live["time_left_unknown"] == "still finding links"
-            assert w["pages"] == site["fetched"]  # one worker, one site: the same count
-            (limit,) = site["limits"]  # the grant's limits at the portal's one host
-            assert limit["host"] == "127.0.0.1" and limit["concurrency"] == 8
-            assert limit["delay"] == 0 and limit["autothrottle_delay"] is None
-            assert 0 <= limit["at_host_now"] <= 8
-            code, text = status(capsys, server.url)
-            assert code == 0 and f":{worker.proc.pid}  working" in text
-            assert "daily" in text and "1 alive" in text
-            assert "pages a minute (the last minute); time left: " in text
-            assert "daily at 127.0.0.1: 8 at once, no delay;" in text
-            worker.proc.send_signal(signal.SIGINT)
-            worker.wait(60)
-            code, out = status(capsys, server.url, "--json")
-            stopped = json.loads(out)
-            assert stopped["workers"] == []  # a stopped worker leaves the registry
-            assert stopped["queued"] > 0 and stopped["in_flight"] == 0
-            # stopped with Ctrl-C: not running; the last run is that run, ended by a shutdown
-            assert not stopped["running"] and stopped["time_left_seconds"] is None
-            last = stopped["last_run"]
-            assert last["id"] == live["run"] and last["reason"] == "shutdown"
-            assert last["exit_code"] == 0 and last["ended"] and last["workers_ended"] == 1
-            code, text = status(capsys, server.url)
-            assert "stopped: no worker alive (the next crawl takes it over)" in text
-            assert f"last run:   {live['run']}" in text and "(shutdown)" in text
+            wait_for(lambda: sum(portal.hit_counts().get(p, 0) for p in daily.paths)
+                     >= requested, timeout=60, what="articles requested")
+            yield portal, daily, server, worker
     finally:
         portal.stop()
+
+
+def test_status_shows_the_run_its_workers_and_the_sites_of_a_running_crawl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: list
+) -> None:
+    with crawling(tmp_path, workers, delay=1.0, requested=3) as (_, _, server, worker):
+        code, out = status(capsys, server.url, "--json")
+        assert code == 0
+        live = json.loads(out)
+        assert live["run"] and live["run"] in worker.log()
+        (w,) = live["workers"]
+        assert w["alive"] and w["pid"] == worker.proc.pid and not w["idle"]
+        site = live["sites"]["daily"]
+        assert site["queued"] + site["in_flight"] > 0 and site["fetched"] >= 1
+        assert site["pages_per_minute"] is not None
+        # how far, how long
+        assert live["running"] and site["list_pages"] >= 1
+        assert set(site["articles"]) == {"queued", "in_flight", "fetched", "stored",
+                                         "dropped", "late_originals", "already_stored",
+                                         "not_html", "failed"}
+        assert site["articles"]["queued"] + site["articles"]["in_flight"] > 0
+        assert live["pages_last_minute"] > 0 and site["pages_last_minute"] > 0
+        assert live["time_left_seconds"] is None or live["time_left_seconds"] > 0
+        if live["discovering"]:
+            assert live["time_left_unknown"] == "still finding links"
+        assert w["pages"] == site["fetched"]  # one worker, one site: the same count
+        (limit,) = site["limits"]  # the grant's limits at the portal's one host
+        assert limit["host"] == "127.0.0.1" and limit["concurrency"] == 8
+        assert limit["delay"] == 0 and limit["autothrottle_delay"] is None
+        assert 0 <= limit["at_host_now"] <= 8
+        code, text = status(capsys, server.url)
+        assert code == 0 and f":{worker.proc.pid}  working" in text
+        assert "daily" in text and "1 alive" in text
+        assert "pages a minute (the last minute); time left: " in text
+        assert "daily at 127.0.0.1: 8 at once, no delay;" in text
+        worker.proc.send_signal(signal.SIGINT)
+        worker.wait(60)
+        code, out = status(capsys, server.url, "--json")
+        stopped = json.loads(out)
+        assert stopped["workers"] == []  # a stopped worker leaves the registry
+        assert stopped["queued"] > 0 and stopped["in_flight"] == 0
+        # stopped with Ctrl-C: not running; the last run is that run, ended by a shutdown
+        assert not stopped["running"] and stopped["time_left_seconds"] is None
+        last = stopped["last_run"]
+        assert last["id"] == live["run"] and last["reason"] == "shutdown"
+        assert last["exit_code"] == 0 and last["ended"] and last["workers_ended"] == 1
+        code, text = status(capsys, server.url)
+        assert "stopped: no worker alive (the next crawl takes it over)" in text
+        assert f"last run:   {live['run']}" in text and "(shutdown)" in text
 
 
 def test_status_says_whose_requests_are_in_flight_after_a_forced_stop(
@@ -94,35 +105,21 @@ def test_status_says_whose_requests_are_in_flight_after_a_forced_stop(
 ) -> None:
     """Ctrl-C twice: the worker leaves at once, the requests it had in flight stay leased in
     Redis until the next crawl puts them back; status says so rather than "in flight"."""
-    portal = MockPortal("127.0.0.1").start()
-    try:
-        daily = DailyPortal(portal, per_page=8, home=5)
-        daily.publish(12)
-        portal.delay(daily.paths, 30.0)
-        sites = tmp_path / "sites.toml"
-        sites.write_text(daily.sites_toml("daily"), encoding="utf-8")
-        with RedisServer(tmp_path / "redis") as server:
-            worker = start_crawl(tmp_path, sites, *FAST, IN_PROCESS, "CONCURRENT_REQUESTS=2",
-                                 redis_url=server.url, log_path=tmp_path / "w.log")
-            workers.append(worker)
-            wait_for(lambda: sum(portal.hit_counts().get(p, 0) for p in daily.paths) >= 2,
-                     timeout=60, what="articles requested")
-            worker.proc.send_signal(signal.SIGINT)
-            time.sleep(0.5)
-            worker.proc.send_signal(signal.SIGINT)
-            worker.wait(60)
-            code, out = status(capsys, server.url, "--json")
-            stopped = json.loads(out)
-            assert not stopped["running"] and stopped["in_flight"] >= 1, stopped
-            code, text = status(capsys, server.url)
-            assert (f"{stopped['in_flight']} in flight (held by workers that stopped: the next"
-                    " crawl puts them back)") in text, text
-            (limit,) = stopped["sites"]["daily"]["limits"]
-            if limit["at_host_now"]:
-                assert f"; {limit['at_host_now']} held by workers that stopped" in text, text
-            assert "there now" not in text
-    finally:
-        portal.stop()
+    with crawling(tmp_path, workers, delay=30.0, requested=2) as (_, _, server, worker):
+        worker.proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        worker.proc.send_signal(signal.SIGINT)
+        worker.wait(60)
+        code, out = status(capsys, server.url, "--json")
+        stopped = json.loads(out)
+        assert not stopped["running"] and stopped["in_flight"] >= 1, stopped
+        code, text = status(capsys, server.url)
+        assert (f"{stopped['in_flight']} in flight (held by workers that stopped: the next"
+                " crawl puts them back)") in text, text
+        (limit,) = stopped["sites"]["daily"]["limits"]
+        if limit["at_host_now"]:
+            assert f"; {limit['at_host_now']} held by workers that stopped" in text, text
+        assert "there now" not in text
 
 
 def test_status_after_a_crawl_tells_how_the_last_run_went(

@@ -66,8 +66,9 @@ def test_links_that_are_not_a_bar_are_all_followed_as_before() -> None:
 def test_links_that_look_like_list_pages() -> None:
     from newscrawl.spiders.portal.pagebar import looks_like_list
 
-    looks = [ListLink("u", text) for text in ("下一页", " 2 ", "[2]", "更多>>", "More »", "next")]
+    looks = [ListLink("u", text) for text in ("下一页", " 2 ", "[2]", "Next »", "next")]
     looks.append(ListLink("u", "", "next"))
     assert all(looks_like_list(link) for link in looks)
-    others = [ListLink("u", text) for text in ("3", "首页", "上一页", "国际新闻", "", "1")]
+    others = [ListLink("u", text)
+              for text in ("3", "首页", "上一页", "国际新闻", "", "1", "更多>>", "more")]
     assert not any(looks_like_list(link) for link in others)

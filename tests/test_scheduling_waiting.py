@@ -201,6 +201,32 @@ def test_an_article_waits_only_for_other_sites_earlier_ones(r: Any) -> None:
     assert order.turn("run1", "re", "http://re/last") == GO
 
 
+def test_adopted_links_go_in_their_old_order_and_leave_out_those_already_met(r: Any) -> None:
+    from newscrawl.scheduling.waiting import GO, NOT_ORDERED, WAIT, CheckOrder
+
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=60)
+    # a worker that joined the run met one inherited article before the adoption: checked with
+    # no place in the order, then finished
+    assert order.turn("run2", "a", "http://a/met") == NOT_ORDERED
+    order.finished("run2", "a", ["http://a/met"])
+    adopted = order.adopt("run2", [
+        (("run1", 7), "re", "http://re/copy", None, None),
+        (("run1", 3), "src", "http://src/original", None, None),
+        (("run1", 5), "a", "http://a/met", None, None),
+    ])
+    assert adopted == 3
+    mine = order.reserve("run2", 1)  # the run's own links come after the adopted ones
+    order.pending("run2", "b", "http://b/new", mine)
+    assert order.turn("run2", "re", "http://re/copy") == WAIT  # its original comes first
+    assert order.turn("run2", "src", "http://src/original") == GO
+    order.finished("run2", "src", ["http://src/original"])
+    # the article met before the adoption is not waited for (it would never come again)
+    assert order.turn("run2", "re", "http://re/copy") == GO
+    order.finished("run2", "re", ["http://re/copy"])
+    assert order.turn("run2", "b", "http://b/new") == GO
+
+
 def test_on_a_day_only_date_a_reprint_waits_for_the_other_sites_articles_of_that_day(
         r: Any) -> None:
     from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only

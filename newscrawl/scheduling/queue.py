@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 import redis
 from scrapy_redis.queue import Base
 
-from newscrawl.meta import ORDER, ORDER_DAY, ORDER_TIMED_DAY, RUN_KINDS, SITE, RequestKind
+from newscrawl.meta import (
+    ORDER,
+    ORDER_DAY,
+    ORDER_RUN,
+    ORDER_TIMED_DAY,
+    RUN_KINDS,
+    SITE,
+    RequestKind,
+)
 from newscrawl.scheduling import serializer
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.serializer import SerializationError
@@ -87,6 +95,10 @@ class DedupeSpec:
     listseen_ttl: int
 
 
+#: an article link of an earlier run's order: ((run id, number), site, URL, day, timed day)
+OrderedLink = tuple[tuple[str, int], str, str, int | None, int | None]
+
+
 @dataclass(frozen=True)
 class Inherited:
     """What a run that takes over a queue finds in it (:meth:`LeasedPriorityQueue.inherited`):
@@ -95,9 +107,10 @@ class Inherited:
 
     articles: dict[str, int]
     sources: list[bytes]
-    #: the article entries with a place in their run's check order: (order number, site, URL,
-    #: day known alone, day known with a time), for the run that finishes them to keep it
-    ordered: list[tuple[int, str, str, int | None, int | None]] = field(default_factory=list)
+    #: the article entries with a place in their run's check order: ((the run that numbered
+    #: it, its number), site, URL, day known alone, day known with a time), for the run that
+    #: finishes them to keep it
+    ordered: list[OrderedLink] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -477,7 +490,7 @@ class LeasedPriorityQueue(Base):
         a run."""
         counts: dict[str, int] = {}
         sources: list[bytes] = []
-        ordered: list[tuple[int, str, str, int | None, int | None]] = []
+        ordered: list[OrderedLink] = []
 
         def day(value: Any) -> int | None:
             return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -502,7 +515,9 @@ class LeasedPriorityQueue(Base):
                     counts[site] = counts.get(site, 0) + 1
                 if obj.get("k") == RequestKind.ARTICLE and isinstance(site, str) \
                         and day(number) is not None and isinstance(url, str):
-                    ordered.append((int(number), site, url, day(meta.get(ORDER_DAY)),
+                    numbered_by = meta.get(ORDER_RUN)
+                    ordered.append(((numbered_by if isinstance(numbered_by, str) else "",
+                                     int(number)), site, url, day(meta.get(ORDER_DAY)),
                                     day(meta.get(ORDER_TIMED_DAY))))
             if not cursor:
                 return Inherited(counts, sources, ordered)

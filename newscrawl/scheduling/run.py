@@ -32,6 +32,7 @@ from newscrawl.scheduling.queue import (
     PRIORITY_SPAN,
     PUSHED,
     LeasedPriorityQueue,
+    OrderedLink,
 )
 from newscrawl.scheduling.serializer import SerializationError
 from newscrawl.scheduling.stopping import REASON_REDIS_UNAVAILABLE, REASON_SYSTEM_FAULT
@@ -266,7 +267,7 @@ class RunLife:
         #: the articles among them, per site (the summary's "failed before, tried again")
         self.articles_retried: Counter[str] = Counter()
         #: article links an earlier run queued with a place in its check order (queue.Inherited)
-        self.inherited_order: list[tuple[int, str, str, int | None, int | None]] = []
+        self.inherited_order: list[OrderedLink] = []
 
     def start(self, df: RedisDupeFilter, queue: LeasedPriorityQueue, sites: object) -> bool:
         """Claim the run (Redis must be reachable: retried up to

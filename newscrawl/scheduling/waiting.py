@@ -34,6 +34,7 @@ from newscrawl.scheduling.lua import load
 
 if TYPE_CHECKING:
     from newscrawl.scheduling.dupefilter import RedisDupeFilter
+    from newscrawl.scheduling.queue import OrderedLink
 
 logger = logging.getLogger(__name__)
 
@@ -366,20 +367,32 @@ class CheckOrder:
 
         return int(self.retry.call(incr, what="article order"))
 
-    def adopt(self, run_id: str,
-              links: Sequence[tuple[int, str, str, int | None, int | None]]) -> int:
-        """Article links an earlier run queued and left (stopped, killed, a fault; its
-        numbers were its own): each gets a number of this run, in their old order and before
-        any link this run numbers, so they keep their order at the check. ``links``: (old
-        number, site, URL, day, timed day). Returns how many."""
+    def adopt(self, run_id: str, links: Sequence[OrderedLink]) -> int:
+        """Article links earlier runs queued and left (stopped, killed, a fault; their
+        numbers were their own): each gets a number of this run, in their old order (by the
+        run that numbered them, then its number) and before any link this run numbers, so
+        they keep their order at the check. ``links``: ((run id, number), site, URL, day, timed
+        day). Returns how many."""
         if not links:
             return 0
         first = self.reserve(run_id, len(links))
         ordered = sorted(links)
+        done_key = f"{self._key(run_id)}:done"
         for start in range(0, len(ordered), 500):
-            self._add(run_id, [(site, url, first + start + i, day, timed_day)
-                               for i, (_, site, url, day, timed_day)
-                               in enumerate(ordered[start:start + 500])])
+            batch = [(site, url, first + start + i, day, timed_day)
+                     for i, (_, site, url, day, timed_day)
+                     in enumerate(ordered[start:start + 500])]
+            self._add(run_id, batch)
+            # A worker that joined the run may have met some of them already (checked with
+            # no place in the order, or failed): finished() recorded those in <unchecked>:done
+            # and finishes them again here; one finished after the add is taken out by itself.
+            members = [f"{site}\n{url}" for site, url, *_ in batch]
+            flags = self.retry.call(self.server.smismember, done_key, members,
+                                    what="article order")
+            met = [member for member, flag in zip(members, flags, strict=True) if flag]
+            if met:
+                self.retry.call(self._checked, keys=self._keys(run_id),
+                                args=[self.ttl, *met], what="article order")
         return len(links)
 
     def pending(self, run_id: str, site: str, url: str, number: int,
@@ -418,7 +431,7 @@ class CheckOrder:
         """The articles ``urls`` of ``site`` went through the check (or will not reach it)."""
         if urls:
             members = sorted({f"{site}\n{url}" for url in urls})
-            self.retry.call(self._checked, keys=self._keys(run_id), args=members,
+            self.retry.call(self._checked, keys=self._keys(run_id), args=[self.ttl, *members],
                             what="article order")
             for member in members:
                 self._forget_wait(run_id, member)

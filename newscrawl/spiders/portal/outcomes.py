@@ -209,7 +209,7 @@ class Outcomes(PortalBase):
                 # follows a start page's list links on every run, whatever it shows, so none
                 # read means follow_url matched none (a failed one has its own WARNING). On a
                 # site's first crawl only when a start page has a link that looks like a list
-                # page ("下一页", "2", "更多") and follow_url misses it: a new site's home page may
+                # page ("下一页", "2") and follow_url misses it: a new site's home page may
                 # have no next page yet.
                 new = summary.get("links/new") - summary.get("links/inherited")
                 text = (f"follow_url {quote_regex(site.follow_url.pattern)} matched no link of"

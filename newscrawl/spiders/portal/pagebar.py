@@ -19,9 +19,6 @@ CONTROL_TEXTS = frozenset({"上一页", "上页", "前页", "上一頁", "首页
                            "尾页", "末頁", "尾頁", "最后一页", "最末页", "prev", "previous",
                            "<prev", "«prev", "newer", "first", "last", "<", "‹", "<<", "«",
                            ">>", "»"})
-#: anchor texts of a link to more of a listing ("更多>>"), compared as NEXT_TEXTS
-MORE_TEXTS = frozenset({"更多", "更多>>", "更多>", "更多»", "查看更多", "更多新闻", "more",
-                        "more>>", "more>", "more»", "more›", "viewmore", "seemore"})
 _NUMBER = re.compile(r"^[\[(（【]?(?:第)?(\d{1,6})(?:页|頁)?[\])）】]?$")
 
 
@@ -122,6 +119,7 @@ def plan(links: Iterable[ListLink], current_url: str, current_number: int | None
 
 
 def looks_like_list(link: ListLink) -> bool:
-    """Whether a link's text or ``rel`` says it leads to more of a listing: a next page, page
-    number 2, "更多" (for the warning about a ``follow_url`` that matches none of them)."""
-    return is_next(link) or page_number(link.text) == 2 or _squeeze(link.text) in MORE_TEXTS
+    """Whether a link's text or ``rel`` says it is the next page of a listing: "下一页", "next",
+    page number 2 (for the warning about a ``follow_url`` that matches none of them; not
+    "更多", which on a home page often leads to sections the site's other start pages cover)."""
+    return is_next(link) or page_number(link.text) == 2

@@ -15,7 +15,7 @@ from scrapy.utils.asyncio import create_looping_call
 from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext
 from newscrawl.formats import plural
-from newscrawl.meta import ORDER, ORDER_DAY, ORDER_TIMED_DAY, RequestKind
+from newscrawl.meta import ORDER, ORDER_DAY, ORDER_RUN, ORDER_TIMED_DAY, RequestKind
 from newscrawl.middlewares.faults import report_fault
 from newscrawl.scheduling.waiting import BATCH, UNDATED, day_only
 from newscrawl.sites import route_pushed
@@ -99,6 +99,7 @@ class Queueing(PortalBase):
                 request = self._request(link.url, site, RequestKind.ARTICLE, link.depth)
                 if ordered:
                     request.meta[ORDER] = number
+                    request.meta[ORDER_RUN] = run_id
                     day = day_only(link.score)
                     if day is not None:
                         request.meta[ORDER_DAY] = day

@@ -115,7 +115,7 @@ class ListPages(PortalBase):
         once per site); links to the site's start URLs are skipped (read every run anyway). A list
         link keeps its anchor text and ``rel`` (:mod:`.pagebar`). A list-like link is one
         ``follow_url`` does not match whose text or ``rel`` says it leads to more of a listing
-        ("下一页", page number 2, "更多": :func:`.pagebar.looks_like_list`; collected when
+        ("下一页", page number 2: :func:`.pagebar.looks_like_list`; collected when
         ``next_like``)."""
         seen: set[str] = set()
         article_urls: list[str] = []
@@ -164,7 +164,7 @@ class ListPages(PortalBase):
     def _next_unmatched(self, response: Response, site: Site, next_like: list[ListLink]
                         ) -> None:
         """A start page with no link ``follow_url`` matches, but one that looks like a list page
-        (a next page, page 2, "更多", or a ``<link rel="next">``): most likely a ``follow_url``
+        (a next page, page 2, or a ``<link rel="next">``): most likely a ``follow_url``
         that misses the site's list pages. Counted for the end-of-run warning (which it makes
         fire on a site's first crawl too) and logged once per site and worker, with the link."""
         if self._head_next(response, site):
