@@ -61,6 +61,10 @@ CRAWL_WORKER = "{prefix}:{spider}:worker:{worker}"
 # heartbeat gone (Redis was away, every heartbeat ran out together); while it lives, a
 # registered worker without a heartbeat is late, not dead (its entries are not requeued).
 CRAWL_BEATS_RESUMED = "{prefix}:{spider}:beats-resumed"
+# String with TTL (NEWSCRAWL_REDIS_RETRY_SECONDS + NEWSCRAWL_HEARTBEAT_SECONDS): the Redis time
+# (ms) of the last heartbeat or claim of any worker: no beat for 3/4 of a heartbeat while a worker
+# may still wait for Redis also sets beats-resumed.
+CRAWL_BEATS_LAST = "{prefix}:{spider}:beats-last"
 # Hash: in-flight queue entry -> the id of the worker holding it (its entries go back to the
 # queue at once when its heartbeat is gone).
 CRAWL_INFLIGHT_OWNERS = "{prefix}:{spider}:inflight:owners"
@@ -208,6 +212,10 @@ class CrawlKeys:
     @property
     def beats_resumed(self) -> str:
         return self._key(CRAWL_BEATS_RESUMED)
+
+    @property
+    def beats_last(self) -> str:
+        return self._key(CRAWL_BEATS_LAST)
 
     def worker(self, worker_id: str) -> str:
         """The heartbeat key of worker ``worker_id`` ("": the prefix of every worker's)."""

@@ -175,7 +175,8 @@ CASES: dict[str, Case] = {
                          stops=False),
     "order": Case(("order:{run}",), crawl_key("order:{run}", string_key=True), during_run=True,
                   two_sites=True),
-    "unchecked": Case(("unchecked:{run}", "unchecked:{run}:days", "unchecked:{run}:day:{day}"),
+    "unchecked": Case(("unchecked:{run}", "unchecked:{run}:days", "unchecked:{run}:day:{day}",
+                       "unchecked:{run}:done"),
                       crawl_key("unchecked:{run}"), during_run=True, two_sites=True),
     "unchecked-arrived": Case(("unchecked:{run}:arrived",),
                               crawl_key("unchecked:{run}:arrived"), during_run=True,
@@ -189,6 +190,8 @@ CASES: dict[str, Case] = {
     # read only with PTTL and replaced by SET: no command meets the wrong type
     "beats-resumed": Case(("beats-resumed",), crawl_key("beats-resumed", string_key=True),
                           stops=False),
+    # replaced by SET at the run's claim, before any heartbeat reads it with GET
+    "beats-last": Case(("beats-last",), crawl_key("beats-last", string_key=True), stops=False),
     "sites-follow-url": Case(("sites-follow-url",),
                              crawl_key("sites-follow-url", string_key=True)),
     "index-buckets": Case(("{prefix}:simhash:{block}:{value:04x}",), index_buckets),
@@ -212,6 +215,9 @@ GROUPED = {
     # the same pipeline and Lua calls as the unchecked set, whose case plants its wrong type
     "unchecked:{run}:days": "unchecked",
     "unchecked:{run}:day:{day}": "unchecked",
+    # written only for an article with no place in the run's order, in the Lua call that takes
+    # members out of the unchecked set (checked.lua), whose case plants its wrong type
+    "unchecked:{run}:done": "unchecked",
     # written only with SET (which replaces a value of any type) and read with EXISTS: no command
     # of newscrawl on it can meet a wrong type; the workers hash beside it is planted
     "worker:{id}": "workers",

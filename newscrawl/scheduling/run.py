@@ -139,6 +139,11 @@ class RunMarker:
     def heartbeat_key(self) -> str:
         return self.keys.worker(self.worker_id)
 
+    def _outage_ms(self) -> int:
+        """How long, in ms, a worker may still be waiting for Redis after its last beat (its
+        retry window and a heartbeat): a gap in the beats shorter than that may be an outage."""
+        return int((max(self.retry.retry_seconds, 0) + self.heartbeat_seconds) * 1000)
+
     def _info(self) -> str:
         return json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                            "run": self.run_id, "beat": round(time.time(), 1),
@@ -155,9 +160,9 @@ class RunMarker:
             script,
             keys=[self.key, self.sites_key, self.keys.queue, self.keys.inflight, self.keys.pending,
                   self.keys.seq, self.keys.workers, self.heartbeat_key, self.keys.inflight_owners,
-                  self.keys.beats_resumed],
+                  self.keys.beats_resumed, self.keys.beats_last],
             args=[new_id, self.ttl, self.worker_id, int(self.heartbeat_seconds * 1000),
-                  self._info(), self.worker_prefix, self.sites],
+                  self._info(), self.worker_prefix, self.sites, self._outage_ms()],
             what="claim run",
         )
         self.rescued = int(rescued)
@@ -193,9 +198,9 @@ class RunMarker:
             script,
             keys=[self.keys.workers, self.heartbeat_key, self.key, self.sites_key,
                   self.keys.inflight, self.keys.queue, self.keys.seq, self.keys.inflight_owners,
-                  self.keys.beats_resumed],
+                  self.keys.beats_resumed, self.keys.beats_last],
             args=[self.worker_id, int(self.heartbeat_seconds * 1000), self.run_id, self._info(),
-                  self.worker_prefix, self.ttl],
+                  self.worker_prefix, self.ttl, self._outage_ms()],
             what="heartbeat",
         )
         self.rescued = int(rescued)

@@ -1,8 +1,8 @@
 -- Start a run, join the current one, or take over a run none of whose workers is alive (run.py).
 -- KEYS: run, run sites, queue, inflight, pending, seq, registry, heartbeat, owners,
---       beats resumed (workers.lua's sweep)
+--       beats resumed (workers.lua's sweep), last beat (heartbeat.lua)
 -- ARGV: new run id, run ttl (s), worker id, heartbeat ttl ms, info JSON, worker key prefix,
---       sites fingerprint
+--       sites fingerprint, how long a worker waits for Redis before it gives up (ms)
 -- Returns {RUN_* code, the run's id, the run taken over or refused ('' if none), requests
 --          rescued, the sites fingerprint of the run joined, refused or taken over ('' if none)}.
 local RUN_JOINED = 0
@@ -11,6 +11,7 @@ local RUN_TOOK_OVER = 2
 local RUN_REFUSED = 3
 
 local live, rescued = sweep(KEYS[7], KEYS[4], KEYS[3], KEYS[6], KEYS[9], ARGV[6], ARGV[3], KEYS[10])
+redis.call('SET', KEYS[11], now_ms(), 'PX', ARGV[8])
 local current = redis.call('GET', KEYS[1])
 local sites = redis.call('GET', KEYS[2]) or ''
 if current and live > 0 then
