@@ -156,7 +156,8 @@ CASES: dict[str, Case] = {
     "deadletter": Case(("deadletter",), deadletter),
     "run": Case(("run",), crawl_key("run", string_key=True)),
     "run-sites": Case(("run:sites",), crawl_key("run:sites", string_key=True)),
-    "workers": Case(("workers", "worker:{id}"), crawl_key("workers")),
+    "workers": Case(("workers", "worker:{id}", "beats-resumed", "beats-last"),
+                    crawl_key("workers")),
     "slots": Case(("slots:{host}",), crawl_key(f"slots:{HOST}")),
     # read with PTTL only (any type): a key without a TTL, never the grant's, is replaced
     "slots-next": Case(("slots:{host}:next",), crawl_key(f"slots:{HOST}:next", string_key=True),
@@ -187,11 +188,6 @@ CASES: dict[str, Case] = {
     "runstats": Case(("runstats:{run}",), crawl_key("runstats:{run}"), during_run=True),
     # read and written at the end of a finished run
     "sites-first-run": Case(("sites-first-run",), crawl_key("sites-first-run", string_key=True)),
-    # read only with PTTL and replaced by SET: no command meets the wrong type
-    "beats-resumed": Case(("beats-resumed",), crawl_key("beats-resumed", string_key=True),
-                          stops=False),
-    # replaced by SET at the run's claim, before any heartbeat reads it with GET
-    "beats-last": Case(("beats-last",), crawl_key("beats-last", string_key=True), stops=False),
     "sites-follow-url": Case(("sites-follow-url",),
                              crawl_key("sites-follow-url", string_key=True)),
     "index-buckets": Case(("{prefix}:simhash:{block}:{value:04x}",), index_buckets),
@@ -221,6 +217,10 @@ GROUPED = {
     # written only with SET (which replaces a value of any type) and read with EXISTS: no command
     # of newscrawl on it can meet a wrong type; the workers hash beside it is planted
     "worker:{id}": "workers",
+    # read only with PTTL and written with SET; the other replaced by SET at the run's claim,
+    # before any heartbeat reads it: beside the workers hash, in the same Lua calls
+    "beats-resumed": "workers",
+    "beats-last": "workers",
     # claimed with SET NX EX (a value of any type counts as claimed) and deleted with DEL: no
     # command can meet a wrong type; the index meta is planted instead (read at the start, as
     # the prune reads the index)
