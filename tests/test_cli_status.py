@@ -315,3 +315,23 @@ def test_status_warns_when_redis_nears_its_maxmemory(tmp_path: Path,
         assert main(["--redis-url", server.url, "status"]) == 0
         line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("redis:"))
         assert "allkeys-lru deletes keys" in line and "noeviction" in line, line
+
+
+def test_status_says_so_when_redis_does_not_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A paused redis-server (SIGSTOP): the command ends with a message naming the likely
+    causes, not after the 60 s its commands may take."""
+    import os
+
+    with RedisServer(tmp_path / "redis") as server:
+        assert server.proc is not None
+        os.kill(server.proc.pid, signal.SIGSTOP)
+        try:
+            capsys.readouterr()
+            code = main(["--redis-url", server.url, "status"])
+            err = capsys.readouterr().err
+        finally:
+            os.kill(server.proc.pid, signal.SIGCONT)
+    assert code == 1
+    assert "did not answer within 10 s" in err and "is it paused, overloaded or loading" in err

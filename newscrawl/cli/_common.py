@@ -261,6 +261,19 @@ def open_redis(args: argparse.Namespace, *, create: bool = False) -> Iterator[An
                     if args.data_dir else
                     "run a crawl first, or pass --data-dir / --redis-url / set REDIS_URL")
             raise CliError(f"no newscrawl data directory at {data_dir} ({hint})")
+    if url:
+        # a first answer within 10 s (the commands after it may take up to 60 s): a server
+        # that is paused or overloaded is said so at once, not after a minute
+        try:
+            with redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=10) as probe:
+                probe.ping()
+        except ValueError as exc:
+            raise CliError(f"bad Redis URL {where}: {exc}") from None
+        except redis.TimeoutError as exc:
+            raise CliError(f"Redis ({where}) did not answer within 10 s ({exc}): is it paused,"
+                           " overloaded or loading its data?") from None
+        except (redis.RedisError, OSError) as exc:
+            raise CliError(f"cannot reach Redis ({where}): {exc}") from None
     try:
         client = get_client(url, args.data_dir, socket_connect_timeout=5, socket_timeout=60)
     except ValueError as exc:  # redis-py's verdict on a malformed URL
