@@ -244,7 +244,7 @@ def test_a_follow_url_that_misses_the_start_pages_next_page_link_is_warned_about
             " ('2'), a list page by the look of it, but follow_url '/lists/\\d+\\.html$' does"
             " not match it: no list page below this start page is read.") in at_once, at_once
     (end,) = [w for w in warnings(first) if "matched no link of its start page(s)" in w]
-    assert "(article links 5, new 5)" in end and "logged above" in end
+    assert "(article links 5, new 5)" in end and "the crawl's log names the link" in end
     # mended: the walk reads the list pages and fetches the 15 articles the first crawl missed
     sites.write_text(daily.sites_toml("typo"), encoding="utf-8")
     mended = ok(run_crawl(tmp_path, sites, *SETTINGS))

@@ -216,8 +216,8 @@ class Outcomes(PortalBase):
                         f" its start page(s), so no list page was read (article links {seen},"
                         f" new {new}): articles further down its list are not fetched. Does"
                         f" follow_url match its next-page links?"
-                        + (" (A start page links to what looks like a list page and"
-                           " follow_url does not match it: logged above.)"
+                        + (" (A start page links to what looks like its next page and"
+                           " follow_url does not match it: the crawl's log names the link.)"
                            if summary.get("links/next_unmatched")
                            else " (A site without them: leave follow_url out.)"))
             else:
