@@ -387,8 +387,13 @@ class CheckOrder:
             # no place in the order, or failed): finished() recorded those in <unchecked>:done
             # and finishes them again here; one finished after the add is taken out by itself.
             members = [f"{site}\n{url}" for site, url, *_ in batch]
-            flags = self.retry.call(self.server.smismember, done_key, members,
-                                    what="article order")
+            def met_before(members: list[str] = members) -> list[Any]:
+                pipe = self.server.pipeline(transaction=False)
+                for member in members:  # (SMISMEMBER needs Redis 6.2)
+                    pipe.sismember(done_key, member)
+                return list(pipe.execute())
+
+            flags = self.retry.call(met_before, what="article order")
             met = [member for member, flag in zip(members, flags, strict=True) if flag]
             if met:
                 self.retry.call(self._checked, keys=self._keys(run_id),
