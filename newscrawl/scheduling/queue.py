@@ -492,7 +492,7 @@ class LeasedPriorityQueue(Base):
         sources: list[bytes] = []
         ordered: list[OrderedLink] = []
 
-        def day(value: Any) -> int | None:
+        def whole(value: Any) -> int | None:  # an int of the meta, else None
             return value if isinstance(value, int) and not isinstance(value, bool) else None
 
         cursor = 0
@@ -514,11 +514,11 @@ class LeasedPriorityQueue(Base):
                 if first and isinstance(site, str):
                     counts[site] = counts.get(site, 0) + 1
                 if obj.get("k") == RequestKind.ARTICLE and isinstance(site, str) \
-                        and day(number) is not None and isinstance(url, str):
+                        and whole(number) is not None and isinstance(url, str):
                     numbered_by = meta.get(ORDER_RUN)
                     ordered.append(((numbered_by if isinstance(numbered_by, str) else "",
-                                     int(number)), site, url, day(meta.get(ORDER_DAY)),
-                                    day(meta.get(ORDER_TIMED_DAY))))
+                                     int(number)), site, url, whole(meta.get(ORDER_DAY)),
+                                    whole(meta.get(ORDER_TIMED_DAY))))
             if not cursor:
                 return Inherited(counts, sources, ordered)
 

@@ -386,19 +386,23 @@ class CheckOrder:
             # A worker that joined the run may have met some of them already (checked with
             # no place in the order, or failed): finished() recorded those in <unchecked>:done
             # and finishes them again here; one finished after the add is taken out by itself.
-            members = [f"{site}\n{url}" for site, url, *_ in batch]
-            def met_before(members: list[str] = members) -> list[Any]:
-                pipe = self.server.pipeline(transaction=False)
-                for member in members:  # (SMISMEMBER needs Redis 6.2)
-                    pipe.sismember(done_key, member)
-                return list(pipe.execute())
-
-            flags = self.retry.call(met_before, what="article order")
-            met = [member for member, flag in zip(members, flags, strict=True) if flag]
+            met = self._members_of(done_key, [f"{site}\n{url}" for site, url, *_ in batch])
             if met:
                 self.retry.call(self._checked, keys=self._keys(run_id),
                                 args=[self.ttl, *met], what="article order")
         return len(links)
+
+    def _members_of(self, key: str, members: list[str]) -> list[str]:
+        """Those of ``members`` in the set ``key``, in one round trip (SMISMEMBER would need
+        Redis 6.2)."""
+        def ask() -> list[Any]:
+            pipe = self.server.pipeline(transaction=False)
+            for member in members:
+                pipe.sismember(key, member)
+            return list(pipe.execute())
+
+        flags = self.retry.call(ask, what="article order")
+        return [member for member, flag in zip(members, flags, strict=True) if flag]
 
     def pending(self, run_id: str, site: str, url: str, number: int,
                 day: int | None = None, *, timed_day: int | None = None) -> None:

@@ -167,17 +167,10 @@ class ListPages(PortalBase):
         (a next page, page 2, or a ``<link rel="next">``): most likely a ``follow_url``
         that misses the site's list pages. Counted for the end-of-run warning (which it makes
         fire on a site's first crawl too) and logged once per site and worker, with the link."""
-        if self._head_next(response, site):
+        heads = self._head_next(response, site, lists_only=False)
+        if any(site.is_list(url) for url in heads):
             return
-        heads = []
-        for href in response.xpath("//head/link[@rel='next']/@href").getall():
-            try:
-                url = urldefrag(response.urljoin(href.strip()))[0]
-            except ValueError:
-                continue
-            if site.allows(url):
-                heads.append(ListLink(url, "", "next"))
-        found = next_like + heads
+        found = next_like + [ListLink(url, "", "next") for url in heads]
         if not found:
             return
         self.site_stats.inc(site.name, "links", "next_unmatched")
@@ -194,13 +187,14 @@ class ListPages(PortalBase):
             quote_regex(site.follow_url.pattern) if site.follow_url is not None else "")
 
     @staticmethod
-    def _head_next(response: Response, site: Site) -> list[str]:
-        """The list pages a page's ``<link rel="next">`` names."""
+    def _head_next(response: Response, site: Site, *, lists_only: bool = True) -> list[str]:
+        """The list pages a page's ``<link rel="next">`` names (``lists_only=False``: every
+        page of the site it names, ``follow_url`` or not)."""
         out = []
         for href in response.xpath("//head/link[@rel='next']/@href").getall():
             try:
                 url = urldefrag(response.urljoin(href.strip()))[0]
-                if site.allows(url) and site.is_list(url):
+                if site.allows(url) and (site.is_list(url) or not lists_only):
                     out.append(url)
             except ValueError:
                 continue
