@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag
 
-from scrapy import Request
-from scrapy.utils.request import RequestFingerprinter
-
 from newscrawl import keys
 from newscrawl.cli._common import CliError, open_redis
 from newscrawl.exitcodes import ExitCode
@@ -50,6 +47,10 @@ def _done_days(client: Any, prefix: str, spider: str, urls: list[str]) -> list[i
     """The day (days since 1970) each URL was last recorded done, None when it is not: the
     crawl's done records, keyed by Scrapy's request fingerprint of the URL (an article's as its
     site's rules make it, when the sites file is known)."""
+    # here, not at the top: every newscrawl command imports this module
+    from scrapy import Request
+    from scrapy.utils.request import RequestFingerprinter
+
     from newscrawl.scheduling.dupefilter import fingerprint8, seen_target
 
     fingerprinter, names = RequestFingerprinter(), Keys(prefix, spider)

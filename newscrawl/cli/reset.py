@@ -9,7 +9,7 @@ from typing import Any
 
 from newscrawl.cli._common import CliError, open_redis
 from newscrawl.exitcodes import ExitCode
-from newscrawl.scheduling.run import gone_from_this_host
+from newscrawl.scheduling.liveness import gone_from_this_host
 
 
 def _count_keys(client: Any, pattern: str) -> list[str]:

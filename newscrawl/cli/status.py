@@ -15,7 +15,7 @@ from newscrawl.cli._common import open_redis, positive_int, print_json
 from newscrawl.exitcodes import ExitCode
 from newscrawl.formats import as_text, plural
 from newscrawl.meta import RUN_KINDS, SITE, RequestKind
-from newscrawl.scheduling.run import gone_from_this_host
+from newscrawl.scheduling.liveness import gone_from_this_host
 from newscrawl.sitestats import RATE_BUCKET_SECONDS, run_outcome, split_run_hash
 
 #: queue entries read per site breakdown at most (a queue of millions is summed, not read whole)

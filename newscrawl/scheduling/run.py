@@ -23,6 +23,7 @@ from newscrawl.context import CrawlContext
 from newscrawl.faults import RunRefused
 from newscrawl.formats import as_text, plural
 from newscrawl.meta import RUN_KINDS, SITE, request_kind
+from newscrawl.scheduling.liveness import pid_alive
 from newscrawl.scheduling.lua import load
 from newscrawl.scheduling.queue import (
     FILTERED_DONE,
@@ -77,24 +78,6 @@ def sites_fingerprint(sites: object) -> str:
 def worker_name() -> str:
     """A new worker id: ``host:pid:random``."""
     return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
-
-
-def gone_from_this_host(info: dict[str, object]) -> bool:
-    """Whether a registered worker (its info: host, pid) ran on this host and its process is
-    gone: dead now, though its heartbeat may live on for NEWSCRAWL_HEARTBEAT_SECONDS."""
-    pid = info.get("pid")
-    return info.get("host") == socket.gethostname() and isinstance(pid, int) \
-        and pid != os.getpid() and not _pid_alive(pid)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 #: the meta keys of Scrapy's RedirectMiddleware: a request queued again from the start of its
@@ -186,7 +169,7 @@ class RunMarker:
                 pid = int(data["pid"])
             except (ValueError, KeyError, TypeError):
                 continue
-            if data.get("host") == host and (pid == os.getpid() or not _pid_alive(pid)):
+            if data.get("host") == host and (pid == os.getpid() or not pid_alive(pid)):
                 self.retry.call(self.server.delete, self.worker_prefix + as_text(worker),
                                 what="forget a dead worker")
 
