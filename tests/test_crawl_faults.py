@@ -383,3 +383,41 @@ def test_a_redirecting_article_that_fails_is_fetched_once_a_run(tmp_path: Path) 
         assert all(n == 1 for n in stored_urls(tmp_path).values())
     finally:
         portal.stop()
+
+
+def test_an_article_page_cut_short_is_not_stored_and_is_fetched_again_by_the_next_run(
+        tmp_path: Path) -> None:
+    """A page a server stopped writing (200, a Content-Length to match, its bytes ending inside
+    a character of the text) is a failed attempt: extraction would store part of the article
+    for good. The next run fetches it again and stores it whole."""
+    from mockportal import Article, MockPortal, Page, html_page, list_html
+
+    from newscrawl.storage import iter_articles
+
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        article = Article.generate("cut-short")
+        portal.add_article("/a/1.html", article)
+        portal.add_article("/a/2.html", Article.generate("whole"))
+        whole = portal.pages["/a/1.html"].body
+        text_at = whole.index(article.paragraphs[-1].encode("utf-8"))
+        portal.set("/a/1.html", Page(whole[:text_at + 10]))  # 10 bytes: inside a character
+        portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html"])))
+        sites = tmp_path / "sites.toml"
+        sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                         "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+        first = run_crawl(tmp_path, sites, *SETTINGS)
+        assert first.returncode == 0, first.log[-3000:]
+        assert f"Page cut short: {portal.url('/a/1.html')} ends before its </body>" in first.log
+        assert first.stats["newscrawl/extract/truncated"] == 1
+        assert "failed 1 (article 1; extraction 1)" in first.log, first.log[-3000:]
+        assert set(stored_urls(tmp_path)) == {portal.url("/a/2.html")}
+        portal.set("/a/1.html", Page(whole))
+        second = run_crawl(tmp_path, sites, *SETTINGS)
+        assert second.returncode == 0, second.log[-3000:]
+        assert portal.hit_counts()["/a/1.html"] == 2 and portal.hit_counts()["/a/2.html"] == 1
+        stored = {item["url"]: item for item in iter_articles(tmp_path / "data" / "articles")}
+        assert set(stored) == {portal.url("/a/1.html"), portal.url("/a/2.html")}
+        assert article.paragraphs[-1] in str(stored[portal.url("/a/1.html")]["text"])
+    finally:
+        portal.stop()

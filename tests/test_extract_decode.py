@@ -188,3 +188,22 @@ def test_a_page_no_encoding_reads_is_named_in_a_warning(caplog: pytest.LogCaptur
     assert d.source == "fallback"
     assert has_mojibake(d.text)
     assert any("mojibake" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
+
+
+@pytest.mark.parametrize(("body", "cut"), [
+    ("<html><body><p>全文。</p></body></html>\n".encode(), False),
+    # no closing tags (as some dataset copies and old templates), but it ends at a tag
+    ("<html><body><div><p>全文。</p></div>\n\n".encode(), False),
+    # text after the closing tag (a CMS's comment or a stray byte): closed all the same
+    ("<HTML><BODY><p>全文。</p></BODY></HTML>\n0".encode(), False),
+    ("<html><body><p>全文到这里".encode(), True),
+    ("<html><body><p>全文".encode()[:-1], True),  # inside a UTF-8 character
+    ("<html>\n<body class=x><p>全文".encode("gbk")[:-1], True),  # inside a GBK character
+    ("<html><body><p>全文</p><a href='/x".encode(), True),  # inside a tag
+    ("纯文本的文章，没有标签".encode(), False),  # not HTML: not judged
+    (b"", False),
+])
+def test_a_page_cut_short_is_told_by_its_end(body: bytes, cut: bool) -> None:
+    from newscrawl.extract.page import cut_short
+
+    assert cut_short(body) is cut

@@ -1,5 +1,6 @@
-"""A page's HTML before extraction: the sniff, the cut of a huge page, the parse, the text of a
-per-site selector and of an element, the library's table rows as plain lines.
+"""A page's HTML before extraction: the sniff, a page cut short, the cut of a huge page, the
+parse, the text of a per-site selector and of an element, the library's table rows as plain
+lines.
 
 See docs/design/extraction.md.
 """
@@ -16,8 +17,8 @@ from newscrawl.extract.selectors import compile_selector
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MAX_HTML_CHARS", "element_text", "looks_like_html", "parse", "plain_lines", "select",
-           "shrink"]
+__all__ = ["MAX_HTML_CHARS", "cut_short", "element_text", "looks_like_html", "parse", "plain_lines",
+           "select", "shrink"]
 
 # Only the first MAX_HTML_CHARS characters of a page are parsed: news articles sit well inside
 # that, and it bounds the time spent on a huge page (timings in docs/design/extraction.md).
@@ -26,6 +27,8 @@ MAX_HTML_CHARS = 2_000_000
 # A page must contain an HTML tag near its start to be treated as HTML (not JSON, PDF, text).
 _HTML_SNIFF_CHARS = 65_536
 _HTML_TAG = re.compile(r"<(?:html|head|body|div|p|article|title|meta|section|span|table)\b", re.I)
+_OPENED = re.compile(rb"<(?:html|body)[\s>]", re.I)
+_CLOSED = re.compile(rb"</(?:html|body)\s*>", re.I)
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe")
 _BULKY_OPEN = re.compile(r"<(script|style)\b([^>]*)>|<!--", re.I)
 
@@ -71,6 +74,18 @@ def shrink(html: str, url: str) -> str:
         html = html[:MAX_HTML_CHARS]
     logger.debug("page %s: %d characters, parsing %d", url, size, len(html))
     return html
+
+
+def cut_short(body: bytes) -> bool:
+    """Whether a page's bytes end before the page does: it opens ``<html>`` or ``<body>`` near
+    its start, closes neither, and its last byte (trailing white space aside) is not the end of
+    a tag. A complete page closes its body or at least ends at a tag; a page cut off (a server
+    or proxy that stopped writing with a Content-Length to match) stops anywhere, often inside
+    a character, and its extraction would store part of the article for good."""
+    end = body.rstrip()
+    if not end or end.endswith(b">"):
+        return False
+    return _OPENED.search(body, 0, _HTML_SNIFF_CHARS) is not None and _CLOSED.search(body) is None
 
 
 def looks_like_html(html: str) -> bool:

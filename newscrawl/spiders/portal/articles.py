@@ -1,5 +1,6 @@
 """Article pages of the ``portal`` spider: decoded, extracted and yielded as
-:class:`~newscrawl.items.ArticleItem`, or counted as not usable (not HTML, no body, mojibake).
+:class:`~newscrawl.items.ArticleItem`, or counted as not usable (not HTML, cut short, no body,
+mojibake).
 Design: docs/design/extraction.md.
 """
 
@@ -11,6 +12,7 @@ from collections.abc import AsyncIterator
 from scrapy.http import Response, TextResponse
 
 from newscrawl.context import CrawlContext
+from newscrawl.extract.page import cut_short
 from newscrawl.items import ArticleItem
 from newscrawl.meta import PAGE_FAILED, RequestKind
 from newscrawl.spiders.portal.base import PortalBase
@@ -41,6 +43,13 @@ class ArticlePages(PortalBase):
             self.site_stats.inc(site.name, "not_html")
             logger.info("Not an HTML page, skipped: %s (%s)", response.url,
                         content_type.decode("latin-1") or "no Content-Type")
+            return
+        if cut_short(response.body):
+            self._inc("newscrawl/extract/truncated")
+            logger.warning("Page cut short: %s ends before its </body> (%d bytes, the last %r):"
+                           " not stored, tried again by a later run", response.url,
+                           len(response.body), response.body.rstrip()[-24:])
+            self._page_failed(response, site.name, "page cut short")
             return
         header = response.headers.get(b"Content-Type")
         header_encoding = None
