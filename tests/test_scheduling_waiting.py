@@ -227,6 +227,28 @@ def test_adopted_links_go_in_their_old_order_and_leave_out_those_already_met(r: 
     assert order.turn("run2", "b", "http://b/new") == GO
 
 
+def test_the_runs_order_and_waiting_keys_live_a_day_after_their_last_use(r: Any) -> None:
+    """Whoever writes them (the spider, the scheduler, the pipeline, the adoption, each given
+    NEWSCRAWL_RUN_TTL): a run whose articles wait longer than that keeps its order."""
+    from newscrawl.scheduling.waiting import CheckOrder
+
+    w = wait(r)
+    order = CheckOrder(r, w.df.keys, w.df.retry, ttl=900)
+    order.turn("run2", "a", "http://a/met")
+    order.finished("run2", "a", ["http://a/met"])
+    order.adopt("run2", [(("run1", 3), "src", "http://src/original", None, None),
+                         (("run1", 5), "a", "http://a/met", None, None)])
+    first = order.reserve("run2", 2)
+    order.pending("run2", "b", "http://b/new", first)
+    order.pending("run2", "c", "http://c/new", first + 1, 740000)
+    order.turn("run2", "c", "http://c/new")
+    w.hold("run2", [link("b", "http://b/2026-11-18/later.html", 1)])
+    keys = sorted(k.decode() for k in r.scan_iter("t:portal:*run2*"))
+    assert {"t:portal:order:run2", "t:portal:unchecked:run2", "t:portal:unchecked:run2:done",
+            "t:portal:unchecked:run2:days", "t:portal:waiting:run2"} <= set(keys)
+    assert {key: r.ttl(key) for key in keys} == {key: pytest.approx(86400, abs=5) for key in keys}
+
+
 def test_on_a_day_only_date_a_reprint_waits_for_the_other_sites_articles_of_that_day(
         r: Any) -> None:
     from newscrawl.scheduling.waiting import GO, WAIT, CheckOrder, day_only

@@ -31,6 +31,7 @@ from newscrawl.keys import (
     CRAWL_WAITING_SINCE,
 )
 from newscrawl.scheduling.lua import load
+from newscrawl.sitestats import MIN_RUN_STATS_TTL
 
 if TYPE_CHECKING:
     from newscrawl.scheduling.dupefilter import RedisDupeFilter
@@ -185,7 +186,7 @@ class ArticleWait:
     def __init__(self, dupefilter: RedisDupeFilter, *, ttl: int, wait_seconds: float) -> None:
         self.df = dupefilter
         self.server = dupefilter.server
-        self.ttl = ttl
+        self.ttl = max(int(ttl), MIN_RUN_STATS_TTL)  # as the walks' keys: a day after the last use
         self.wait_seconds = wait_seconds
         self._discovering = self.server.register_script(_DISCOVERING)
 
@@ -340,7 +341,7 @@ class CheckOrder:
         self.server = server
         self.keys = keys
         self.retry = retry
-        self.ttl = ttl
+        self.ttl = max(int(ttl), MIN_RUN_STATS_TTL)  # as the walks' keys: a day after the last use
         self._turn = server.register_script(_TURN)
         self._checked = server.register_script(_CHECKED)
         # a waiting article's last answer, reused while what it waits for was not checked here
@@ -494,7 +495,8 @@ class CheckOrder:
             answer: Any = [WAIT, known[0]]
         else:
             answer = self.retry.call(self._turn, keys=self._keys(run_id),
-                                     args=[member, f"{site}\n", "s" if names_source else "n"],
+                                     args=[member, f"{site}\n", "s" if names_source else "n",
+                                           self.ttl],
                                      what="article order")
             self._forget_wait(run_id, member)
             if isinstance(answer, list):

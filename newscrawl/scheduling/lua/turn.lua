@@ -3,7 +3,8 @@
 --       (member -> the day, for links whose only known date was a day; 't<day>' for links
 --       whose time of day was known too), its arrived hash
 --       (member -> 's': it reached the check naming another outlet as its source, 'n': not)
--- ARGV: the article's member, its site's member prefix ("<site>\n"), 's' or 'n'
+-- ARGV: the article's member, its site's member prefix ("<site>\n"), 's' or 'n', the TTL (s) of
+--       the arrived hash
 -- An article waits while an article of another site with a lower number is unchecked, except,
 -- for an article naming no source, a same-day one known by its day alone that arrived naming
 -- a source (a reprint, deferring to it). An article naming a source whose date was a day also waits while another
@@ -27,6 +28,7 @@ local member = ARGV[1]
 local number = redis.call('ZSCORE', KEYS[1], member)
 if not number then return NOT_ORDERED end
 redis.call('HSET', KEYS[3], member, ARGV[3])
+redis.call('EXPIRE', KEYS[3], ARGV[4])
 local day = redis.call('HGET', KEYS[2], member)
 local timed = false
 if day and string.sub(day, 1, 1) == 't' then
