@@ -240,6 +240,37 @@ def test_articles_left_queued_by_a_killed_run_keep_their_order_in_the_rerun(
     assert kept >= 19, f"{kept} of {total} originals kept"
 
 
+def test_a_graceful_stop_says_that_the_articles_waiting_for_their_turn_went_out_of_it(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """SIGTERM while the reprints wait for their originals, which the source has not answered:
+    the stop finishes the responses it holds, so the waiting reprints are checked out of their
+    turn (their pages are here; keeping them for the next run would fetch them again). The log
+    says so once, and what it costs: an original met later is recorded as a late original."""
+    import signal
+
+    two = TwoPortals(*portals, dated=True, times=True).build()
+    src_articles = [story.original for story in two.stories]
+    reprints = [p for story in two.stories if (p := story.reprint) is not None]
+    two.src.hold(src_articles)
+    sites = tmp_path / "sites.toml"
+    sites.write_text(two.sites_toml(), encoding="utf-8")
+    worker = start_crawl(tmp_path, sites, *SETTINGS, log_path=tmp_path / "crawl.log")
+    try:
+        wait_for(lambda: sum(two.re.hit_counts().get(p, 0) for p in reprints) >= 3, timeout=60,
+                 what="reprints fetched while their originals are held")
+        time.sleep(1.0)  # the fetched reprints reach the check and wait for their originals
+        worker.proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: "out of their turn" in worker.log(), timeout=30,
+                 what="the stop's warning")
+    finally:
+        two.src.release()
+    result = worker.wait(90)
+    assert result.returncode == 0, result.log[-3000:]
+    (warning,) = [line for line in result.log.splitlines() if "out of their turn" in line]
+    assert "WARNING" in warning and "records the original as a late original" in warning
+    assert result.stats["newscrawl/dedup/order_wait_stopping"] >= 1
+
+
 def test_a_big_page_waiting_for_its_turn_does_not_stall_the_worker(
         tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
     """A page larger than Scrapy's scraper slot (SCRAPER_SLOT_MAX_ACTIVE_SIZE, 5 MB) that waits

@@ -102,6 +102,7 @@ class NearDuplicatePipeline:
         self._order: CheckOrder | None = None
         self._order_event: asyncio.Event | None = None  # set when an article here is checked
         self._next_release = 0.0  # when a waiting article may next go because the slot is full
+        self._stopping_told = False  # the WARNING on articles checked out of turn by a stop
         self._waiters: dict[str, int] = {}  # articles waiting for their turn: their numbers
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
@@ -262,8 +263,20 @@ class NearDuplicatePipeline:
             if turn == GO:
                 break
             if compat.closing(crawler.engine):
-                # the crawl is stopping: what it waits for may not be fetched in this run
+                # the crawl is stopping: what it waits for may not be fetched in this run (the
+                # response is here: keeping it for the next run's turn would fetch it again)
                 self._inc("order_wait_stopping")
+                if not self._stopping_told:
+                    self._stopping_told = True
+                    logger.warning(
+                        "The crawl is stopping: articles waiting for other sites' articles queued"
+                        " before them are checked now, out of their turn (the first: %s, waiting"
+                        " for %s). A reprint among them is stored if its original is still"
+                        " queued; the next run then records the original as a late original"
+                        " (`newscrawl duplicates`), not stored", url, waiting_for)
+                else:
+                    logger.info("%s checked out of its turn: the crawl is stopping (it waited for"
+                                " %s)", url, waiting_for)
                 break
             number = self.order.number(run_id, site, url)
             self._waiters[url] = number if number is not None else 2 ** 62
