@@ -335,3 +335,22 @@ def test_status_says_so_when_redis_does_not_answer(
             os.kill(server.proc.pid, signal.SIGCONT)
     assert code == 1
     assert "did not answer within 10 s" in err and "is it paused, overloaded or loading" in err
+
+
+def test_of_two_runs_started_in_the_same_second_the_last_run_is_the_one_that_ended_last() -> None:
+    """Run ids sort by their start to the second, then by a random suffix: two workers started
+    together, one finishing before the other joins, make two runs of one second."""
+    import fakeredis
+
+    from newscrawl.cli.status import last_run
+
+    client = fakeredis.FakeRedis()
+    for run_id, ended in (("20261129T105330-00aa", 1_790_000_200), ("20261129T105330-ffee",
+                          1_790_000_100), ("20261129T105329-0000", 1_790_000_300)):
+        client.hset(f"newscrawl:portal:runstats:{run_id}",
+                    mapping={"run:ended": ended, "run:exit_code": 0, "run:reason": "finished"})
+    last = last_run(client, "newscrawl", "portal", None)
+    assert last is not None and last["id"] == "20261129T105330-00aa"
+    client.hdel("newscrawl:portal:runstats:20261129T105330-ffee", "run:ended")  # still running
+    last = last_run(client, "newscrawl", "portal", None)
+    assert last is not None and last["id"] == "20261129T105330-ffee"

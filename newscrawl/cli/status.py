@@ -210,7 +210,12 @@ def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict
     ids = [run_id for run_id in ids if run_id != current]
     if not ids:
         return None
-    run_id = ids[-1]
+    # ids sort by their start to the second; of runs started in the same second, the one that
+    # ended last (or has no end yet) is the newest
+    same_second = [run_id for run_id in ids if run_id[:15] == ids[-1][:15]]
+    run_id = ids[-1] if len(same_second) == 1 else max(
+        same_second, key=lambda run: (_float(client.hget(k(keys.CRAWL_RUNSTATS, run=run),
+                                                         "run:ended")) or float("inf"), run))
     figures, other = split_run_hash(client.hgetall(k(keys.CRAWL_RUNSTATS, run=run_id)))
     try:
         names = [str(n) for n in json.loads(other["run:sites"])]
