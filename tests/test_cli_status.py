@@ -342,6 +342,7 @@ def test_of_two_runs_started_in_the_same_second_the_last_run_is_the_one_that_end
     together, one finishing before the other joins, make two runs of one second."""
     import fakeredis
 
+    from newscrawl.cli.report import read_runs
     from newscrawl.cli.status import last_run
 
     client = fakeredis.FakeRedis()
@@ -351,6 +352,8 @@ def test_of_two_runs_started_in_the_same_second_the_last_run_is_the_one_that_end
                     mapping={"run:ended": ended, "run:exit_code": 0, "run:reason": "finished"})
     last = last_run(client, "newscrawl", "portal", None)
     assert last is not None and last["id"] == "20261129T105330-00aa"
+    assert [run["id"] for run in read_runs(client, "newscrawl", "portal")] == [
+        "20261129T105329-0000", "20261129T105330-ffee", "20261129T105330-00aa"]  # report's order
     client.hdel("newscrawl:portal:runstats:20261129T105330-ffee", "run:ended")  # still running
     last = last_run(client, "newscrawl", "portal", None)
     assert last is not None and last["id"] == "20261129T105330-ffee"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from newscrawl.cli._common import CliError, open_redis, positive_int
-from newscrawl.cli.status import exit_meaning, run_warnings
+from newscrawl.cli.status import exit_meaning, run_sort_key, run_warnings
 from newscrawl.exitcodes import ExitCode
 from newscrawl.formats import SECONDS_PER_DAY, as_text
 
@@ -75,7 +75,7 @@ def read_runs(client: Any, prefix: str, spider: str) -> list[dict[str, Any]]:
         figures, other = split_run_hash(client.hgetall(key))
         runs.append({"id": run_id, "day": _run_day(run_id), "figures": figures,
                      "info": {n: v for n, v in other.items() if n.startswith("run:")}})
-    runs.sort(key=lambda r: str(r["id"]))
+    runs.sort(key=lambda r: run_sort_key(str(r["id"]), r["info"].get("run:ended")))
     return runs
 
 

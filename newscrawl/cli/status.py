@@ -198,6 +198,12 @@ def _float(value: Any) -> float | None:
         return None
 
 
+def run_sort_key(run_id: str, ended: Any) -> tuple[str, float, str]:
+    """Runs in the order they started, to the second (the id's start), then of one second in the
+    order they ended (``run:ended``; a run with no end recorded last)."""
+    return run_id[:15], _float(ended) or float("inf"), run_id
+
+
 def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict[str, Any] | None:
     """The newest run other than ``current`` whose stats hash Redis still holds (a day after
     the run): start, end, exit code, close reason, the run it took over, per-site summary."""
@@ -214,8 +220,8 @@ def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict
     # ended last (or has no end yet) is the newest
     same_second = [run_id for run_id in ids if run_id[:15] == ids[-1][:15]]
     run_id = ids[-1] if len(same_second) == 1 else max(
-        same_second, key=lambda run: (_float(client.hget(k(keys.CRAWL_RUNSTATS, run=run),
-                                                         "run:ended")) or float("inf"), run))
+        same_second, key=lambda run: run_sort_key(
+            run, client.hget(k(keys.CRAWL_RUNSTATS, run=run), "run:ended")))
     figures, other = split_run_hash(client.hgetall(k(keys.CRAWL_RUNSTATS, run=run_id)))
     try:
         names = [str(n) for n in json.loads(other["run:sites"])]
