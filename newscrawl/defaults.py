@@ -180,7 +180,8 @@ BY_NAME: dict[str, Setting] = {s.name: s for s in REGISTRY}
 
 #: Environment variables newscrawl reads that are not settings (``-s`` refuses them).
 ENVIRONMENT_ONLY: dict[str, str] = {
-    "NEWSCRAWL_CACHE_DIR": "where the parsed IDF table is cached (empty: no cache)",
+    "NEWSCRAWL_CACHE_DIR": "where the parsed IDF table is cached, and the data directory each"
+                           " sites file was crawled with (empty: neither)",
     "NEWSCRAWL_PURE_PYTHON": "1: ignore the C speedups of the fingerprint path (same results)",
 }
 

@@ -166,3 +166,36 @@ def test_only_names_close_to_scrapys_are_taken_for_misspellings() -> None:
                          "ROBOTSTXT_OBBEY": False, "DOWNLAOD_DELAY": 1})
     assert sorted(misspelt_scrapy_settings(settings)) == [
         ("DOWNLAOD_DELAY", "DOWNLOAD_DELAY"), ("ROBOTSTXT_OBBEY", "ROBOTSTXT_OBEY")]
+
+
+def test_a_crawl_started_in_another_directory_is_refused_instead_of_starting_over(
+        tmp_path: Path, portal: MockPortal) -> None:
+    """The default data directory is relative to the working directory: a cron line without
+    `cd` would start a new, empty crawl of the same sites file and fetch every article again.
+    Refused (exit 1, both directories named, nothing fetched); on purpose with an absolute
+    NEWSCRAWL_DATA_DIR, and from the project directory as before."""
+    portal.add_article("/a/1.html", Article.generate("once"))
+    portal.set("/", html_page(list_html("首页", ["/a/1.html"])))
+    project, elsewhere = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    elsewhere.mkdir()
+    sites = project / "sites.toml"
+    sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                     "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+    env = {"NEWSCRAWL_DATA_DIR": "", "NEWSCRAWL_CACHE_DIR": str(tmp_path / "cache")}
+    first = run_crawl(project, sites, IN_PROCESS, env=env)
+    assert first.returncode == 0, first.log[-3000:]
+    assert (project / ".newscrawl" / "redis.db").exists()
+    hits = portal.hit_counts()
+    refused = run_crawl(elsewhere, sites, IN_PROCESS, env=env)
+    assert refused.returncode == 1, refused.log[-3000:]
+    data, new = project / ".newscrawl", elsewhere / ".newscrawl"
+    assert (f"the crawl of {sites} keeps its data in {data}, and this crawl would start a new,"
+            f" empty data directory {new}") in refused.log
+    assert f"Run it in {project}, or set NEWSCRAWL_DATA_DIR={data}" in refused.log
+    assert portal.hit_counts() == hits and not new.exists()
+    assert run_crawl(project, sites, IN_PROCESS, env=env).returncode == 0
+    on_purpose = run_crawl(elsewhere, sites, IN_PROCESS,
+                           env={**env, "NEWSCRAWL_DATA_DIR": str(new)})
+    assert on_purpose.returncode == 0, on_purpose.log[-3000:]
+    assert on_purpose.stats["newscrawl/store/stored"] == 1  # a second crawl, as asked

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.http import Request
 
+from newscrawl._datadirs import check_new_data_dir, record_data_dir
+from newscrawl.connection import RedisConfig
 from newscrawl.context import CrawlContext, check_settings
 from newscrawl.meta import RequestKind
 from newscrawl.middlewares.faults import redis_fault, report_fault
@@ -67,7 +69,11 @@ class PortalSpider(ListPages, SourcePages, ArticlePages, Queueing, Outcomes):
             raise ValueError(f"unknown spider argument -a {unknown[0]}=... (the portal spider"
                              f" takes {known})")
         check_settings(settings)
-        load_sites(SpiderConfig.from_settings(settings, spider_args.get("sites")).sites_path)
+        sites_path = SpiderConfig.from_settings(settings, spider_args.get("sites")).sites_path
+        load_sites(sites_path)
+        redis = RedisConfig.from_settings(settings)
+        if redis.url is None:  # the embedded Redis: not a second crawl of these sites by mistake
+            check_new_data_dir(sites_path, redis.data_dir)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> PortalSpider:
@@ -79,6 +85,9 @@ class PortalSpider(ListPages, SourcePages, ArticlePages, Queueing, Outcomes):
             logger.error("Cannot start the crawl: %s", exc)
             raise
         spider.sites = {site.name: site for site in sites}
+        redis = CrawlContext.of(crawler).config.redis
+        if redis.url is None:
+            record_data_dir(config.sites_path, redis.data_dir)
         quiet_scrapy_size_warnings()  # the spider's own WARNING for the page says it
         spider.sources_config = SourcesConfig.from_settings(crawler.settings)
         spider.site_stats = CrawlContext.of(crawler).site_stats
