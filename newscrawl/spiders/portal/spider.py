@@ -85,7 +85,9 @@ class PortalSpider(ListPages, SourcePages, ArticlePages, Queueing, Outcomes):
             logger.error("Cannot start the crawl: %s", exc)
             raise
         spider.sites = {site.name: site for site in sites}
-        redis = CrawlContext.of(crawler).config.redis
+        # not CrawlContext's config: read now, before the add-on has set its defaults, it would
+        # keep the settings as they are at this point for the whole crawl
+        redis = RedisConfig.from_settings(crawler.settings)
         if redis.url is None:
             record_data_dir(config.sites_path, redis.data_dir)
         quiet_scrapy_size_warnings()  # the spider's own WARNING for the page says it
