@@ -56,6 +56,21 @@ def recorded_data_dir(sites_path: Path) -> Path | None:
     return Path(where)
 
 
+def known_data_dirs(limit: int = 3) -> list[Path]:
+    """The data directories recorded, the most recently used first, that still hold a Redis."""
+    registry = _registry()
+    if registry is None:
+        return []
+    entries = sorted(_read(registry).values(), key=_used, reverse=True)
+    found: list[Path] = []
+    for entry in entries:
+        where = entry.get("data_dir")
+        if isinstance(where, str) and (Path(where) / _DB_NAME).exists() \
+                and Path(where) not in found:
+            found.append(Path(where))
+    return found[:limit]
+
+
 def record_data_dir(sites_path: Path, data_dir: Path) -> None:
     """Record that the crawl of ``sites_path`` uses ``data_dir`` (best effort: a home directory
     that cannot be written only loses the check)."""

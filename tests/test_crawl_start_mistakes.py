@@ -6,6 +6,7 @@ directory without scrapy.cfg."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,13 @@ def test_a_crawl_started_in_another_directory_is_refused_instead_of_starting_ove
             f" empty data directory {new}") in refused.log
     assert f"Run it in {project}, or set NEWSCRAWL_DATA_DIR={data}" in refused.log
     assert portal.hit_counts() == hits and not new.exists()
+    status = subprocess.run([sys.executable, "-m", "newscrawl.cli", "status"], cwd=elsewhere,
+                            env=crawl_env(elsewhere, None, env), capture_output=True, text=True,
+                            timeout=60)
+    assert status.returncode == 1 and not new.exists()
+    assert (f"no newscrawl data directory at .newscrawl (run a crawl first, or pass --data-dir /"
+            f" --redis-url / set REDIS_URL; the crawls run on this machine keep their data in"
+            f" {data})") in status.stderr
     assert run_crawl(project, sites, IN_PROCESS, env=env).returncode == 0
     on_purpose = run_crawl(elsewhere, sites, IN_PROCESS,
                            env={**env, "NEWSCRAWL_DATA_DIR": str(new)})

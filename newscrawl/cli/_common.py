@@ -260,6 +260,13 @@ def open_redis(args: argparse.Namespace, *, create: bool = False) -> Iterator[An
             hint = ("run a crawl with this data directory first, or check the path"
                     if args.data_dir else
                     "run a crawl first, or pass --data-dir / --redis-url / set REDIS_URL")
+            if not data_dir.is_absolute():  # run in another directory than the crawl's?
+                from newscrawl._datadirs import known_data_dirs
+
+                known = [str(path) for path in known_data_dirs()]
+                if known:
+                    hint += ("; the crawls run on this machine keep their data in "
+                             + ", ".join(known))
             raise CliError(f"no newscrawl data directory at {data_dir} ({hint})")
     if url:
         # a first answer within 10 s (the commands after it may take up to 60 s): a server
