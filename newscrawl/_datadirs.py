@@ -1,119 +1,159 @@
-"""Which data directory each sites file was crawled with, for the embedded Redis.
+"""Which data directories each sites file was crawled with, for the embedded Redis.
 
 The default data directory, ``.newscrawl``, is relative to the working directory: a crawl
 started elsewhere (a cron line without ``cd``, a shell in another directory) would start a new,
 empty crawl and fetch every article again into a second store. Each crawl on the embedded Redis
-records its sites file and data directory in ``data-dirs.json`` of the user's newscrawl
-directory (``$NEWSCRAWL_CACHE_DIR``, else ``~/.cache/newscrawl``, as the IDF cache); a crawl
-about to create a new relative data directory, in a directory without ``scrapy.cfg``, for a
-sites file that another data directory holds the crawl of, is refused with both paths
-(:func:`check_new_data_dir`). Losing the file loses only that check. docs/operations.md.
+records its sites file, data directory and working directory in ``data-dirs.json`` of the user's
+newscrawl directory (``$NEWSCRAWL_CACHE_DIR``, else ``~/.cache/newscrawl``, as the IDF cache);
+a crawl (or ``newscrawl push``) about to create a new relative data directory, in a working
+directory without ``scrapy.cfg``, for a sites file that other data directories hold the crawl
+of, is refused with their paths (:func:`check_new_data_dir`). Losing the file loses only that
+check. docs/operations.md.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
 REGISTRY_NAME = "data-dirs.json"
-#: the entries kept, the most recently used
+#: the sites files kept, the most recently used
 MAX_ENTRIES = 500
-#: what a data directory the crawl has used holds
-_DB_NAME = "redis.db"
+#: what a data directory holds once the embedded Redis ran in it: its snapshot (written at a
+#: clean stop) or its append-only file (from the first write on)
+_REDIS_FILES = ("redis.db", "appendonly.aof")
 
 
 def _registry() -> Path | None:
     from newscrawl.simhash.idf import default_cache_dir
 
     where = default_cache_dir()
-    return None if where is None else where / REGISTRY_NAME
+    if where is None or not where.is_absolute():
+        return None
+    return where / REGISTRY_NAME
 
 
-def _read(path: Path) -> dict[str, dict[str, object]]:
+def _key(sites_path: Path) -> str:
+    # absolute, symlinks kept: two directories linking one shared sites file are two crawls
+    return os.path.abspath(sites_path)
+
+
+def holds_redis(data_dir: Path) -> bool:
+    return any((data_dir / name).exists() for name in _REDIS_FILES)
+
+
+def _read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {str(k): v for k, v in data.items() if isinstance(v, dict)} \
-        if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}
 
 
-def recorded_data_dir(sites_path: Path) -> Path | None:
-    """The data directory the crawl of ``sites_path`` last used, if it still holds a Redis."""
-    registry = _registry()
-    if registry is None:
-        return None
-    entry = _read(registry).get(str(sites_path.resolve()))
-    where = entry.get("data_dir") if entry else None
-    if not isinstance(where, str) or not (Path(where) / _DB_NAME).exists():
-        return None
-    return Path(where)
+def _dirs(entry: Any) -> dict[str, dict[str, Any]]:
+    """An entry's data directories: path -> {"cwd", "used", "runs"}."""
+    dirs = entry.get("dirs") if isinstance(entry, dict) else None
+    return {str(k): v for k, v in dirs.items() if isinstance(v, dict)} \
+        if isinstance(dirs, dict) else {}
 
 
-def known_data_dirs(limit: int = 3) -> list[Path]:
-    """The data directories recorded, the most recently used first, that still hold a Redis."""
+def recorded_data_dirs(sites_path: Path) -> list[tuple[Path, Path]]:
+    """(data directory, working directory it was used from) of the crawls of ``sites_path``
+    that still hold a Redis, the most used first."""
     registry = _registry()
     if registry is None:
         return []
-    entries = sorted(_read(registry).values(), key=_used, reverse=True)
-    found: list[Path] = []
-    for entry in entries:
-        where = entry.get("data_dir")
-        if isinstance(where, str) and (Path(where) / _DB_NAME).exists() \
-                and Path(where) not in found:
-            found.append(Path(where))
-    return found[:limit]
+    dirs = _dirs(_read(registry).get(_key(sites_path)))
+    ranked = sorted(dirs.items(), key=lambda item: (_int(item[1].get("runs")),
+                                                    _int(item[1].get("used"))), reverse=True)
+    return [(Path(where), Path(str(info.get("cwd") or Path(where).parent)))
+            for where, info in ranked if holds_redis(Path(where))]
+
+
+def known_data_dirs(limit: int = 3) -> list[Path]:
+    """The data directories recorded for any sites file that still hold a Redis, the most
+    recently used first."""
+    registry = _registry()
+    if registry is None:
+        return []
+    found: dict[str, int] = {}
+    for entry in _read(registry).values():
+        for where, info in _dirs(entry).items():
+            found[where] = max(found.get(where, 0), _int(info.get("used")))
+    ranked = sorted(found, key=lambda where: found[where], reverse=True)
+    return [Path(where) for where in ranked if holds_redis(Path(where))][:limit]
+
+
+@contextlib.contextmanager
+def _locked(registry: Path) -> Iterator[None]:
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    with open(registry.with_name(registry.name + ".lock"), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def record_data_dir(sites_path: Path, data_dir: Path) -> None:
-    """Record that the crawl of ``sites_path`` uses ``data_dir`` (best effort: a home directory
-    that cannot be written only loses the check)."""
+    """Record that the crawl of ``sites_path`` uses ``data_dir`` from this working directory
+    (best effort: a home directory that cannot be written only loses the check)."""
     registry = _registry()
     if registry is None:
         return
     try:
-        # the entries of data directories deleted since (a test's, a demo's) go
-        entries = {name: entry for name, entry in _read(registry).items()
-                   if isinstance(entry.get("data_dir"), str)
-                   and Path(str(entry["data_dir"])).exists()}
-        entries[str(sites_path.resolve())] = {"data_dir": str(data_dir.resolve()),
-                                              "used": int(time.time())}
-        kept = sorted(entries.items(), key=lambda item: _used(item[1]))[-MAX_ENTRIES:]
-        registry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=registry.parent, prefix=".data-dirs-")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(dict(kept), out, ensure_ascii=False, indent=1)
-        os.replace(tmp, registry)
+        with _locked(registry):
+            entries = _read(registry)
+            key = _key(sites_path)
+            where = str(data_dir.resolve())
+            dirs = _dirs(entries.get(key))
+            runs = _int(dirs.get(where, {}).get("runs")) + 1
+            dirs[where] = {"cwd": os.getcwd(), "used": int(time.time()), "runs": runs}
+            # the data directories deleted since (a test's, a demo's) go
+            dirs = {path: info for path, info in dirs.items()
+                    if path == where or Path(path).exists()}
+            entries[key] = {"dirs": dirs, "used": int(time.time())}
+            kept = sorted(entries.items(), key=lambda item: _int(item[1].get("used"))
+                          if isinstance(item[1], dict) else 0)[-MAX_ENTRIES:]
+            fd, tmp = tempfile.mkstemp(dir=registry.parent, prefix=".data-dirs-")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(dict(kept), out, ensure_ascii=False, indent=1)
+            os.chmod(tmp, 0o644)  # as the IDF cache beside it, which users may share
+            os.replace(tmp, registry)
     except OSError as exc:
         logger.debug("Cannot record the data directory in %s: %s", registry, exc)
 
 
-def _used(entry: dict[str, object]) -> int:
-    used = entry.get("used")
-    return used if isinstance(used, int) else 0
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
 
 
-def check_new_data_dir(sites_path: Path, data_dir: Path) -> None:
+def check_new_data_dir(sites_path: Path, data_dir: Path, *, what: str = "this crawl") -> None:
     """Raise ValueError when ``data_dir`` (the embedded Redis's) would be a new directory made
-    relative to the working directory, here without a ``scrapy.cfg``, while another data
-    directory holds the crawl of ``sites_path``."""
+    relative to the working directory, neither it nor the directory's parent a project's (with
+    a ``scrapy.cfg``), while other data
+    directories hold the crawl of ``sites_path``."""
     if data_dir.is_absolute() or data_dir.exists():
         return
-    where = data_dir.resolve()
-    if (where.parent / "scrapy.cfg").exists():
-        return  # a project directory: its own crawl
-    known = recorded_data_dir(sites_path)
-    if known is None or known == where:
+    cwd, where = Path.cwd(), data_dir.resolve()
+    if (cwd / "scrapy.cfg").exists() or (where.parent / "scrapy.cfg").exists():
+        return  # run in a project directory, or a data directory beside one: its own crawl
+    known = [(path, used_from) for path, used_from in recorded_data_dirs(sites_path)
+             if path != where]
+    if not known:
         return
+    (main, main_cwd), others = known[0], [str(path) for path, _ in known[1:]]
+    also = f" (also in {', '.join(others)})" if others else ""
     raise ValueError(
-        f"the crawl of {sites_path.resolve()} keeps its data in {known}, and this crawl would"
+        f"the crawl of {_key(sites_path)} keeps its data in {main}{also}, and {what} would"
         f" start a new, empty data directory {where} (NEWSCRAWL_DATA_DIR {str(data_dir)!r} is"
-        f" relative to the working directory, {where.parent}) and fetch every article again"
-        f" into a second store. Run it in {known.parent}, or set NEWSCRAWL_DATA_DIR={known};"
-        f" to start a new crawl here on purpose, set NEWSCRAWL_DATA_DIR={where}")
+        f" relative to the working directory, {cwd}) and fetch every article again into a"
+        f" second store. Run it in {main_cwd}, or set NEWSCRAWL_DATA_DIR={main}; to start a"
+        f" new crawl here on purpose, set NEWSCRAWL_DATA_DIR={where}")

@@ -202,8 +202,22 @@ def test_a_crawl_started_in_another_directory_is_refused_instead_of_starting_ove
     assert (f"no newscrawl data directory at .newscrawl (run a crawl first, or pass --data-dir /"
             f" --redis-url / set REDIS_URL; the crawls run on this machine keep their data in"
             f" {data})") in status.stderr
+    push = subprocess.run([sys.executable, "-m", "newscrawl.cli", "push", "--sites", str(sites),
+                           portal.url("/a/1.html")], cwd=elsewhere,
+                          env=crawl_env(elsewhere, None, env), capture_output=True, text=True,
+                          timeout=60)
+    assert push.returncode == 1 and not new.exists(), push.stderr
+    assert f"nothing queued: the crawl of {sites} keeps its data in {data}, and this command" \
+        in push.stderr
     assert run_crawl(project, sites, IN_PROCESS, env=env).returncode == 0
     on_purpose = run_crawl(elsewhere, sites, IN_PROCESS,
                            env={**env, "NEWSCRAWL_DATA_DIR": str(new)})
     assert on_purpose.returncode == 0, on_purpose.log[-3000:]
     assert on_purpose.stats["newscrawl/store/stored"] == 1  # a second crawl, as asked
+    # from a third directory: the crawl run most often is named first, the other beside it
+    third = tmp_path / "third"
+    third.mkdir()
+    again = run_crawl(third, sites, IN_PROCESS, env=env)
+    assert again.returncode == 1, again.log[-3000:]
+    assert f"keeps its data in {data} (also in {new}), and this crawl" in again.log
+    assert f"Run it in {project}, or set NEWSCRAWL_DATA_DIR={data};" in again.log

@@ -61,6 +61,7 @@ def test_the_cron_line_crawls_from_its_directory(tmp_path: Path) -> None:
         (srv / "sites.toml").write_text(sites_toml(server.base), encoding="utf-8")
         command = cron_commands(CRONTAB)[0][1].replace("/srv/newscrawl", str(srv))
         env = crontab_env()
+        env["HOME"] = str(tmp_path / "home")  # the cron user's caches, not this user's
         done = subprocess.run([env.pop("SHELL"), "-c", command], env=env, cwd="/",
                               capture_output=True, text=True, timeout=180)
     finally:

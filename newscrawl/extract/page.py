@@ -28,7 +28,7 @@ MAX_HTML_CHARS = 2_000_000
 _HTML_SNIFF_CHARS = 65_536
 _HTML_TAG = re.compile(r"<(?:html|head|body|div|p|article|title|meta|section|span|table)\b", re.I)
 _OPENED = re.compile(rb"<(?:html|body)[\s>]", re.I)
-_CLOSED = re.compile(rb"</(?:html|body)\s*>", re.I)
+_CLOSED = re.compile(rb"</(?:html|body)\b", re.I)  # a template's "</html" without ">" too
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe")
 _BULKY_OPEN = re.compile(r"<(script|style)\b([^>]*)>|<!--", re.I)
 
