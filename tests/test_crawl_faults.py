@@ -389,7 +389,8 @@ def test_an_article_page_cut_short_is_not_stored_and_is_fetched_again_by_the_nex
         tmp_path: Path) -> None:
     """A page a server stopped writing (200, a Content-Length to match, its bytes ending inside
     a character of the text) is a failed attempt: extraction would store part of the article
-    for good. The next run fetches it again and stores it whole."""
+    for good. The next run fetches it again and stores it whole. A page served cut short on
+    every attempt is read as served on its last (NEWSCRAWL_MAX_ATTEMPTS), not lost."""
     from mockportal import Article, MockPortal, Page, html_page, list_html
 
     from newscrawl.storage import iter_articles
@@ -399,25 +400,38 @@ def test_an_article_page_cut_short_is_not_stored_and_is_fetched_again_by_the_nex
         article = Article.generate("cut-short")
         portal.add_article("/a/1.html", article)
         portal.add_article("/a/2.html", Article.generate("whole"))
+        always = Article.generate("always-cut")
+        portal.add_article("/a/3.html", always)
         whole = portal.pages["/a/1.html"].body
         text_at = whole.index(article.paragraphs[-1].encode("utf-8"))
         portal.set("/a/1.html", Page(whole[:text_at + 10]))  # 10 bytes: inside a character
-        portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html"])))
+        body = portal.pages["/a/3.html"].body
+        portal.set("/a/3.html", Page(body[:body.index(always.paragraphs[-1].encode()) + 10]))
+        portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html", "/a/3.html"])))
         sites = tmp_path / "sites.toml"
         sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
                          "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
-        first = run_crawl(tmp_path, sites, *SETTINGS)
+        attempts = (*SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2")
+        first = run_crawl(tmp_path, sites, *attempts)
         assert first.returncode == 0, first.log[-3000:]
         assert f"Page cut short: {portal.url('/a/1.html')} ends before its </body>" in first.log
-        assert first.stats["newscrawl/extract/truncated"] == 1
-        assert "failed 1 (article 1; extraction 1)" in first.log, first.log[-3000:]
+        assert first.stats["newscrawl/extract/truncated"] == 2
+        assert "failed 2 (article 2; extraction 2)" in first.log, first.log[-3000:]
         assert set(stored_urls(tmp_path)) == {portal.url("/a/2.html")}
         portal.set("/a/1.html", Page(whole))
-        second = run_crawl(tmp_path, sites, *SETTINGS)
+        pass_a_day(tmp_path)
+        second = run_crawl(tmp_path, sites, *attempts)
         assert second.returncode == 0, second.log[-3000:]
-        assert portal.hit_counts()["/a/1.html"] == 2 and portal.hit_counts()["/a/2.html"] == 1
+        hits = portal.hit_counts()
+        assert (hits["/a/1.html"], hits["/a/2.html"], hits["/a/3.html"]) == (2, 1, 2)
         stored = {item["url"]: item for item in iter_articles(tmp_path / "data" / "articles")}
-        assert set(stored) == {portal.url("/a/1.html"), portal.url("/a/2.html")}
+        assert set(stored) == {portal.url(f"/a/{n}.html") for n in (1, 2, 3)}
         assert article.paragraphs[-1] in str(stored[portal.url("/a/1.html")]["text"])
+        # the page cut on both of its attempts: read as served on the last, with a WARNING
+        assert (f"Page cut short: {portal.url('/a/3.html')} ends before its </body>") in \
+            second.log and "on its last attempt (NEWSCRAWL_MAX_ATTEMPTS): read as served" \
+            in second.log
+        assert second.stats["newscrawl/extract/truncated_read"] == 1
+        assert always.paragraphs[0] in str(stored[portal.url("/a/3.html")]["text"])
     finally:
         portal.stop()

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 
-from scrapy.http import Response, TextResponse
+from scrapy.http import Request, Response, TextResponse
 
 from newscrawl.context import CrawlContext
 from newscrawl.extract.page import cut_short
+from newscrawl.formats import as_text, today
 from newscrawl.items import ArticleItem
 from newscrawl.meta import PAGE_FAILED, RequestKind
 from newscrawl.spiders.portal.base import PortalBase
@@ -46,11 +47,17 @@ class ArticlePages(PortalBase):
             return
         if cut_short(response.body):
             self._inc("newscrawl/extract/truncated")
-            logger.warning("Page cut short: %s ends before its </body> (%d bytes, the last %r):"
-                           " not stored, tried again by a later run", response.url,
-                           len(response.body), response.body.rstrip()[-24:])
-            self._page_failed(response, site.name, "page cut short")
-            return
+            if not self._last_attempt(response):
+                logger.warning("Page cut short: %s ends before its </body> (%d bytes, the last"
+                               " %r): not stored, tried again by a later run", response.url,
+                               len(response.body), response.body.rstrip()[-24:])
+                self._page_failed(response, site.name, "page cut short")
+                return
+            # served so on every attempt: how the page is, not a transfer cut off
+            self._inc("newscrawl/extract/truncated_read")
+            logger.warning("Page cut short: %s ends before its </body> (%d bytes, the last %r)"
+                           " on its last attempt (NEWSCRAWL_MAX_ATTEMPTS): read as served",
+                           response.url, len(response.body), response.body.rstrip()[-24:])
         header = response.headers.get(b"Content-Type")
         header_encoding = None
         if header and b"charset=" in header.lower():
@@ -100,6 +107,22 @@ class ArticlePages(PortalBase):
             canonical_url=page.canonical_url,
             source=article.source,
         )
+
+    def _last_attempt(self, response: Response) -> bool:
+        """Whether this fetch of an article is its last attempt: with it, its failed attempts on
+        record (counted once a day, ack.lua) reach NEWSCRAWL_MAX_ATTEMPTS."""
+        if self.crawler is None:
+            return False
+        df = self.walks.df
+        queued = (response.meta.get("redirect_urls") or [response.url])[0]
+        record = df.retry.call(df.server.hget, df.failures_key,
+                               df.fingerprint8(Request(queued)), what="failed attempts")
+        attempts, _, day = as_text(record or b"0:").partition(":")
+        try:
+            count = int(attempts) + (0 if day and int(day) == today() else 1)
+        except ValueError:
+            return False
+        return count >= CrawlContext.of(self.crawler).config.scheduling.max_attempts
 
     def _page_failed(self, response: Response, site_name: str, reason: str) -> None:
         """An article page fetched but not usable: counted, and a failed attempt for the
