@@ -124,6 +124,19 @@ def stalled_by_waiting(engine: ExecutionEngine | None, waiting: int) -> bool:
             and downloading is not None and not downloading)
 
 
+def busy_besides(engine: ExecutionEngine | None, waiting: int) -> bool:
+    """Whether ``engine`` still downloads a page, or its scraper holds responses besides the
+    ``waiting`` items held in the item pipelines (one response each): a stopping engine finishes
+    those, and an article waiting for its turn may be waiting for one of them."""
+    if engine is None:
+        return False
+    downloading = getattr(getattr(engine, "downloader", None), "active", None)
+    if downloading:
+        return True
+    slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    return bool(getattr(slot, "queue", ())) or len(getattr(slot, "active", ())) > waiting
+
+
 def call_soon(func: Callable[[], Any]) -> None:
     """Run ``func`` at the head of the event loop's next turn (asyncio's ``call_soon``; a
     zero-delay call on another reactor), ahead of what a zero-delay timer would wait behind."""

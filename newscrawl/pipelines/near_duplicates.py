@@ -262,18 +262,22 @@ class NearDuplicatePipeline:
                 return None
             if turn == GO:
                 break
-            if compat.closing(crawler.engine):
-                # the crawl is stopping: what it waits for may not be fetched in this run (the
-                # response is here: keeping it for the next run's turn would fetch it again)
+            if compat.closing(crawler.engine) and not compat.busy_besides(
+                    crawler.engine, len(self._waiters.keys() | {url})):
+                # the crawl is stopping and has nothing left to download or extract: what it
+                # waits for is not fetched in this run (the response is here: keeping it for the
+                # next run's turn would fetch it again). Until then it waits, as the page it
+                # waits for may be among those the stop finishes.
                 self._inc("order_wait_stopping")
                 if not self._stopping_told:
                     self._stopping_told = True
                     logger.warning(
                         "The crawl is stopping: articles waiting for other sites' articles queued"
-                        " before them are checked now, out of their turn (the first: %s, waiting"
-                        " for %s). A reprint among them is stored if its original is still"
-                        " queued; the next run then records the original as a late original"
-                        " (`newscrawl duplicates`), not stored", url, waiting_for)
+                        " before them, which this run will not fetch, are checked now, out of"
+                        " their turn (the first: %s, waiting for %s). A reprint among them is"
+                        " stored if its original is still queued; the next run then records the"
+                        " original as a late original (`newscrawl duplicates`), not stored", url,
+                        waiting_for)
                 else:
                     logger.info("%s checked out of its turn: the crawl is stopping (it waited for"
                                 " %s)", url, waiting_for)
