@@ -129,6 +129,10 @@ class Outcomes(PortalBase):
             detail = _status_line(failure.value.response.status)
         if reason == "other":
             detail = f"{failure.type.__name__}: {detail}" if failure.type else detail
+        elif not detail.strip() and reason == "data_loss":
+            detail = "the connection closed before the body's announced length"
+        elif not detail.strip() and failure.type is not None:
+            detail = failure.type.__name__
         if redirects and reason != "redirect_loop" and request is not None:
             detail = f"{detail}; redirected to {request.url}"
         logger.warning("Download of %s page %s failed: %s (%s); %s", kind, url, reason, detail,
