@@ -4,8 +4,9 @@ The default data directory, ``.newscrawl``, is relative to the working directory
 started elsewhere (a cron line without ``cd``, a shell in another directory) would start a new,
 empty crawl and fetch every article again into a second store. Each crawl on the embedded Redis
 records its sites file, data directory and working directory in ``data-dirs.json`` of the user's
-newscrawl directory (``$NEWSCRAWL_CACHE_DIR``, else ``~/.cache/newscrawl``, as the IDF cache);
-a crawl (or ``newscrawl push``) about to create a new relative data directory, in a working
+newscrawl directory (that of the IDF cache: ``$NEWSCRAWL_CACHE_DIR``, else
+``$XDG_CACHE_HOME/newscrawl``, else ``~/.cache/newscrawl``); a crawl (or ``newscrawl push``,
+``newscrawl dedup``) about to create a new relative data directory, in a working
 directory without ``scrapy.cfg``, for a sites file that other data directories hold the crawl
 of, is refused with their paths (:func:`check_new_data_dir`). Losing the file loses only that
 check. docs/operations.md.
@@ -44,8 +45,10 @@ def _registry() -> Path | None:
 
 
 def _key(sites_path: Path) -> str:
-    # absolute, symlinks kept: two directories linking one shared sites file are two crawls
-    return os.path.abspath(sites_path)
+    # its directory resolved (a symlinked directory is one place), the file's name as written
+    # (two directories linking one shared sites file are two crawls)
+    absolute = Path(os.path.abspath(sites_path))
+    return str(absolute.parent.resolve() / absolute.name)
 
 
 def holds_redis(data_dir: Path) -> bool:
@@ -135,16 +138,40 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
+def _new_here(data_dir: Path) -> Path | None:
+    """The new directory ``data_dir`` would make, when it is relative to the working directory
+    and neither that nor the directory's parent a project's (with a ``scrapy.cfg``)."""
+    if data_dir.is_absolute() or data_dir.exists():
+        return None
+    where = data_dir.resolve()
+    if (Path.cwd() / "scrapy.cfg").exists() or (where.parent / "scrapy.cfg").exists():
+        return None  # run in a project directory, or a data directory beside one
+    return where
+
+
+def check_new_data_dir_for_a_command(data_dir: Path, *, what: str) -> None:
+    """Raise ValueError when a command with no sites file to go by would make a new relative
+    data directory while the crawls of this user keep theirs elsewhere (a directory made here
+    would exempt a crawl started here by mistake from :func:`check_new_data_dir`)."""
+    where = _new_here(data_dir)
+    known = [str(path) for path in known_data_dirs() if path != where] if where else []
+    if where is None or not known:
+        return
+    raise ValueError(
+        f"{what} would start a new, empty data directory {where} (NEWSCRAWL_DATA_DIR"
+        f" {str(data_dir)!r} is relative to the working directory, {Path.cwd()}), while the"
+        f" crawls run on this machine keep their data in {', '.join(known)}: run it there, pass"
+        f" --data-dir, or set NEWSCRAWL_DATA_DIR={where} to start a new one here")
+
+
 def check_new_data_dir(sites_path: Path, data_dir: Path, *, what: str = "this crawl") -> None:
     """Raise ValueError when ``data_dir`` (the embedded Redis's) would be a new directory made
-    relative to the working directory, neither it nor the directory's parent a project's (with
-    a ``scrapy.cfg``), while other data
-    directories hold the crawl of ``sites_path``."""
-    if data_dir.is_absolute() or data_dir.exists():
+    relative to the working directory (:func:`_new_here`) while other data directories hold the
+    crawl of ``sites_path``."""
+    where = _new_here(data_dir)
+    if where is None:
         return
-    cwd, where = Path.cwd(), data_dir.resolve()
-    if (cwd / "scrapy.cfg").exists() or (where.parent / "scrapy.cfg").exists():
-        return  # run in a project directory, or a data directory beside one: its own crawl
+    cwd = Path.cwd()
     known = [(path, used_from) for path, used_from in recorded_data_dirs(sites_path)
              if path != where]
     if not known:

@@ -407,7 +407,14 @@ def test_an_article_page_cut_short_is_not_stored_and_is_fetched_again_by_the_nex
         portal.set("/a/1.html", Page(whole[:text_at + 10]))  # 10 bytes: inside a character
         body = portal.pages["/a/3.html"].body
         portal.set("/a/3.html", Page(body[:body.index(always.paragraphs[-1].encode()) + 10]))
-        portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html", "/a/3.html"])))
+        # linked as /a/5.html, which redirects to a page cut on every attempt as well
+        moved = Article.generate("moved-cut")
+        portal.add_article("/a/6.html", moved)
+        body = portal.pages["/a/6.html"].body
+        portal.set("/a/6.html", Page(body[:body.index(moved.paragraphs[-1].encode()) + 10]))
+        portal.set("/a/5.html", Page(b"", status=301, headers={"Location": "/a/6.html"}))
+        portal.set("/", html_page(list_html(
+            "首页", ["/a/1.html", "/a/2.html", "/a/3.html", "/a/5.html"])))
         sites = tmp_path / "sites.toml"
         sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
                          "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
@@ -415,8 +422,8 @@ def test_an_article_page_cut_short_is_not_stored_and_is_fetched_again_by_the_nex
         first = run_crawl(tmp_path, sites, *attempts)
         assert first.returncode == 0, first.log[-3000:]
         assert f"Page cut short: {portal.url('/a/1.html')} ends before its </body>" in first.log
-        assert first.stats["newscrawl/extract/truncated"] == 2
-        assert "failed 2 (article 2; extraction 2)" in first.log, first.log[-3000:]
+        assert first.stats["newscrawl/extract/truncated"] == 3
+        assert "failed 3 (article 3; extraction 3)" in first.log, first.log[-3000:]
         assert set(stored_urls(tmp_path)) == {portal.url("/a/2.html")}
         portal.set("/a/1.html", Page(whole))
         pass_a_day(tmp_path)
@@ -424,14 +431,15 @@ def test_an_article_page_cut_short_is_not_stored_and_is_fetched_again_by_the_nex
         assert second.returncode == 0, second.log[-3000:]
         hits = portal.hit_counts()
         assert (hits["/a/1.html"], hits["/a/2.html"], hits["/a/3.html"]) == (2, 1, 2)
+        assert hits["/a/6.html"] == 2
         stored = {item["url"]: item for item in iter_articles(tmp_path / "data" / "articles")}
-        assert set(stored) == {portal.url(f"/a/{n}.html") for n in (1, 2, 3)}
+        assert set(stored) == {portal.url(f"/a/{n}.html") for n in (1, 2, 3, 6)}
         assert article.paragraphs[-1] in str(stored[portal.url("/a/1.html")]["text"])
         # the page cut on both of its attempts: read as served on the last, with a WARNING
         assert (f"Page cut short: {portal.url('/a/3.html')} ends before its </body>") in \
             second.log and "on its last attempt (NEWSCRAWL_MAX_ATTEMPTS): read as served" \
             in second.log
-        assert second.stats["newscrawl/extract/truncated_read"] == 1
+        assert second.stats["newscrawl/extract/truncated_read"] == 2
         assert always.paragraphs[0] in str(stored[portal.url("/a/3.html")]["text"])
     finally:
         portal.stop()

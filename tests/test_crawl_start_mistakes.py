@@ -209,6 +209,14 @@ def test_a_crawl_started_in_another_directory_is_refused_instead_of_starting_ove
     assert push.returncode == 1 and not new.exists(), push.stderr
     assert f"nothing queued: the crawl of {sites} keeps its data in {data}, and this command" \
         in push.stderr
+    # no sites file to go by: any data directory recorded on this machine
+    push = subprocess.run([sys.executable, "-m", "newscrawl.cli", "push",
+                           portal.url("/a/1.html")], cwd=elsewhere,
+                          env=crawl_env(elsewhere, None, env), capture_output=True, text=True,
+                          timeout=60)
+    assert push.returncode == 1 and not new.exists(), push.stderr
+    assert (f"nothing queued: this command would start a new, empty data directory {new}"
+            in push.stderr and f"keep their data in {data}: run it there" in push.stderr)
     assert run_crawl(project, sites, IN_PROCESS, env=env).returncode == 0
     on_purpose = run_crawl(elsewhere, sites, IN_PROCESS,
                            env={**env, "NEWSCRAWL_DATA_DIR": str(new)})

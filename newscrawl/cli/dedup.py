@@ -113,6 +113,13 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         from newscrawl.connection import resolve_data_dir, resolve_redis_url
 
         if not resolve_redis_url(args.redis_url):
+            from newscrawl._datadirs import check_new_data_dir_for_a_command
+
+            try:
+                check_new_data_dir_for_a_command(resolve_data_dir(args.data_dir),
+                                                 what="this command")
+            except ValueError as exc:
+                raise CliError(str(exc)) from None
             try:
                 resolve_data_dir(args.data_dir).mkdir(parents=True, exist_ok=True)
             except OSError as exc:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urldefrag
 
 from newscrawl import keys
-from newscrawl._datadirs import check_new_data_dir
+from newscrawl._datadirs import check_new_data_dir, check_new_data_dir_for_a_command
 from newscrawl.cli._common import CliError, open_redis
 from newscrawl.connection import resolve_data_dir, resolve_redis_url
 from newscrawl.exitcodes import ExitCode
@@ -83,10 +83,14 @@ def cmd_push(args: argparse.Namespace) -> int:
     routes = [PushedRoute("article", url) if sites is None
               else route_pushed(sites, url, args.site) for url in urls]
     key = keys.CRAWL_START_URLS.format(prefix=args.prefix, spider=args.spider)
-    if sites is not None and not resolve_redis_url(args.redis_url):
+    if not resolve_redis_url(args.redis_url):
         try:  # as the crawl: not a new data directory for a crawl whose data is elsewhere
-            check_new_data_dir(Path(sites_path), resolve_data_dir(args.data_dir),
-                               what="this command")
+            if sites is not None:
+                check_new_data_dir(Path(sites_path), resolve_data_dir(args.data_dir),
+                                   what="this command")
+            else:
+                check_new_data_dir_for_a_command(resolve_data_dir(args.data_dir),
+                                                 what="this command")
         except ValueError as exc:
             raise CliError(f"nothing queued: {exc}") from None
     with open_redis(args, create=True) as client:

@@ -114,9 +114,10 @@ class ArticlePages(PortalBase):
         if self.crawler is None:
             return False
         df = self.walks.df
-        queued = (response.meta.get("redirect_urls") or [response.url])[0]
-        record = df.retry.call(df.server.hget, df.failures_key,
-                               df.fingerprint8(Request(queued)), what="failed attempts")
+        # the request as queued: a redirect's target is queued (and acknowledged) as its own
+        request = response.request if response.request is not None else Request(response.url)
+        record = df.retry.call(df.server.hget, df.failures_key, df.fingerprint8(request),
+                               what="failed attempts")
         attempts, _, day = as_text(record or b"0:").partition(":")
         try:
             count = int(attempts) + (0 if day and int(day) == today() else 1)

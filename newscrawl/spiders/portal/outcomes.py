@@ -130,7 +130,7 @@ class Outcomes(PortalBase):
         if reason == "other":
             detail = f"{failure.type.__name__}: {detail}" if failure.type else detail
         elif not detail.strip() and reason == "data_loss":
-            detail = "the connection closed before the body's announced length"
+            detail = "the connection closed before the whole body came"
         elif not detail.strip() and failure.type is not None:
             detail = failure.type.__name__
         if redirects and reason != "redirect_loop" and request is not None:
