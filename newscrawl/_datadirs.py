@@ -70,16 +70,17 @@ def _dirs(entry: Any) -> dict[str, dict[str, Any]]:
         if isinstance(dirs, dict) else {}
 
 
-def recorded_data_dirs(sites_path: Path) -> list[tuple[Path, Path]]:
-    """(data directory, working directory it was used from) of the crawls of ``sites_path``
-    that still hold a Redis, the most used first."""
+def recorded_data_dirs(sites_path: Path) -> list[tuple[Path, Path | None]]:
+    """(data directory, the working directory it is relative to, None when it was given as an
+    absolute path) of the crawls of ``sites_path`` that still hold a Redis, the most used
+    first."""
     registry = _registry()
     if registry is None:
         return []
     dirs = _dirs(_read(registry).get(_key(sites_path)))
     ranked = sorted(dirs.items(), key=lambda item: (_int(item[1].get("runs")),
                                                     _int(item[1].get("used"))), reverse=True)
-    return [(Path(where), Path(str(info.get("cwd") or Path(where).parent)))
+    return [(Path(where), Path(str(info["cwd"])) if info.get("cwd") else None)
             for where, info in ranked if holds_redis(Path(where))]
 
 
@@ -118,7 +119,9 @@ def record_data_dir(sites_path: Path, data_dir: Path) -> None:
             where = str(data_dir.resolve())
             dirs = _dirs(entries.get(key))
             runs = _int(dirs.get(where, {}).get("runs")) + 1
-            dirs[where] = {"cwd": os.getcwd(), "used": int(time.time()), "runs": runs}
+            # where to run it: only a data directory named relative to it depends on that
+            cwd = dirs.get(where, {}).get("cwd") if data_dir.is_absolute() else os.getcwd()
+            dirs[where] = {"cwd": cwd, "used": int(time.time()), "runs": runs}
             # the data directories deleted since (a test's, a demo's) go
             dirs = {path: info for path, info in dirs.items()
                     if path == where or Path(path).exists()}
@@ -132,6 +135,16 @@ def record_data_dir(sites_path: Path, data_dir: Path) -> None:
             os.replace(tmp, registry)
     except OSError as exc:
         logger.debug("Cannot record the data directory in %s: %s", registry, exc)
+
+
+def other_data_dirs(sites_path: Path, data_dir: Path) -> list[Path]:
+    """The data directories the crawl of ``sites_path`` used before, when ``data_dir`` (one that
+    exists) is not among them: the crawl of one project run with another's data."""
+    if not data_dir.exists():
+        return []
+    where = data_dir.resolve()
+    known = [path for path, _ in recorded_data_dirs(sites_path)]
+    return [] if where in known else known
 
 
 def _int(value: Any) -> int:
@@ -178,9 +191,10 @@ def check_new_data_dir(sites_path: Path, data_dir: Path, *, what: str = "this cr
         return
     (main, main_cwd), others = known[0], [str(path) for path, _ in known[1:]]
     also = f" (also in {', '.join(others)})" if others else ""
+    run_there = f"Run it in {main_cwd}, or set" if main_cwd not in (None, cwd) else "Set"
     raise ValueError(
         f"the crawl of {_key(sites_path)} keeps its data in {main}{also}, and {what} would"
         f" start a new, empty data directory {where} (NEWSCRAWL_DATA_DIR {str(data_dir)!r} is"
         f" relative to the working directory, {cwd}) and fetch every article again into a"
-        f" second store. Run it in {main_cwd}, or set NEWSCRAWL_DATA_DIR={main}; to start a"
-        f" new crawl here on purpose, set NEWSCRAWL_DATA_DIR={where}")
+        f" second store. {run_there} NEWSCRAWL_DATA_DIR={main}; to start a new crawl here on"
+        f" purpose, set NEWSCRAWL_DATA_DIR={where}")

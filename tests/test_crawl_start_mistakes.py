@@ -229,3 +229,20 @@ def test_a_crawl_started_in_another_directory_is_refused_instead_of_starting_ove
     assert again.returncode == 1, again.log[-3000:]
     assert f"keeps its data in {data} (also in {new}), and this crawl" in again.log
     assert f"Run it in {project}, or set NEWSCRAWL_DATA_DIR={data};" in again.log
+    # the advice taken from the third directory: the crawl still runs in the project's data,
+    # and a later mistake there is still sent to the project (not to where it was refused)
+    advised = run_crawl(third, sites, IN_PROCESS, env={**env, "NEWSCRAWL_DATA_DIR": str(data)})
+    assert advised.returncode == 0, advised.log[-3000:]
+    assert "until now" not in advised.log
+    again = run_crawl(third, sites, IN_PROCESS, env=env)
+    assert again.returncode == 1 and f"Run it in {project}, or set" in again.log, again.log
+    # another crawl's existing data directory: runs, with a WARNING naming the crawl's own
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sites.toml").write_text(sites.read_text(encoding="utf-8").replace(
+        'name = "p"', 'name = "q"'), encoding="utf-8")
+    assert run_crawl(other, other / "sites.toml", IN_PROCESS, env=env).returncode == 0
+    mixed = run_crawl(other, sites, IN_PROCESS, env=env)
+    assert mixed.returncode == 0, mixed.log[-3000:]
+    assert (f"The crawl of {sites} kept its data in {data}, {new} until now; this run keeps it"
+            f" in {other / '.newscrawl'}") in mixed.log

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.http import Request
 
-from newscrawl._datadirs import check_new_data_dir, record_data_dir
+from newscrawl._datadirs import check_new_data_dir, other_data_dirs, record_data_dir
 from newscrawl.connection import RedisConfig
 from newscrawl.context import CrawlContext, check_settings
 from newscrawl.meta import RequestKind
@@ -89,6 +89,13 @@ class PortalSpider(ListPages, SourcePages, ArticlePages, Queueing, Outcomes):
         # keep the settings as they are at this point for the whole crawl
         redis = RedisConfig.from_settings(crawler.settings)
         if redis.url is None:
+            others = other_data_dirs(config.sites_path, redis.data_dir)
+            if others:
+                logger.warning(
+                    "The crawl of %s kept its data in %s until now; this run keeps it in %s,"
+                    " whose articles its articles are checked against and stored with (is this"
+                    " the data directory meant? NEWSCRAWL_DATA_DIR, or the directory it runs in)",
+                    config.sites_path, ", ".join(map(str, others)), redis.data_dir.resolve())
             record_data_dir(config.sites_path, redis.data_dir)
         quiet_scrapy_size_warnings()  # the spider's own WARNING for the page says it
         spider.sources_config = SourcesConfig.from_settings(crawler.settings)
