@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from newscrawl.connection._embedded import EMBEDDED_AOF_NAME, EMBEDDED_DB_NAME
+
 logger = logging.getLogger(__name__)
 
 REGISTRY_NAME = "data-dirs.json"
@@ -32,7 +34,7 @@ REGISTRY_NAME = "data-dirs.json"
 MAX_ENTRIES = 500
 #: what a data directory holds once the embedded Redis ran in it: its snapshot (written at a
 #: clean stop) or its append-only file (from the first write on)
-_REDIS_FILES = ("redis.db", "appendonly.aof")
+_REDIS_FILES = (EMBEDDED_DB_NAME, EMBEDDED_AOF_NAME)
 
 
 def _registry() -> Path | None:

@@ -119,9 +119,9 @@ def stalled_by_waiting(engine: ExecutionEngine | None, waiting: int) -> bool:
     needs_backout = getattr(slot, "needs_backout", None)
     if not callable(needs_backout) or not needs_backout():
         return False
-    downloading = getattr(getattr(engine, "downloader", None), "active", None)
-    return (not getattr(slot, "queue", True) and len(getattr(slot, "active", ())) <= waiting
-            and downloading is not None and not downloading)
+    if getattr(getattr(engine, "downloader", None), "active", None) is None:
+        return False  # a downloader of another kind: not known to be idle
+    return not busy_besides(engine, waiting)
 
 
 def busy_besides(engine: ExecutionEngine | None, waiting: int) -> bool:

@@ -9,6 +9,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from newscrawl.context import CrawlContext
+from newscrawl.formats import as_text
 from newscrawl.keys import CRAWL_SITES_FOLLOW_URL, CRAWL_WALK
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.lua import load
@@ -66,9 +67,7 @@ class ListWalks:
         start pages ("" for none; None: no such run recorded)."""
         key = self.df.keys(CRAWL_SITES_FOLLOW_URL)
         value = self.df.retry.call(self.df.server.hget, key, site, what="list walk")
-        if value is None:
-            return None
-        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        return None if value is None else as_text(value)
 
     def record_follow_urls(self, patterns: dict[str, str]) -> None:
         """Record each site's ``follow_url`` pattern ("" for none) at the end of a finished

@@ -416,7 +416,7 @@ class CheckOrder:
     def _add(self, run_id: str,
              links: Sequence[tuple[str, str, int, int | None, int | None]]) -> None:
         """(site, URL, number, day, timed day) of links, in one round trip."""
-        unchecked, days, arrived = self._keys(run_id)
+        unchecked, days, _ = self._keys(run_id)  # the arrived hash: turn.lua keeps its TTL
 
         def add() -> None:
             pipe = self.server.pipeline(transaction=False)
@@ -432,7 +432,6 @@ class CheckOrder:
             pipe.expire(unchecked, self.ttl)
             if any(day is not None or timed_day is not None for *_, day, timed_day in links):
                 pipe.expire(days, self.ttl)
-                pipe.expire(arrived, self.ttl)
             pipe.execute()
 
         self.retry.call(add, what="article order")
