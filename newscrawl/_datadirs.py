@@ -100,6 +100,14 @@ def known_data_dirs(limit: int = 3) -> list[Path]:
     return [Path(where) for where in ranked if holds_redis(Path(where))][:limit]
 
 
+def data_dirs_besides(data_dir: Path) -> list[Path] | None:
+    """The data directories recorded for any sites file that still hold a Redis, ``data_dir``
+    aside; None when there is no record to look in (no home directory, say)."""
+    if _registry() is None:
+        return None
+    return [path for path in known_data_dirs() if path != data_dir]
+
+
 @contextlib.contextmanager
 def _locked(registry: Path) -> Iterator[None]:
     registry.parent.mkdir(parents=True, exist_ok=True)

@@ -78,14 +78,26 @@ def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
     sites = tmp_path / "sites.toml"
     sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
                      "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
-    env = {"NEWSCRAWL_DATA_DIR": "state"}  # relative to the working directory, tmp_path
+    cache = str(tmp_path / "cache")  # this user's record of data directories, empty
+    # this user's first crawl: a new data directory is no news
+    elsewhere = {"NEWSCRAWL_DATA_DIR": "elsewhere", "NEWSCRAWL_CACHE_DIR": cache}
+    very_first = run_crawl(tmp_path, sites, IN_PROCESS, env=elsewhere)
+    assert very_first.returncode == 0, very_first.log[-3000:]
+    assert f"INFO: Started a new data directory {tmp_path / 'elsewhere'}" in very_first.log
+    assert "new, empty data directory" not in very_first.log
+    # a new relative data directory while this user's crawls keep data elsewhere (another
+    # sites file's: the same one's would be refused): warned about, the others named
+    sites.rename(tmp_path / "renamed.toml")
+    sites = tmp_path / "renamed.toml"
+    env = {"NEWSCRAWL_DATA_DIR": "state", "NEWSCRAWL_CACHE_DIR": cache}
     absolute = str(tmp_path / "state")
     first = run_crawl(tmp_path, sites, IN_PROCESS, env=env)
     assert first.returncode == 0, first.log[-3000:]
     assert f"with data in {absolute} " in first.log
     warnings = [line for line in first.log.splitlines()
                 if "WARNING" in line and "new, empty data directory" in line]
-    assert len(warnings) == 1 and absolute in warnings[0] and "scrapy.cfg" in warnings[0]
+    assert len(warnings) == 1 and absolute in warnings[0] and "scrapy.cfg" in warnings[0] \
+        and f"keep theirs in {tmp_path / 'elsewhere'}" in warnings[0], warnings
     second = run_crawl(tmp_path, sites, IN_PROCESS, env=env)
     assert second.returncode == 0, second.log[-3000:]
     assert "new, empty data directory" not in second.log
@@ -105,7 +117,7 @@ def test_a_relative_data_directory_is_logged_absolute_and_warned_about_once(
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "scrapy.cfg").write_text("[settings]\ndefault = newscrawl.settings\n")
     in_project = run_crawl(tmp_path, sites, IN_PROCESS,
-                           env={"NEWSCRAWL_DATA_DIR": "other/state"})
+                           env={"NEWSCRAWL_DATA_DIR": "other/state", "NEWSCRAWL_CACHE_DIR": cache})
     assert in_project.returncode == 0, in_project.log[-3000:]
     assert "new, empty data directory" not in in_project.log  # created beside a scrapy.cfg
 
@@ -123,7 +135,8 @@ def test_a_worker_joining_a_live_crawl_says_it_joined_not_that_the_data_is_new(
     sites = tmp_path / "sites.toml"
     sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
                      "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
-    env = {"NEWSCRAWL_DATA_DIR": "state"}  # relative, no scrapy.cfg beside it: the warning's case
+    # relative, no scrapy.cfg beside it, this user's first crawl: said once, at INFO
+    env = {"NEWSCRAWL_DATA_DIR": "state", "NEWSCRAWL_CACHE_DIR": str(tmp_path / "cache")}
     settings = ("CONCURRENT_REQUESTS=1", "NEWSCRAWL_IDLE_EXIT_SECONDS=5", IN_PROCESS)
     first = start_crawl(tmp_path, sites, *settings, log_path=tmp_path / "first.log", env=env)
     second = None
@@ -142,9 +155,10 @@ def test_a_worker_joining_a_live_crawl_says_it_joined_not_that_the_data_is_new(
         if second is not None:
             second.kill()
     assert done.returncode == 0 and joined.returncode == 0, joined.log[-3000:]
-    assert done.log.count("new, empty data directory") == 1, done.log[-3000:]
+    assert done.log.count("Started a new data directory") == 1, done.log[-3000:]
     assert "Joined crawl run" in joined.log, joined.log[-3000:]
-    assert "new, empty data directory" not in joined.log, joined.log[-3000:]
+    assert "new data directory" not in joined.log, joined.log[-3000:]
+    assert "new, empty data directory" not in done.log + joined.log
 
 
 def test_a_misspelt_scrapy_setting_is_a_warning_naming_scrapys(tmp_path: Path) -> None:

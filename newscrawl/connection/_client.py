@@ -137,11 +137,19 @@ class RedisConfig:
                         " are not stored again", where, store.resolve(), stored)
                 elif new and not self.data_dir.is_absolute() \
                         and not (where.parent / "scrapy.cfg").exists():
-                    logger.warning(
-                        "Started a new, empty data directory %s: this crawl knows nothing"
-                        " crawled before. %s has no scrapy.cfg: if the crawl's data is"
-                        " elsewhere, run in the project directory or set NEWSCRAWL_DATA_DIR to"
-                        " it", where, where.parent)
+                    from newscrawl._datadirs import data_dirs_besides
+
+                    others = data_dirs_besides(where)
+                    if others == []:  # this user's first crawl: nothing it could have meant
+                        logger.info("Started a new data directory %s", where)
+                    else:
+                        names = ", ".join(map(str, others or []))
+                        known = f" (this user's crawls keep theirs in {names})" if names else ""
+                        logger.warning(
+                            "Started a new, empty data directory %s: this crawl knows nothing"
+                            " crawled before%s. %s has no scrapy.cfg: if the crawl's data is"
+                            " elsewhere, run in the project directory or set NEWSCRAWL_DATA_DIR"
+                            " to it", where, known, where.parent)
             return client
         try:
             # Timeouts so a Redis that hangs (rather than refusing connections) surfaces as an
