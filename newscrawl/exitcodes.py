@@ -19,7 +19,8 @@ __all__ = ["MEANING", "ExitCode", "exit_code", "exit_reason", "set_exit_code"]
 MEANING = {
     ExitCode.ERROR: "the crawl could not start",
     ExitCode.REDIS_UNAVAILABLE: "Redis stayed unreachable or refused to write",
-    ExitCode.NO_SOURCES: "no start, list, sitemap or feed page of any site could be fetched",
+    ExitCode.NO_SOURCES:
+        "no start, list, sitemap or feed page of any site could be fetched and read",
     ExitCode.STORAGE_FAILED: "the article store could not be written",
     ExitCode.PIPELINE_FAILED: "every page's processing failed (NEWSCRAWL_MAX_ERRORS_IN_A_ROW)",
 }

@@ -326,14 +326,14 @@ def test_a_dead_start_page_exits_4_and_names_the_site(
     # status says what the code means beside Scrapy's close reason
     capsys.readouterr()
     assert main(["--data-dir", str(tmp_path / "data"), "status"]) == 0
-    assert ", exit code 4 (no start, list, sitemap or feed page of any site could be fetched;" \
-        " closed: finished)" in capsys.readouterr().out
+    assert ", exit code 4 (no start, list, sitemap or feed page of any site could be fetched" \
+        " and read; closed: finished)" in capsys.readouterr().out
     # the last line, after Scrapy's closing lines, is the failure and its exit code
     assert result.log.strip().splitlines()[-1].endswith(
         " ERROR: The crawl failed: No start, list, sitemap or feed page of any site could be"
-        " fetched in this run (exit code 4)"), result.log[-2000:]
-    assert any("Site dead: none of its start/list/sitemap/feed pages could be fetched (1 failed;"
-               in w for w in warnings(result))
+        " fetched and read in this run (exit code 4)"), result.log[-2000:]
+    assert any("Site dead: none of its start/list/sitemap/feed pages could be fetched and read"
+               " (1 failed;" in w for w in warnings(result))
     assert "Site dead: pages fetched start 0, list 0" in result.log
     assert site_figures(result, "dead")["failed/start"] == 1
     # retries bounded (connection refused answers at once): the crawl's own clock, so that a

@@ -231,6 +231,10 @@ def test_broken_sources_are_counted_and_the_crawl_goes_on(tmp_path: Path,
     # the article listed with a bare "&" was stored under its canonical URL, text and all
     items = {str(i["url"]): i for i in iter_articles(tmp_path / "data" / "articles")}
     assert items[u(art(6))]["title"] == p.articles[art(6)].title
+    # the next day the broken feed's two entries are done: still read, and counted so
+    again = ok(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_SITEMAP_MAX_BYTES=1000000",
+                         "NEWSCRAWL_SITEMAP_MAX_DEPTH=2", "NEWSCRAWL_SITEMAP_MAX_CHILDREN=2"))
+    assert f"feed {u('/feed/broken.xml')} has XML errors; read 2 entries anyway" in again.log
 
 
 def test_joining_worker_leaves_sitemaps_and_feeds_to_the_run(

@@ -126,7 +126,8 @@ def test_the_crawl_s_exit_code_and_run_live_in_its_context() -> None:
 
     other = get_crawler(scrapy.Spider)
     set_exit_code(other, ExitCode.NO_SOURCES)
-    assert exit_reason(other) == "no start, list, sitemap or feed page of any site could be fetched"
+    assert exit_reason(other) == ("no start, list, sitemap or feed page of any site could be"
+                                  " fetched and read")
 
 
 @pytest.mark.parametrize("code", [ExitCode.REDIS_UNAVAILABLE, ExitCode.STORAGE_FAILED])

@@ -250,7 +250,8 @@ def last_run(client: Any, prefix: str, spider: str, current: str | None) -> dict
 
 def exit_meaning(code: int | str | None, reason: str | None) -> str:
     """Scrapy's close reason of a run, after what its failing exit code means: exit code 4
-    "(no start, list, sitemap or feed page of any site could be fetched; closed: finished)"."""
+    "(no start, list, sitemap or feed page of any site could be fetched and read; closed:
+    finished)"."""
     from newscrawl.exitcodes import MEANING, ExitCode
 
     try:

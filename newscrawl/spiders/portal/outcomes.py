@@ -193,10 +193,11 @@ class Outcomes(PortalBase):
             site = self.sites[summary.name]
             seen = summary.get("links/seen")
             if not summary.sources_fetched:
-                text = (f"none of its start/list/sitemap/feed pages could be fetched"
-                        f" ({summary.sources_failed} failed; each failure's cause is logged"
-                        f" above as 'Download of ... failed'): check the network and the"
-                        f" site's start URLs")
+                text = (f"none of its start/list/sitemap/feed pages could be fetched and"
+                        f" read ({summary.sources_failed} failed; each failure's cause is logged"
+                        f" above, as 'Download of ... failed' or, for a page that came but is"
+                        f" not what it should be, '... cannot be read'): check the network and"
+                        f" the site's start URLs, sitemaps and feeds")
             elif not seen:
                 text = (f"its {summary.sources_fetched} start/list/sitemap/feed page(s) yielded"
                         f" no article link: "
@@ -234,7 +235,8 @@ class Outcomes(PortalBase):
             logger.warning("Cannot read the run's figures: not deciding whether the run fetched"
                            " any page (exit code 0)")
         elif outcome.no_sources and reason == "finished" and self.crawler is not None:
-            why = "No start, list, sitemap or feed page of any site could be fetched in this run"
+            why = ("No start, list, sitemap or feed page of any site could be fetched and read"
+                   " in this run")
             logger.error("%s: exit code %d", why, ExitCode.NO_SOURCES)
             set_exit_code(self.crawler, ExitCode.NO_SOURCES, why)
         self._end_run(reason, warnings)

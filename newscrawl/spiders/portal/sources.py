@@ -87,9 +87,10 @@ class SourcePages(Outcomes):
             self._inc(f"newscrawl/{PLURAL[kind]}/recovered")
             # INFO: read all the same, and nothing the user can fix (portals' feeds often carry
             # a bare "&"); a daily WARNING for it would be noise
+            # every entry read, those done before and those left out included
             logger.info("Site %s: %s %s has XML errors; read %d entries anyway (%s)",
-                           site.name, kind, response.url, len(doc.urls) + len(doc.children),
-                           doc.error)
+                        site.name, kind, response.url, max(doc.listed, len(doc.urls))
+                        + len(doc.children), doc.error)
 
     @staticmethod
     def _content_type(response: Response) -> str:
