@@ -366,7 +366,7 @@ def test_a_redirecting_article_that_fails_is_fetched_once_a_run(tmp_path: Path) 
         portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html", "/a/4.html"])))
         sites = tmp_path / "sites.toml"
         sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
-                         "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+                         "article_url = '/(a|m)/\\d+\\.html$'\n", encoding="utf-8")
         ok(run_crawl(tmp_path, sites, *SETTINGS))
         for run in range(2):
             pass_a_day(tmp_path)

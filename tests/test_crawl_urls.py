@@ -4,14 +4,15 @@ The same article linked with tracking parameters, a fragment and without is fetc
 stored once under its canonical URL; ``drop_params`` adds a site's own tracking parameter,
 ``keep_params`` protects a parameter that carries the article; a redirect to a URL with
 tracking parameters is stored under the canonical URL; ``<link rel="canonical">`` is stored as
-``canonical_url``. A second run fetches none of them again.
+``canonical_url``. A second run fetches none of them again. An article link redirecting to what
+its site does not take as an article is not stored.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from crawlrun import IN_PROCESS, CrawlResult, run_crawl, stored_urls
+from crawlrun import IN_PROCESS, CrawlResult, pass_a_day, run_crawl, stored_urls
 from mockportal import Article, MockPortal, Page, html_page, list_html
 
 from newscrawl.storage import iter_articles
@@ -89,3 +90,59 @@ def test_tracking_parameters_fetched_and_stored_once(tmp_path: Path, portal: Moc
     after = p.hit_counts()
     assert {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)} == {
         "/": 1, "/robots.txt": 1}
+
+
+def test_an_article_redirecting_off_its_site_is_not_stored_and_a_link_to_a_queued_one_is_done(
+        tmp_path: Path, portal: MockPortal) -> None:
+    """An article link that redirects to a login page (article_url does not match it) or to
+    another host (outside allowed_domains) is a failed attempt, not an article: not stored,
+    tried again by later runs, then given up on under the URL as linked. A link redirecting to
+    an article this run is fetching anyway is done with it: the next run does not fetch it."""
+    p = portal
+    p.add_article("/a/1.html", Article.generate("redirect-target-in-flight"))
+    p.delay(["/a/1.html"], 1.5)  # still in flight when /r/1.html's redirect to it comes
+    p.set("/r/1.html", Page(b"", status=301, headers={"Location": "/a/1.html"}))
+    login = "/login?return=%2Fr%2F2.html"
+    p.set(login, html_page("<html><head><title>用户登录</title></head><body><form><p>"
+                           + "请输入用户名和密码登录后继续阅读本站的全部新闻内容。" * 3
+                           + "</p></form></body></html>"))
+    p.set("/r/2.html", Page(b"", status=302, headers={"Location": login}))
+    p.add_article("/a/3.html", Article.generate("offsite-target"))
+    offsite = p.url("/a/3.html").replace("127.0.0.1", "localhost")
+    p.set("/r/3.html", Page(b"", status=301, headers={"Location": offsite}))
+    p.set("/r/4.html", Page(b"", status=302, headers={"Location": "/r/5.html"}))
+    p.set("/r/5.html", Page(b"", status=302, headers={"Location": "/r/4.html"}))
+    p.set("/", html_page(list_html("首页", ["/a/1.html", "/r/1.html", "/r/2.html", "/r/3.html",
+                                          "/r/4.html"])))
+    sites = tmp_path / "sites.toml"
+    sites.write_text(
+        f'[[sites]]\nname = "moves"\nstart_urls = ["{p.url("/")}"]\n'
+        "article_url = '/(a|r)/\\d+\\.html$'\n", encoding="utf-8")
+    settings = (*SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2")
+    first = ok(run_crawl(tmp_path, sites, *settings))
+    assert set(stored_urls(tmp_path)) == {p.url("/a/1.html")}, first.log[-3000:]
+    assert first.stats["newscrawl/download/failed/redirected_away"] == 2, first.log[-3000:]
+    assert (f"Download of article page {p.url('/r/2.html')} failed: redirected_away (redirected"
+            f" to {p.url(login)}, which the site's article_url does not match") in first.log
+    assert (f"Download of article page {p.url('/r/3.html')} failed: redirected_away (redirected"
+            f" to {offsite}, outside the site's allowed_domains (127.0.0.1;") in first.log
+    hits = p.hit_counts()
+    assert hits.get(login) is None and hits["/a/1.html"] == hits["/r/1.html"] == 1
+    pass_a_day(tmp_path)
+    second = ok(run_crawl(tmp_path, sites, *settings))
+    after = p.hit_counts()
+    assert {path: after[path] - hits.get(path, 0) for path in after
+            if after[path] != hits.get(path, 0)} == {
+        "/": 1, "/robots.txt": 1, "/r/2.html": 1, "/r/3.html": 1, "/r/4.html": 1,
+        "/r/5.html": 1}, second.log[-3000:]
+    for linked, why in (("/r/2.html", ""), ("/r/3.html", ""),
+                        ("/r/4.html", f" (redirected to {p.url('/r/5.html')})")):
+        assert f"Giving up on {p.url(linked)}{why} after failed attempts on 2 days" \
+            in second.log, second.log[-3000:]
+    pass_a_day(tmp_path)
+    before = p.hit_counts()
+    ok(run_crawl(tmp_path, sites, *settings))
+    after = p.hit_counts()
+    assert {path: after[path] - before.get(path, 0) for path in after
+            if after[path] != before.get(path, 0)} == {"/": 1, "/robots.txt": 1}
+    assert stored_urls(tmp_path) == {p.url("/a/1.html"): 1}

@@ -1,29 +1,81 @@
-"""A redirect loop (``/a -> /b -> /a``) raised as :class:`RedirectLoop`, so the spider's
-errback counts it (``newscrawl/download/failed/redirect_loop``) instead of the dupefilter ending it
-silently.
+"""Redirects the crawl does not follow, raised so that the spider's errback counts them as
+failed attempts (``newscrawl/download/failed/<reason>``) instead of the dupefilter ending them
+silently or the target being stored as an article:
+
+- :class:`RedirectLoop` (``redirect_loop``): a 3xx pointing back into its own chain
+  (``/a -> /b -> /a``);
+- :class:`RedirectedAway` (``redirected_away``): an article page redirecting to a URL its site
+  would not take as an article: outside ``allowed_domains``, or not matching ``article_url``
+  (a login page, the home page, a "page not found" page). Tried again by later runs, like an
+  error status, so a site that moved its articles has ``NEWSCRAWL_MAX_ATTEMPTS`` days to have
+  its ``article_url`` mended before they are given up on.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from scrapy.exceptions import IgnoreRequest
 from w3lib.url import safe_url_string
 
+from newscrawl.meta import SITE, RequestKind, request_kind
+
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
+    from newscrawl.sites import Site
 
-class RedirectLoop(IgnoreRequest):
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class RedirectFailure(IgnoreRequest):
+    """A redirect not followed: a failed attempt of the page, tried again by later runs."""
+
+
+class RedirectLoop(RedirectFailure):
     """A 3xx pointing back into its own redirect chain (reason ``redirect_loop``)."""
+
+
+class RedirectedAway(RedirectFailure):
+    """An article page redirecting to what its site does not take as an article (reason
+    ``redirected_away``)."""
+
+
+def redirect_away(site: Site, target: str) -> str | None:
+    """Why ``target``, where an article page of ``site`` redirects, is not one of its articles
+    (None when it is)."""
+    if not site.allows(target):
+        return (f"outside the site's allowed_domains ({', '.join(site.allowed_domains)}; if it"
+                f" is the article, add its host to allowed_domains)")
+    try:
+        if site.article_link(target, listed=True) is None:
+            return ("which the site's article_url does not match (if it is the article, widen"
+                    " article_url)")
+    except ValueError:
+        return "not a URL the crawl can read"
+    return None
 
 
 class RedirectLoopMiddleware:
     """Sits just closer to the downloader than Scrapy's RedirectMiddleware (600)."""
 
+    def __init__(self, crawler: Crawler | None = None) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedirectLoopMiddleware:
+        return cls(crawler)
+
+    def _site(self, request: Request) -> Site | None:
+        spider: Any = getattr(self.crawler, "spider", None)
+        sites = getattr(spider, "sites", None)
+        name = request.meta.get(SITE)
+        return sites.get(name) if isinstance(sites, dict) and isinstance(name, str) else None
+
     def process_response(self, request: Request, response: Response) -> Request | Response:
-        if response.status not in (301, 302, 303, 307, 308):
+        if response.status not in _REDIRECTS:
             return response
         location = response.headers.get(b"Location")
         if not location:
@@ -32,4 +84,9 @@ class RedirectLoopMiddleware:
         chain = [*request.meta.get("redirect_urls", []), request.url]
         if target in chain:
             raise RedirectLoop(f"redirect loop: {' -> '.join([*chain, target])}")
+        if request_kind(request) == RequestKind.ARTICLE:
+            site = self._site(request)
+            why = redirect_away(site, target) if site is not None else None
+            if why is not None:
+                raise RedirectedAway(f"redirected to {target}, {why}: not fetched, not stored")
         return response

@@ -40,7 +40,7 @@ from newscrawl.meta import (
     RequestKind,
     request_kind,
 )
-from newscrawl.middlewares.redirects import RedirectLoop
+from newscrawl.middlewares.redirects import RedirectFailure
 from newscrawl.scheduling import queue as q
 from newscrawl.scheduling.dupefilter import RedisDupeFilter
 from newscrawl.scheduling.politeness import POLL_SECONDS, Politeness
@@ -365,7 +365,12 @@ class Scheduler(BaseScheduler):
         """Push an entry (None: Redis failed, the crawl stops)."""
         assert self.queue is not None
         result = self.queue.push_entry(payload, priority, spec)
-        if result == q.FILTERED_DONE and origins:
+        if origins and (result == q.FILTERED_DONE or (
+                spec.mode == q.MODE_ONCE
+                and result in (q.FILTERED_PENDING, q.FILTERED_FAILED_THIS_RUN))):
+            # a redirect to an article done, or queued or failed in this run (then in the
+            # crawl's hands by its own record): the URL linked is done with it, else the next
+            # run fetches it again
             self.queue.mark_done([self.df.seen_target(o) for o in origins], today())
         return result
 
@@ -489,8 +494,9 @@ class Scheduler(BaseScheduler):
             return failed, "item_failed"
         failure = lease.failure
         if failure is not None:
-            # a redirect loop is the site's fault, as an error status: tried again by later runs
-            if failure.check(HttpError, RedirectLoop) or not failure.check(IgnoreRequest):
+            # a redirect loop or away from the site is the site's fault, as an error status:
+            # tried again by later runs
+            if failure.check(HttpError, RedirectFailure) or not failure.check(IgnoreRequest):
                 return failed, "failed"
             return (q.OUTCOME_SOURCE_DONE if run_kind else q.OUTCOME_DONE), "ignored"
         if lease.replaced:
@@ -545,17 +551,22 @@ class Scheduler(BaseScheduler):
             site = request.meta.get(SITE)
             if isinstance(site, str):
                 self.site_stats.inc(site, "gave_up")
+            # the URL as linked, which later runs would have fetched (a redirect's hop failed)
+            chain = request.meta.get("redirect_urls")
+            url = f"{chain[0]} (redirected to {request.url})" \
+                if chain and isinstance(chain[0], str) and chain[0] != request.url \
+                else request.url
             if lease.entry.kind in RUN_KINDS:
                 # a source page is not lost: the runs that reach it fetch it again
                 logger.warning("Giving up on %s after failed attempts on %s (last: %s): no"
                                " longer queued again by itself; as a %s page it is still fetched"
-                               " by every run that reaches it", request.url,
+                               " by every run that reaches it", url,
                                plural(self.config.max_attempts, "day"), reason,
                                lease.entry.kind)
             else:
                 logger.warning("Giving up on %s after failed attempts on %s (last: %s): marked"
                                " done, not fetched again; `newscrawl push --again URL` fetches"
-                               " it once more", request.url,
+                               " it once more", url,
                                plural(self.config.max_attempts, "day"), reason)
         elif name == "no_outcome":
             logger.warning("No response nor error recorded for %s; released", request.url)

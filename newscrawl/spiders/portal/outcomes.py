@@ -29,7 +29,7 @@ from newscrawl.exitcodes import ExitCode, exit_code, set_exit_code
 from newscrawl.keys import CRAWL_SITES_FIRST_RUN
 from newscrawl.meta import KIND, SITE, RequestKind
 from newscrawl.middlewares.faults import report_fault
-from newscrawl.middlewares.redirects import RedirectLoop
+from newscrawl.middlewares.redirects import RedirectedAway, RedirectLoop
 from newscrawl.middlewares.robots import RobotsForbidden
 from newscrawl.scheduling.run import REASON_REDIS_UNAVAILABLE, current_run
 from newscrawl.sites import follow_pattern, quote_regex
@@ -51,6 +51,7 @@ PLURAL: dict[str, str] = {RequestKind.SITEMAP: "sitemaps", RequestKind.FEED: "fe
 _FAILURE_REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
     ((RobotsForbidden,), "robots_forbidden"),
     ((RedirectLoop,), "redirect_loop"),
+    ((RedirectedAway,), "redirected_away"),
     ((DownloadCancelledError,), "too_large"),  # what DOWNLOAD_MAXSIZE raises
     ((DownloadTimeoutError, TxTimeoutError, TCPTimedOutError), "timeout"),
     ((CannotResolveHostError, DNSLookupError), "dns"),
@@ -133,7 +134,8 @@ class Outcomes(PortalBase):
             detail = "the connection closed before the whole body came"
         elif not detail.strip() and failure.type is not None:
             detail = failure.type.__name__
-        if redirects and reason != "redirect_loop" and request is not None:
+        if redirects and reason not in ("redirect_loop", "redirected_away") \
+                and request is not None:
             detail = f"{detail}; redirected to {request.url}"
         logger.warning("Download of %s page %s failed: %s (%s); %s", kind, url, reason, detail,
                        "every run fetches it again" if kind == RequestKind.START
