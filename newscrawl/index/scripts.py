@@ -23,6 +23,7 @@ SK_MIN_END = SKETCH_BYTES
 BAND0_BLOCK, BAND1_BLOCK = BAND_BLOCKS
 MAX_DAY = 0xFFFF
 INCOMPATIBLE = "NEWSCRAWL_INCOMPATIBLE_INDEX"
+LOST = "NEWSCRAWL_INDEX_LOST"
 assert len(BAND_BLOCKS) == BANDS, "one block hash per band"
 # DOC_PREFIXES (from records) is lua/lib.lua's too: load() checks it in globals()
 __all__ = ["COUNT_DOCS", "DOC_PREFIXES", "IndexScripts", "lua_bucket_format"]
@@ -100,13 +101,15 @@ class IndexScripts:
 
     def check_add(
         self, f: int, doc_id: str, today: int, min_day: int, now: float, sketch: bytes | None,
-        client: Any = None,
+        client: Any = None, expected: str | None = None,
     ) -> Any:
         args: list[EncodableT] = [
             self.bucket_format, f.to_bytes(8, "big"), self.version, self.max_distance, min_day,
             doc_id, today, repr(now)]
         if sketch:
             args += [sketch, self.thresholds]
+        if expected:
+            args += ([] if sketch else ["", ""]) + [expected]
         return self.check_add_script(self.keys(f, sketch), args, client=client)
 
     def query(self, f: int, min_day: int, sketch: bytes | None, client: Any = None) -> Any:

@@ -15,7 +15,7 @@ import redis
 
 from newscrawl.defaults import COMPACT_HASH_CONFIG, MAX_DISTANCE
 from newscrawl.defaults import REDIS_PREFIX as DEFAULT_PREFIX
-from newscrawl.errors import SystemFaultError
+from newscrawl.errors import ExitCode, SystemFaultError
 from newscrawl.formats import as_text, day_number, plural
 from newscrawl.index.records import (
     BAND_BLOCKS,
@@ -32,7 +32,7 @@ from newscrawl.index.records import (
     parse_record,
     split_records,
 )
-from newscrawl.index.scripts import INCOMPATIBLE, IndexScripts
+from newscrawl.index.scripts import INCOMPATIBLE, LOST, IndexScripts
 from newscrawl.keys import simhash_bucket
 from newscrawl.simhash.sketch import DEFAULT_THRESHOLDS, SKETCH_BYTES, Thresholds
 
@@ -67,6 +67,7 @@ BUCKET_DISTANCE = BLOCKS - 1
 MAX_SUPPORTED_DISTANCE = 2 * BLOCKS - 1
 
 _INCOMPATIBLE = INCOMPATIBLE + " "
+_LOST = LOST + " "
 
 REBUILD_HINT = (
     "To rebuild it from the stored articles, into a new data directory (or under another "
@@ -88,6 +89,25 @@ class IncompatibleIndexError(SystemFaultError, RuntimeError):
             f"version {requested!r}; fingerprints of different versions are not comparable",
             f"Use another NEWSCRAWL_REDIS_PREFIX or rebuild the index for version {requested!r}. "
             + REBUILD_HINT)
+
+
+class IndexLostError(SystemFaultError, RuntimeError):
+    """The index is not the one this client watched (:meth:`SimhashIndex.watch`): Redis lost
+    its data, or it was deleted, while the client used it. Nothing was added."""
+
+    kind = "index"
+    exit_code = ExitCode.REDIS_UNAVAILABLE
+
+    def __init__(self, expected: str, found: str) -> None:
+        self.expected = expected
+        self.found = found
+        super().__init__(
+            "the near-duplicate index in Redis is gone or was replaced while the crawl used it"
+            + (" (now an index begun at " + found + ")" if found else "")
+            + ": Redis lost its data (restarted without persistence, flushed, failed over to an"
+            " empty replica) or the index was deleted (`newscrawl reset`)",
+            "The crawl stops so that no near-duplicate is stored against what is left; the next"
+            " crawl rebuilds the index from the article store before its first check")
 
 
 @dataclass(frozen=True)
@@ -166,6 +186,8 @@ class SimhashIndex:
         self._tuned = False
         self._scripts = IndexScripts(client, prefix, self.version or "", max_distance, thresholds)
         self.meta_key = self._scripts.meta_key
+        #: with :meth:`watch`: the index's creation mark as this client saw it, else None
+        self.created: str | None = None
 
     def close(self) -> None:
         """Nothing to give back: each call checks a connection out of the client's pool and
@@ -206,10 +228,24 @@ class SimhashIndex:
             raise
 
     def _raise_incompatible(self, error: redis.ResponseError) -> None:
-        """IncompatibleIndexError if ``error`` is the script's refusal of another version."""
+        """IncompatibleIndexError if ``error`` is the script's refusal of another version;
+        IndexLostError if it is its refusal of another index than the one watched."""
         stored = str(error)
         if stored.startswith(_INCOMPATIBLE):
             raise IncompatibleIndexError(stored[len(_INCOMPATIBLE) :], self.version or "") from None
+        if stored.startswith(LOST):
+            raise IndexLostError(self.created or "", stored[len(_LOST):].strip()) from None
+
+    def watch(self) -> None:
+        """From now on, :meth:`check_and_add` adds only to the index this client sees now: an
+        index lost meanwhile (Redis restarted without its data, flushed, the index deleted)
+        raises :class:`IndexLostError` instead of being begun again from nothing, against which
+        every near-duplicate would pass. The index's creation mark (its meta hash's ``created``,
+        set here when it has none) is what tells them apart; one round trip."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hsetnx(self.meta_key, "created", repr(self.clock()))
+        pipe.hget(self.meta_key, "created")
+        self.created = as_text(pipe.execute()[1])
 
     @staticmethod
     def _matches(flat: list[Any]) -> list[Match]:
@@ -263,7 +299,8 @@ class SimhashIndex:
         f, sketch, now = check_fingerprint(fingerprint), self._check_sketch(sketch), self.clock()
         today, min_day = self._days(now)
         found = self._matches(
-            self._call(lambda: self._scripts.check_add(f, doc_id, today, min_day, now, sketch))
+            self._call(lambda: self._scripts.check_add(f, doc_id, today, min_day, now, sketch,
+                                                       expected=self.created))
         )
         return found[0] if found else None
 

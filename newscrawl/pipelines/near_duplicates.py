@@ -147,11 +147,14 @@ class NearDuplicatePipeline:
         """Refuse to start on an index of another decision version (one CRITICAL line with the
         rebuild recipe, exit 1) instead of failing every item; or stop it on a Redis fault met
         while the index was checked against the store (:meth:`open_spider`, before the spider
-        was open: closing it then would leave Scrapy's components half opened)."""
+        was open: closing it then would leave Scrapy's components half opened). Then watch the
+        index: one lost while the crawl runs (Redis restarted without its data) stops the crawl
+        at the next check (IndexLostError, exit 3) instead of passing every near-duplicate."""
         if self._open_fault is not None and self.context.report_fault(self._open_fault):
             return
         try:
             self.retry.call(self.index.check_version, what="index version")
+            self.retry.call(self.index.watch, what="index mark")
         except Exception as exc:
             if not self.context.report_fault(exc):
                 raise

@@ -15,6 +15,7 @@ local MAX_DAY = 65535
 -- the doc id prefix a record with a sketch leaves out, by its code byte (1-5)
 local DOC_PREFIXES = {'', 'https://', 'http://', 'https://www.', 'http://www.'}
 local INCOMPATIBLE = 'NEWSCRAWL_INCOMPATIBLE_INDEX'
+local LOST = 'NEWSCRAWL_INDEX_LOST'
 
 -- every index script: KEYS[1] the meta hash, ARGV[1] the bucket key format
 -- (e.g. 'newscrawl:simhash:%d:%04x', from newscrawl/keys.py)
@@ -68,6 +69,20 @@ local function version_error(version, writing)
     end
   elseif writing then
     redis.call('HSET', meta, 'version', version)
+  end
+  return nil
+end
+
+-- An error reply when the index is not the one the caller opened: its meta hash's 'created'
+-- (set with its first fingerprint, kept while the hash lasts) differs from ``expected``
+-- ("" = not checked), as after Redis lost its data (a restart without persistence, a flush).
+local function lost_error(expected)
+  if expected == nil or expected == '' then
+    return nil
+  end
+  local created = redis.call('HGET', meta, 'created')
+  if created ~= expected then
+    return redis.error_reply(LOST .. ' ' .. (created or ''))
   end
   return nil
 end
