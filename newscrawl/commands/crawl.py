@@ -9,6 +9,7 @@ import argparse
 import logging
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
@@ -78,11 +79,21 @@ class Command(ScrapyCrawlCommand):
             logger.info("Received %s while starting: the crawl is not started (nothing was read"
                         " or queued; exit code 0)", _signals.name(early))
             return
-        self.crawler_process.crawl(crawler, **opts.spargs)
-        self._hand_over_signals()
-        self.crawler_process.start()
-        # the rest (the embedded Redis saving and stopping at exit) is not cut short by a signal
-        _signals.hold(force=True)
+        held = self._embedded_redis(crawler) if check is not None else None
+        if held is False:
+            return
+        try:
+            self.crawler_process.crawl(crawler, **opts.spargs)
+            self._hand_over_signals()
+            self.crawler_process.start()
+        finally:
+            # the rest (the embedded Redis saving and stopping at exit) is not cut short by a
+            # signal
+            _signals.hold(force=True)
+            if held is not None:
+                from newscrawl.connection import close_embedded
+
+                close_embedded(held)
         if self.crawler_process.bootstrap_failed:
             self.exitcode = ExitCode.ERROR
         code = exit_code(crawler)
@@ -91,6 +102,28 @@ class Command(ScrapyCrawlCommand):
             # the cause again, after Scrapy's closing lines and the stats dump: the last line of
             # a failed crawl says why it failed, whatever was logged before it
             logger.error("The crawl failed: %s (exit code %d)", exit_reason(crawler), code)
+
+    def _embedded_redis(self, crawler: Any) -> Any:
+        """The crawl's embedded Redis, started (or joined) before the crawl, so a server that
+        cannot start (its data directory's disk full, a damaged append-only file) is one
+        CRITICAL line and exit code 3 instead of a traceback in Scrapy's start-up. Returns the
+        client to close after the crawl, None with REDIS_URL, False when it failed."""
+        import redis
+
+        from newscrawl.connection import RedisConfig, open_embedded
+
+        try:
+            config = RedisConfig.from_settings(crawler.settings)
+        except ValueError:
+            return None  # a bad setting: the crawl says which when it starts
+        if config.url:
+            return None
+        try:
+            return open_embedded(config.data_dir, appendfsync=config.appendfsync)
+        except (redis.ConnectionError, OSError) as exc:
+            logger.critical("Cannot start the crawl: %s", exc)
+            self.exitcode = ExitCode.REDIS_UNAVAILABLE
+            return False
 
     def _hand_over_signals(self) -> None:
         """A SIGTERM/SIGINT held while Scrapy was starting is sent again once Scrapy's handlers

