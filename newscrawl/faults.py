@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 from dataclasses import dataclass
+from typing import Any
 
 from newscrawl.connection._retry import redis_refusal, refusal_text
 from newscrawl.errors import ExitCode, SystemFaultError, sentence
@@ -36,6 +37,42 @@ class RunRefused(SystemFaultError, RuntimeError):
         advice = ("wait for it to finish, or stop its workers (SIGTERM/Ctrl-C): the next crawl"
                   " then takes the run over with this sites file")
         super().__init__(cause, advice, message=f"{cause}; {advice}")
+
+
+class RedisEvicts(SystemFaultError, RuntimeError):
+    """Redis deletes keys at its maxmemory (a maxmemory-policy other than noeviction): the
+    crawl's records would go without a word, so the crawl does not start."""
+
+    kind = "redis"
+    exit_code = ExitCode.REDIS_UNAVAILABLE
+
+    def __init__(self, policy: str, maxmemory: int) -> None:
+        self.policy = policy
+        self.maxmemory = maxmemory
+        super().__init__(
+            f"Redis's maxmemory-policy is {policy} with a maxmemory of {maxmemory} bytes: at that"
+            " limit it deletes keys to make room, so the crawl would lose queued requests, done"
+            " records and near-duplicate index entries without a word (articles not fetched,"
+            " pages fetched again, near-duplicates stored)",
+            "Set maxmemory-policy noeviction on this Redis (CONFIG SET maxmemory-policy"
+            " noeviction, and in its redis.conf), or remove its maxmemory, or give the crawl a"
+            " Redis of its own; at a full Redis with noeviction every write is refused and the"
+            " crawl stops at once with exit code 3")
+
+
+def evicting(client: Any) -> tuple[str, int] | None:
+    """(policy, maxmemory) when ``client``'s server deletes keys at its maxmemory; None when it
+    does not, or does not say (an ACL without INFO)."""
+    import redis
+
+    try:
+        info = client.info("memory")
+    except redis.ResponseError:
+        return None
+    limit = int(info.get("maxmemory", 0) or 0)
+    raw = info.get("maxmemory_policy", "")
+    policy = raw.decode() if isinstance(raw, bytes) else str(raw or "")
+    return (policy, limit) if limit and policy and policy != "noeviction" else None
 
 
 class PagesFailing(SystemFaultError, RuntimeError):

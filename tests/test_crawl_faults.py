@@ -535,3 +535,27 @@ def test_a_data_directory_on_a_full_disk_is_one_critical_line_and_leaves_no_serv
     assert all(after.get(p, 0) == 1 for p in daily.paths), after  # none fetched twice
     assert sum(after.get(p, 0) - hits.get(p, 0) for p in daily.paths) == 3
     assert servers_on(data) == []
+
+
+def test_a_redis_that_evicts_at_its_maxmemory_is_refused(tmp_path: Path, daily: DailyPortal
+                                                         ) -> None:
+    """maxmemory-policy allkeys-lru (a Redis shared with a cache): at its limit Redis would
+    delete queued requests, done records and index entries without a word. The crawl does not
+    start on it: one CRITICAL line saying what to set, exit 3, nothing fetched; with
+    noeviction it runs."""
+    sites = write_sites(tmp_path, daily)
+    daily.publish(3)
+    with RedisServer(tmp_path / "redis") as server:
+        client = server.client()
+        client.config_set("maxmemory", "64mb")
+        client.config_set("maxmemory-policy", "allkeys-lru")
+        refused = run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url)
+        assert refused.returncode == 3, refused.log[-4000:]
+        lines = criticals(refused)
+        assert len(lines) == 1 and "maxmemory-policy is allkeys-lru" in lines[0] \
+            and "CONFIG SET maxmemory-policy noeviction" in lines[0], refused.log[-4000:]
+        assert "Traceback" not in refused.log
+        assert not any(daily.portal.hit_counts().get(p) for p in daily.paths)
+        client.config_set("maxmemory-policy", "noeviction")
+        ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
+        assert_all_stored_once(tmp_path, daily)

@@ -25,7 +25,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from newscrawl import _scrapy_compat as compat
 from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext, SchedulingConfig
-from newscrawl.faults import RunRefused, system_fault
+from newscrawl.faults import RedisEvicts, RunRefused, evicting, system_fault
 from newscrawl.formats import plural, today
 from newscrawl.keys import CrawlKeys
 from newscrawl.meta import (
@@ -160,7 +160,7 @@ class Scheduler(BaseScheduler):
     def open(self, spider: Spider) -> None:
         try:
             self._open(spider)
-        except (RedisUnavailable, RunRefused) as exc:
+        except (RedisUnavailable, RunRefused, RedisEvicts) as exc:
             # Not raised: Scrapy would leave the scraper unopened and log tracebacks at close.
             # Closing is asked for once every component is open (CloseSpider from spider_opened).
             self.faults.stop(exc, close=False)
@@ -192,6 +192,10 @@ class Scheduler(BaseScheduler):
             **self.politeness.queue_options(),
         )
         self.politeness.open(self.queue)
+        # a Redis that evicts at its maxmemory would drop the queue and the records silently
+        found = self.df.retry.call(evicting, self.server, what="Redis memory policy")
+        if found is not None:
+            raise RedisEvicts(*found)
         self.life.start(self.df, self.queue, sites)
         self.keys = self.keys.for_run(self.run.run_id)
         if self.life.inherited_order:
