@@ -21,7 +21,7 @@ from newscrawl.index.simhash_index import MAX_SUPPORTED_DISTANCE
 PACKAGE = Path(__file__).resolve().parent.parent / "newscrawl"
 #: NEWSCRAWL_* strings in the code that name no setting: the index's Lua error marker and the
 #: dependency audit's switch (deploy/audit.py, named where the crawl checks the environment)
-NOT_SETTINGS = {"NEWSCRAWL_INCOMPATIBLE_INDEX", "NEWSCRAWL_AUDIT_STRICT"}
+NOT_SETTINGS = {"NEWSCRAWL_INCOMPATIBLE_INDEX", "NEWSCRAWL_INDEX_LOST", "NEWSCRAWL_AUDIT_STRICT"}
 
 
 def settings(**values: object) -> Settings:
