@@ -299,6 +299,8 @@ class CrawlContext:
         self.site_stats.on_fault = self.report_fault
         #: set by the scheduler: stops the crawl on a system fault (:mod:`newscrawl.faults`)
         self.stop_on_fault: Callable[[BaseException], bool] | None = None
+        #: whether a system fault has stopped the crawl (the scheduler's)
+        self.fault_stopped: Callable[[], bool] = lambda: False
         #: set by the scheduler: one more page whose processing raised (the exception, the
         #: page's request), counted towards NEWSCRAWL_MAX_ERRORS_IN_A_ROW
         self.page_error: Callable[[BaseException, Any], None] | None = None

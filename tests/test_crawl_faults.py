@@ -541,12 +541,16 @@ def test_a_redis_that_evicts_at_its_maxmemory_is_refused(tmp_path: Path, daily: 
                                                          ) -> None:
     """maxmemory-policy allkeys-lru (a Redis shared with a cache): at its limit Redis would
     delete queued requests, done records and index entries without a word. The crawl does not
-    start on it: one CRITICAL line saying what to set, exit 3, nothing fetched; with
-    noeviction it runs."""
+    start on it: one CRITICAL line saying what to set, exit 3, nothing fetched, and nothing
+    written there (not even the index rebuilt from the store); with noeviction it runs."""
     sites = write_sites(tmp_path, daily)
     daily.publish(3)
     with RedisServer(tmp_path / "redis") as server:
         client = server.client()
+        ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
+        client.flushall()  # a Redis the crawl has not used: the index would be rebuilt
+        daily.publish(3)
+        hits = daily.portal.hit_counts()
         client.config_set("maxmemory", "64mb")
         client.config_set("maxmemory-policy", "allkeys-lru")
         refused = run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url)
@@ -554,8 +558,10 @@ def test_a_redis_that_evicts_at_its_maxmemory_is_refused(tmp_path: Path, daily: 
         lines = criticals(refused)
         assert len(lines) == 1 and "maxmemory-policy is allkeys-lru" in lines[0] \
             and "CONFIG SET maxmemory-policy noeviction" in lines[0], refused.log[-4000:]
-        assert "Traceback" not in refused.log
-        assert not any(daily.portal.hit_counts().get(p) for p in daily.paths)
+        assert "Traceback" not in refused.log and "rebuilding" not in refused.log
+        assert not client.keys("newscrawl:simhash:*")
+        assert daily.portal.hit_counts() == hits
         client.config_set("maxmemory-policy", "noeviction")
-        ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
+        again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
+        assert "rebuilding the index from the store" in again.log
         assert_all_stored_once(tmp_path, daily)

@@ -152,6 +152,8 @@ class NearDuplicatePipeline:
         at the next check (IndexLostError, exit 3) instead of passing every near-duplicate."""
         if self._open_fault is not None and self.context.report_fault(self._open_fault):
             return
+        if self.context.fault_stopped():
+            return
         try:
             self.retry.call(self.index.check_version, what="index version")
             self.retry.call(self.index.watch, what="index mark")
@@ -165,8 +167,8 @@ class NearDuplicatePipeline:
         :mod:`newscrawl.pipelines.reconcile`), in the index thread."""
         from newscrawl.index import IncompatibleIndexError
 
-        if self.store is None:
-            return
+        if self.store is None or self.context.fault_stopped():
+            return  # a crawl refused at its start (e.g. an evicting Redis) writes nothing there
         config = self.config
         sync = functools.partial(
             sync_index_with_store, self.index, self.store.directory, idf_file=config.idf_file,

@@ -128,6 +128,7 @@ class Scheduler(BaseScheduler):
         self.order: CheckOrder | None = None
         self.site_stats = self.context.site_stats
         self.context.stop_on_fault = self.faults.stop
+        self.context.fault_stopped = lambda: self.faults.stopped
         self.context.page_error = self._page_error
 
     @classmethod
