@@ -112,30 +112,44 @@ def test_an_article_redirecting_off_its_site_is_not_stored_and_a_link_to_a_queue
     p.set("/r/3.html", Page(b"", status=301, headers={"Location": offsite}))
     p.set("/r/4.html", Page(b"", status=302, headers={"Location": "/r/5.html"}))
     p.set("/r/5.html", Page(b"", status=302, headers={"Location": "/r/4.html"}))
+    # a meta refresh to the login page, as Scrapy's MetaRefreshMiddleware would follow it
+    p.set("/r/6.html", html_page('<html><head><meta http-equiv="refresh" content="0;url='
+                                 + login + '"></head><body></body></html>'))
+    # a redirect to an article with tracking parameters: followed to its canonical URL
+    p.add_article("/a/7.html", Article.generate("redirect-target-tracked"))
+    p.set("/r/7.html", Page(b"", status=302, headers={"Location": "/a/7.html?utm_source=r"}))
     p.set("/", html_page(list_html("首页", ["/a/1.html", "/r/1.html", "/r/2.html", "/r/3.html",
-                                          "/r/4.html"])))
+                                          "/r/4.html", "/r/6.html", "/r/7.html"])))
     sites = tmp_path / "sites.toml"
     sites.write_text(
         f'[[sites]]\nname = "moves"\nstart_urls = ["{p.url("/")}"]\n'
         "article_url = '/(a|r)/\\d+\\.html$'\n", encoding="utf-8")
     settings = (*SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2")
     first = ok(run_crawl(tmp_path, sites, *settings))
-    assert set(stored_urls(tmp_path)) == {p.url("/a/1.html")}, first.log[-3000:]
-    assert first.stats["newscrawl/download/failed/redirected_away"] == 2, first.log[-3000:]
+    assert set(stored_urls(tmp_path)) == {p.url("/a/1.html"), p.url("/a/7.html")}, \
+        first.log[-3000:]
+    assert first.stats["newscrawl/download/failed/redirected_away"] == 3, first.log[-3000:]
+    assert (f"Download of article page {p.url('/r/6.html')} failed: redirected_away (refreshes"
+            f" to {p.url(login)}, which the site's article_url does not match") in first.log
     assert (f"Download of article page {p.url('/r/2.html')} failed: redirected_away (redirected"
             f" to {p.url(login)}, which the site's article_url does not match") in first.log
     assert (f"Download of article page {p.url('/r/3.html')} failed: redirected_away (redirected"
             f" to {offsite}, outside the site's allowed_domains (127.0.0.1;") in first.log
     hits = p.hit_counts()
     assert hits.get(login) is None and hits["/a/1.html"] == hits["/r/1.html"] == 1
+    assert hits["/a/7.html"] == 1 and "/a/7.html?utm_source=r" not in hits
+    # the next day a page links the article the redirect led to: done, not fetched again
+    p.set("/", html_page(list_html("首页", ["/a/1.html", "/r/1.html", "/r/2.html", "/r/3.html",
+                                          "/r/4.html", "/r/6.html", "/r/7.html",
+                                          "/a/7.html"])))
     pass_a_day(tmp_path)
     second = ok(run_crawl(tmp_path, sites, *settings))
     after = p.hit_counts()
     assert {path: after[path] - hits.get(path, 0) for path in after
             if after[path] != hits.get(path, 0)} == {
         "/": 1, "/robots.txt": 1, "/r/2.html": 1, "/r/3.html": 1, "/r/4.html": 1,
-        "/r/5.html": 1}, second.log[-3000:]
-    for linked, why in (("/r/2.html", ""), ("/r/3.html", ""),
+        "/r/5.html": 1, "/r/6.html": 1}, second.log[-3000:]
+    for linked, why in (("/r/2.html", ""), ("/r/3.html", ""), ("/r/6.html", ""),
                         ("/r/4.html", f" (redirected to {p.url('/r/5.html')})")):
         assert f"Giving up on {p.url(linked)}{why} after failed attempts on 2 days" \
             in second.log, second.log[-3000:]
@@ -145,4 +159,4 @@ def test_an_article_redirecting_off_its_site_is_not_stored_and_a_link_to_a_queue
     after = p.hit_counts()
     assert {path: after[path] - before.get(path, 0) for path in after
             if after[path] != before.get(path, 0)} == {"/": 1, "/robots.txt": 1}
-    assert stored_urls(tmp_path) == {p.url("/a/1.html"): 1}
+    assert stored_urls(tmp_path) == {p.url("/a/1.html"): 1, p.url("/a/7.html"): 1}

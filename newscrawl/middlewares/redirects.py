@@ -4,11 +4,16 @@ silently or the target being stored as an article:
 
 - :class:`RedirectLoop` (``redirect_loop``): a 3xx pointing back into its own chain
   (``/a -> /b -> /a``);
-- :class:`RedirectedAway` (``redirected_away``): an article page redirecting to a URL its site
+- :class:`RedirectedAway` (``redirected_away``): an article page redirecting (a 3xx, or a
+  ``<meta http-equiv="refresh">`` Scrapy's MetaRefreshMiddleware would follow) to a URL its site
   would not take as an article: outside ``allowed_domains``, or not matching ``article_url``
   (a login page, the home page, a "page not found" page). Tried again by later runs, like an
   error status, so a site that moved its articles has ``NEWSCRAWL_MAX_ATTEMPTS`` days to have
   its ``article_url`` mended before they are given up on.
+
+An article page's 3xx to one of its site's articles is followed to that article's canonical URL
+(tracking parameters removed, as for links), so the article is done under the URL its links
+name and not fetched again when a page links it directly.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http import HtmlResponse
+from scrapy.utils.response import get_meta_refresh
 from w3lib.url import safe_url_string
 
 from newscrawl.meta import SITE, RequestKind, request_kind
@@ -63,6 +70,11 @@ class RedirectLoopMiddleware:
 
     def __init__(self, crawler: Crawler | None = None) -> None:
         self.crawler = crawler
+        settings = crawler.settings if crawler is not None else None
+        # what Scrapy's MetaRefreshMiddleware follows (its settings)
+        self.meta_refresh = bool(settings is None or settings.getbool("METAREFRESH_ENABLED"))
+        self.ignore_tags = settings.getlist("METAREFRESH_IGNORE_TAGS") if settings else []
+        self.max_delay = settings.getint("METAREFRESH_MAXDELAY") if settings else 100
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedirectLoopMiddleware:
@@ -76,7 +88,7 @@ class RedirectLoopMiddleware:
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
         if response.status not in _REDIRECTS:
-            return response
+            return self._meta_refresh(request, response)
         location = response.headers.get(b"Location")
         if not location:
             return response
@@ -84,9 +96,33 @@ class RedirectLoopMiddleware:
         chain = [*request.meta.get("redirect_urls", []), request.url]
         if target in chain:
             raise RedirectLoop(f"redirect loop: {' -> '.join([*chain, target])}")
-        if request_kind(request) == RequestKind.ARTICLE:
-            site = self._site(request)
-            why = redirect_away(site, target) if site is not None else None
-            if why is not None:
-                raise RedirectedAway(f"redirected to {target}, {why}: not fetched, not stored")
+        site = self._site(request) if request_kind(request) == RequestKind.ARTICLE else None
+        if site is None:
+            return response
+        why = redirect_away(site, target)
+        if why is not None:
+            raise RedirectedAway(f"redirected to {target}, {why}: not fetched, not stored")
+        canonical = site.article_link(target, listed=True)
+        if canonical is not None and canonical != target and canonical not in chain:
+            # (a server that sends its canonical URL back to the tracked one keeps its way)
+            headers = response.headers.copy()
+            headers[b"Location"] = safe_url_string(canonical).encode("ascii")
+            return response.replace(headers=headers)
+        return response
+
+    def _meta_refresh(self, request: Request, response: Response) -> Response:
+        """An article page whose meta refresh Scrapy would follow away from its site's articles
+        (a login page): :class:`RedirectedAway`, as a 3xx there."""
+        if not self.meta_refresh or not isinstance(response, HtmlResponse) \
+                or request.meta.get("dont_redirect") \
+                or request_kind(request) != RequestKind.ARTICLE:
+            return response
+        interval, url = get_meta_refresh(response, ignore_tags=self.ignore_tags)
+        if not url or float(interval or 0) >= self.max_delay:
+            return response
+        site = self._site(request)
+        target = safe_url_string(url)
+        why = redirect_away(site, target) if site is not None else None
+        if why is not None:
+            raise RedirectedAway(f"refreshes to {target}, {why}: not fetched, not stored")
         return response
