@@ -54,6 +54,9 @@ def test_demo_twice_crawls_then_fetches_nothing_again(tmp_path: Path) -> None:
     elsewhere.mkdir()
     first = demo(elsewhere, "--data-dir", str(data))
     assert first.returncode == 0, first.stdout + first.stderr
+    # not recorded among this user's crawls: no crawl could have meant its directory
+    record = Path(os.environ["NEWSCRAWL_CACHE_DIR"]) / "data-dirs.json"
+    assert str(data.resolve()) not in (record.read_text() if record.exists() else "")
     out = first.stdout
     port = json.loads((data / "demo.json").read_text())["port"]
     base = f"http://127.0.0.1:{port}"

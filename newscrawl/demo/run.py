@@ -80,7 +80,10 @@ def _serve(portal: SamplePortal, port: int, remembered: bool, directory: Path) -
 
 # --- the crawl ---------------------------------------------------------------------------------
 def crawl_command(sites: Path, log: Path) -> list[str]:
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "portal", "-s", f"NEWSCRAWL_SITES={sites}"]
+    # -a _demo: not recorded among this user's crawls (newscrawl/_datadirs.py): its temporary
+    # directory is no crawl a later one could have meant
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "portal", "-a", "_demo=1",
+           "-s", f"NEWSCRAWL_SITES={sites}"]
     for setting in (*CRAWL_SETTINGS, f"LOG_FILE={log}"):
         cmd += ["-s", setting]
     return cmd

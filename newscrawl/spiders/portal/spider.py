@@ -88,7 +88,7 @@ class PortalSpider(ListPages, SourcePages, ArticlePages, Queueing, Outcomes):
         # not CrawlContext's config: read now, before the add-on has set its defaults, it would
         # keep the settings as they are at this point for the whole crawl
         redis = RedisConfig.from_settings(crawler.settings)
-        if redis.url is None:
+        if redis.url is None and not getattr(spider, "_demo", None):  # (`newscrawl demo`'s)
             others = other_data_dirs(config.sites_path, redis.data_dir)
             if others:
                 logger.warning(
