@@ -94,10 +94,13 @@ def test_tracking_parameters_fetched_and_stored_once(tmp_path: Path, portal: Moc
 
 def test_an_article_redirecting_off_its_site_is_not_stored_and_a_link_to_a_queued_one_is_done(
         tmp_path: Path, portal: MockPortal) -> None:
-    """An article link that redirects to a login page (article_url does not match it) or to
-    another host (outside allowed_domains) is a failed attempt, not an article: not stored,
-    tried again by later runs, then given up on under the URL as linked. A link redirecting to
-    an article this run is fetching anyway is done with it: the next run does not fetch it."""
+    """An article link that redirects (3xx or meta refresh) to a login page (article_url does
+    not match it) or to another host (outside allowed_domains) is a failed attempt, not an
+    article: not stored, tried again by later runs, then given up on under the URL as linked;
+    so is a loop. A redirect to an article with tracking parameters goes to its canonical URL;
+    a page refreshing to itself is read as it is. A link redirecting to an article this run is
+    fetching anyway, or fetched under its canonical URL, is done with it: the next run does not
+    fetch it."""
     p = portal
     p.add_article("/a/1.html", Article.generate("redirect-target-in-flight"))
     p.delay(["/a/1.html"], 1.5)  # still in flight when /r/1.html's redirect to it comes
@@ -118,17 +121,34 @@ def test_an_article_redirecting_off_its_site_is_not_stored_and_a_link_to_a_queue
     # a redirect to an article with tracking parameters: followed to its canonical URL
     p.add_article("/a/7.html", Article.generate("redirect-target-tracked"))
     p.set("/r/7.html", Page(b"", status=302, headers={"Location": "/a/7.html?utm_source=r"}))
-    p.set("/", html_page(list_html("首页", ["/a/1.html", "/r/1.html", "/r/2.html", "/r/3.html",
-                                          "/r/4.html", "/r/6.html", "/r/7.html"])))
+    # a meta refresh loop; one to an article with tracking parameters; an article reloading
+    # itself (read as it is: following it, the dupefilter dropped the article)
+    def refresh(to: str, seconds: int = 0) -> Page:
+        return html_page(f'<html><head><meta http-equiv="refresh" content="{seconds};url={to}">'
+                         "</head><body></body></html>")
+
+    p.set("/r/8.html", refresh("/r/9.html"))
+    p.set("/r/9.html", refresh("/r/8.html"))
+    p.add_article("/a/10.html", Article.generate("refresh-target-tracked"))
+    p.set("/r/10.html", refresh("/a/10.html?utm_source=m"))
+    reloading = Article.generate("reloads-itself")
+    p.articles["/a/11.html"] = reloading
+    p.set("/a/11.html", html_page(reloading.html().replace(
+        "</title>", f'</title><meta http-equiv="refresh" content="60;url={p.url("/a/11.html")}">',
+        1)))
+    links = ["/a/1.html", "/r/1.html", "/r/2.html", "/r/3.html", "/r/4.html", "/r/6.html",
+             "/r/7.html", "/r/8.html", "/r/10.html", "/a/11.html"]
+    p.set("/", html_page(list_html("首页", links)))
     sites = tmp_path / "sites.toml"
     sites.write_text(
         f'[[sites]]\nname = "moves"\nstart_urls = ["{p.url("/")}"]\n'
         "article_url = '/(a|r)/\\d+\\.html$'\n", encoding="utf-8")
     settings = (*SETTINGS, "NEWSCRAWL_MAX_ATTEMPTS=2")
     first = ok(run_crawl(tmp_path, sites, *settings))
-    assert set(stored_urls(tmp_path)) == {p.url("/a/1.html"), p.url("/a/7.html")}, \
+    assert set(stored_urls(tmp_path)) == {p.url(f"/a/{n}.html") for n in (1, 7, 10, 11)}, \
         first.log[-3000:]
     assert first.stats["newscrawl/download/failed/redirected_away"] == 3, first.log[-3000:]
+    assert first.stats["newscrawl/download/failed/redirect_loop"] == 2, first.log[-3000:]
     assert (f"Download of article page {p.url('/r/6.html')} failed: redirected_away (refreshes"
             f" to {p.url(login)}, which the site's article_url does not match") in first.log
     assert (f"Download of article page {p.url('/r/2.html')} failed: redirected_away (redirected"
@@ -138,18 +158,19 @@ def test_an_article_redirecting_off_its_site_is_not_stored_and_a_link_to_a_queue
     hits = p.hit_counts()
     assert hits.get(login) is None and hits["/a/1.html"] == hits["/r/1.html"] == 1
     assert hits["/a/7.html"] == 1 and "/a/7.html?utm_source=r" not in hits
-    # the next day a page links the article the redirect led to: done, not fetched again
-    p.set("/", html_page(list_html("首页", ["/a/1.html", "/r/1.html", "/r/2.html", "/r/3.html",
-                                          "/r/4.html", "/r/6.html", "/r/7.html",
-                                          "/a/7.html"])))
+    assert hits["/a/10.html"] == 1 and "/a/10.html?utm_source=m" not in hits
+    assert hits["/r/8.html"] == hits["/r/9.html"] == 1
+    # the next day a page links the articles the redirects led to: done, not fetched again
+    p.set("/", html_page(list_html("首页", [*links, "/a/7.html", "/a/10.html"])))
     pass_a_day(tmp_path)
     second = ok(run_crawl(tmp_path, sites, *settings))
     after = p.hit_counts()
     assert {path: after[path] - hits.get(path, 0) for path in after
             if after[path] != hits.get(path, 0)} == {
         "/": 1, "/robots.txt": 1, "/r/2.html": 1, "/r/3.html": 1, "/r/4.html": 1,
-        "/r/5.html": 1, "/r/6.html": 1}, second.log[-3000:]
+        "/r/5.html": 1, "/r/6.html": 1, "/r/8.html": 1, "/r/9.html": 1}, second.log[-3000:]
     for linked, why in (("/r/2.html", ""), ("/r/3.html", ""), ("/r/6.html", ""),
+                        ("/r/8.html", f" (redirected to {p.url('/r/9.html')})"),
                         ("/r/4.html", f" (redirected to {p.url('/r/5.html')})")):
         assert f"Giving up on {p.url(linked)}{why} after failed attempts on 2 days" \
             in second.log, second.log[-3000:]
@@ -159,4 +180,4 @@ def test_an_article_redirecting_off_its_site_is_not_stored_and_a_link_to_a_queue
     after = p.hit_counts()
     assert {path: after[path] - before.get(path, 0) for path in after
             if after[path] != before.get(path, 0)} == {"/": 1, "/robots.txt": 1}
-    assert stored_urls(tmp_path) == {p.url("/a/1.html"): 1, p.url("/a/7.html"): 1}
+    assert stored_urls(tmp_path) == {p.url(f"/a/{n}.html"): 1 for n in (1, 7, 10, 11)}

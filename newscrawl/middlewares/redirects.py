@@ -111,18 +111,34 @@ class RedirectLoopMiddleware:
         return response
 
     def _meta_refresh(self, request: Request, response: Response) -> Response:
-        """An article page whose meta refresh Scrapy would follow away from its site's articles
-        (a login page): :class:`RedirectedAway`, as a 3xx there."""
+        """An article page with a meta refresh Scrapy's MetaRefreshMiddleware would follow, read
+        as the 3xx it stands for: one to the page itself (a page that reloads) is not followed
+        (the dupefilter would drop the repeat and the article with it), a loop is a
+        :class:`RedirectLoop`, one away from the site's articles :class:`RedirectedAway`, and
+        one to an article is a 302 to that article's canonical URL (for Scrapy's
+        RedirectMiddleware, next in line)."""
         if not self.meta_refresh or not isinstance(response, HtmlResponse) \
                 or request.meta.get("dont_redirect") \
                 or request_kind(request) != RequestKind.ARTICLE:
             return response
-        interval, url = get_meta_refresh(response, ignore_tags=self.ignore_tags)
-        if not url or float(interval or 0) >= self.max_delay:
-            return response
         site = self._site(request)
+        interval, url = get_meta_refresh(response, ignore_tags=self.ignore_tags)
+        if site is None or not url or float(interval or 0) >= self.max_delay:
+            return response
         target = safe_url_string(url)
-        why = redirect_away(site, target) if site is not None else None
+        try:
+            canonical = site.article_link(target, listed=True)
+        except ValueError:
+            canonical = None
+        if request.url in (target, canonical):
+            request.meta["dont_redirect"] = True  # read as it is (this response only)
+            return response
+        chain = [*request.meta.get("redirect_urls", []), request.url]
+        if target in chain or canonical in chain:
+            raise RedirectLoop(f"redirect loop: {' -> '.join([*chain, target])} (meta refresh)")
+        why = redirect_away(site, target)
         if why is not None:
             raise RedirectedAway(f"refreshes to {target}, {why}: not fetched, not stored")
-        return response
+        headers = response.headers.copy()
+        headers[b"Location"] = safe_url_string(canonical or target).encode("ascii")
+        return response.replace(status=302, headers=headers)
