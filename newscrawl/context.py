@@ -301,6 +301,9 @@ class CrawlContext:
         self.stop_on_fault: Callable[[BaseException], bool] | None = None
         #: whether a system fault has stopped the crawl (the scheduler's)
         self.fault_stopped: Callable[[], bool] = lambda: False
+        #: set by the near-duplicate pipeline once it watches the index: raises IndexLostError
+        #: when the index is gone (Redis lost its data), asked with each heartbeat
+        self.check_index: Callable[[], None] | None = None
         #: set by the scheduler: one more page whose processing raised (the exception, the
         #: page's request), counted towards NEWSCRAWL_MAX_ERRORS_IN_A_ROW
         self.page_error: Callable[[BaseException, Any], None] | None = None

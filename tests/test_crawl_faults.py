@@ -565,3 +565,41 @@ def test_a_redis_that_evicts_at_its_maxmemory_is_refused(tmp_path: Path, daily: 
         again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
         assert "rebuilding the index from the store" in again.log
         assert_all_stored_once(tmp_path, daily)
+
+
+def test_an_index_lost_while_no_article_reaches_the_check_stops_the_crawl_too(
+        tmp_path: Path, workers: list) -> None:
+    """Redis loses its data while the crawl's articles are still downloading (a slow portal, a
+    list walk): no check would see it, and the run would end as one that fetched nothing (exit
+    4, "check the network"). The heartbeat's look at the index stops it: exit 3, the cause."""
+    from mockportal import Article, MockPortal, html_page, list_html
+
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        with RedisServer(tmp_path / "redis", persist=False) as server:
+            portal.add_article("/a/1.html", Article.generate("lost-before-the-check-1"))
+            sites = tmp_path / "sites.toml"
+            sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                             "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+            portal.set("/", html_page(list_html("首页", ["/a/1.html"])))
+            ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))  # an index to lose
+            portal.add_article("/a/2.html", Article.generate("lost-before-the-check-2"))
+            portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html"])))
+            portal.hold(["/a/2.html"])
+            crawl = start_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_HEARTBEAT_SECONDS=2",
+                                redis_url=server.url, log_path=tmp_path / "lost.log")
+            workers.append(crawl)
+            wait_for(lambda: portal.hit_counts().get("/a/2.html", 0) >= 1, timeout=60,
+                     what="the article requested")
+            server.client().flushall()
+            running = crawl
+            wait_for(lambda: " CRITICAL: " in running.log(), timeout=30,
+                     what="the crawl stopping on the lost index")
+            portal.release()  # the stop finishes the download in flight
+            lost = crawl.wait(timeout=60)
+            assert lost.returncode == 3, lost.log[-4000:]
+            lines = criticals(lost)
+            assert len(lines) == 1 and "the near-duplicate index in Redis is gone" in lines[0], \
+                lost.log[-4000:]
+    finally:
+        portal.stop()

@@ -247,6 +247,15 @@ class SimhashIndex:
         pipe.hget(self.meta_key, "created")
         self.created = as_text(pipe.execute()[1])
 
+    def check_watched(self) -> None:
+        """:class:`IndexLostError` when the index watched (:meth:`watch`) is gone or another
+        (one HGET; nothing when not watching): for a client that may not write for a while."""
+        if self.created is None:
+            return
+        found = as_text(self.client.hget(self.meta_key, "created") or b"")
+        if found != self.created:
+            raise IndexLostError(self.created, found)
+
     @staticmethod
     def _matches(flat: list[Any]) -> list[Match]:
         return [

@@ -392,9 +392,12 @@ class RunLife:
         self._idle_since = None
         self.marker.idle = False
 
-    def beat_if_due(self) -> None:
+    def beat_if_due(self) -> bool:
+        """Beat when it is time; whether it did."""
         if time.monotonic() - self._last_beat >= self.config.heartbeat_interval:
             self.heartbeat()
+            return True
+        return False
 
     def heartbeat(self) -> None:
         self._last_beat = time.monotonic()

@@ -25,6 +25,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from newscrawl import _scrapy_compat as compat
 from newscrawl.connection import RedisUnavailable
 from newscrawl.context import CrawlContext, SchedulingConfig
+from newscrawl.errors import SystemFaultError
 from newscrawl.faults import RedisEvicts, RunRefused, evicting, system_fault
 from newscrawl.formats import plural, today
 from newscrawl.keys import CrawlKeys
@@ -584,7 +585,8 @@ class Scheduler(BaseScheduler):
             return
         # Wake the engine so a worker with free slots takes requests others have queued.
         compat.wake_engine(self.crawler.engine)
-        self.life.beat_if_due()
+        if self.life.beat_if_due():
+            self._check_index()
         now = time.monotonic()
         if now - self._last_reap < self.config.reap_interval:
             return
@@ -594,6 +596,21 @@ class Scheduler(BaseScheduler):
         if renewed < len(raws):
             logger.warning("%d leases of this worker had already expired", len(raws) - renewed)
         self._reap()
+
+    def _check_index(self) -> None:
+        """With each heartbeat: the index the pipeline watches still there, so a Redis that
+        lost its data stops the crawl (exit 3) also while no article reaches the check (a
+        list walk): it would end as a run that fetched nothing."""
+        check = self.context.check_index
+        if check is None:
+            return
+        try:
+            self.df.retry.call(check, what="index mark")
+        except SystemFaultError as exc:
+            if not isinstance(exc, RedisUnavailable):
+                self.faults.stop(exc)
+                return
+            raise
 
     def _reap(self) -> None:
         assert self.queue is not None
