@@ -537,8 +537,8 @@ def test_a_data_directory_on_a_full_disk_is_one_critical_line_and_leaves_no_serv
     assert servers_on(data) == []
 
 
-def test_a_redis_that_evicts_at_its_maxmemory_is_refused(tmp_path: Path, daily: DailyPortal
-                                                         ) -> None:
+def test_a_redis_that_evicts_at_its_maxmemory_is_refused(
+        tmp_path: Path, daily: DailyPortal, capsys: pytest.CaptureFixture[str]) -> None:
     """maxmemory-policy allkeys-lru (a Redis shared with a cache): at its limit Redis would
     delete queued requests, done records and index entries without a word. The crawl does not
     start on it: one CRITICAL line saying what to set, exit 3, nothing fetched, and nothing
@@ -561,6 +561,11 @@ def test_a_redis_that_evicts_at_its_maxmemory_is_refused(tmp_path: Path, daily: 
         assert "Traceback" not in refused.log and "rebuilding" not in refused.log
         assert not client.keys("newscrawl:simhash:*")
         assert daily.portal.hit_counts() == hits
+        # `newscrawl push` queues all the same, and says the crawl will not run there
+        capsys.readouterr()
+        assert main(["--redis-url", server.url, "push", daily.portal.url("/x.html")]) == 0
+        assert "maxmemory-policy is allkeys-lru" in capsys.readouterr().err
+        client.delete("newscrawl:portal:start_urls")
         client.config_set("maxmemory-policy", "noeviction")
         again = ok(run_crawl(tmp_path, sites, *SETTINGS, redis_url=server.url))
         assert "rebuilding the index from the store" in again.log

@@ -102,6 +102,9 @@ def cmd_push(args: argparse.Namespace) -> int:
         queued = [entry for entry, day in zip(entries, days, strict=True)
                   if day is None or args.again]
         waiting = client.rpush(key, *queued) if queued else 0
+        from newscrawl.faults import evicting
+
+        evicts = evicting(client)
     done = len(urls) - len(queued)
     if queued:
         print(f"queued {plural(len(queued), 'URL')} for the crawl ({waiting} waiting in {key}):"
@@ -112,6 +115,10 @@ def cmd_push(args: argparse.Namespace) -> int:
               " (push with --again to fetch a done article once more)")
     if sites is None:
         print(f"(not checked against a sites file: no {sites_path}; --sites PATH names it)")
+    if evicts is not None:
+        print(f"newscrawl: warning: this Redis's maxmemory-policy is {evicts[0]} (maxmemory"
+              f" {evicts[1]} bytes): it may delete what was queued, and the crawl does not start"
+              " on it; set maxmemory-policy noeviction", file=sys.stderr)
     for url, route in zip(urls, routes, strict=True):
         if route.kind is None:
             print(f"newscrawl: warning: {url}: {route.why} ({sites_path}): the crawl refuses it"
