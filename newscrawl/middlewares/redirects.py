@@ -50,19 +50,31 @@ class RedirectedAway(RedirectFailure):
     ``redirected_away``)."""
 
 
-def redirect_away(site: Site, target: str) -> str | None:
-    """Why ``target``, where an article page of ``site`` redirects, is not one of its articles
-    (None when it is)."""
+def article_target(site: Site, target: str, how: str) -> str:
+    """The canonical URL of ``target``, where an article page of ``site`` redirects (``how``:
+    "redirected to", "refreshes to"), when it is one of the site's articles; else
+    :class:`RedirectedAway` saying why not."""
     if not site.allows(target):
-        return (f"outside the site's allowed_domains ({', '.join(site.allowed_domains)}; if it"
-                f" is the article, add its host to allowed_domains)")
-    try:
-        if site.article_link(target, listed=True) is None:
-            return ("which the site's article_url does not match (if it is the article, widen"
-                    " article_url)")
-    except ValueError:
-        return "not a URL the crawl can read"
-    return None
+        why = (f"outside the site's allowed_domains ({', '.join(site.allowed_domains)}; if it is"
+               f" the article, add its host to allowed_domains)")
+    else:
+        try:
+            canonical = site.article_link(target, listed=True)
+        except ValueError:
+            canonical, why = None, "not a URL the crawl can read"
+        else:
+            why = ("which the site's article_url does not match (if it is the article, widen"
+                   " article_url)")
+        if canonical is not None:
+            return canonical
+    raise RedirectedAway(f"{how} {target}, {why}: not fetched, not stored")
+
+
+def _relocated(response: Response, url: str, **kwargs: Any) -> Response:
+    """``response`` redirecting to ``url`` (``kwargs``: other attributes to replace)."""
+    headers = response.headers.copy()
+    headers[b"Location"] = safe_url_string(url).encode("ascii")
+    return response.replace(headers=headers, **kwargs)
 
 
 class RedirectLoopMiddleware:
@@ -99,15 +111,10 @@ class RedirectLoopMiddleware:
         site = self._site(request) if request_kind(request) == RequestKind.ARTICLE else None
         if site is None:
             return response
-        why = redirect_away(site, target)
-        if why is not None:
-            raise RedirectedAway(f"redirected to {target}, {why}: not fetched, not stored")
-        canonical = site.article_link(target, listed=True)
-        if canonical is not None and canonical != target and canonical not in chain:
+        canonical = article_target(site, target, "redirected to")
+        if canonical != target and canonical not in chain:
             # (a server that sends its canonical URL back to the tracked one keeps its way)
-            headers = response.headers.copy()
-            headers[b"Location"] = safe_url_string(canonical).encode("ascii")
-            return response.replace(headers=headers)
+            return _relocated(response, canonical)
         return response
 
     def _meta_refresh(self, request: Request, response: Response) -> Response:
@@ -126,19 +133,11 @@ class RedirectLoopMiddleware:
         if site is None or not url or float(interval or 0) >= self.max_delay:
             return response
         target = safe_url_string(url)
-        try:
-            canonical = site.article_link(target, listed=True)
-        except ValueError:
-            canonical = None
-        if request.url in (target, canonical):
+        chain = [*request.meta.get("redirect_urls", []), request.url]
+        canonical = target if target in chain else article_target(site, target, "refreshes to")
+        if canonical == request.url:
             request.meta["dont_redirect"] = True  # read as it is (this response only)
             return response
-        chain = [*request.meta.get("redirect_urls", []), request.url]
-        if target in chain or canonical in chain:
+        if canonical in chain:
             raise RedirectLoop(f"redirect loop: {' -> '.join([*chain, target])} (meta refresh)")
-        why = redirect_away(site, target)
-        if why is not None:
-            raise RedirectedAway(f"refreshes to {target}, {why}: not fetched, not stored")
-        headers = response.headers.copy()
-        headers[b"Location"] = safe_url_string(canonical or target).encode("ascii")
-        return response.replace(status=302, headers=headers)
+        return _relocated(response, canonical, status=302)
