@@ -177,7 +177,7 @@ def check_new_data_dir_for_a_command(data_dir: Path, *, what: str) -> None:
     data directory while the crawls of this user keep theirs elsewhere (a directory made here
     would exempt a crawl started here by mistake from :func:`check_new_data_dir`)."""
     where = _new_here(data_dir)
-    known = [str(path) for path in known_data_dirs() if path != where] if where else []
+    known = [str(path) for path in data_dirs_besides(where) or []] if where else []
     if where is None or not known:
         return
     raise ValueError(

@@ -9,12 +9,13 @@ advice and exit code; Redis refusals and store ``OSError``s of other code are cl
 from __future__ import annotations
 
 import errno
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from newscrawl.connection._retry import redis_refusal, refusal_text
 from newscrawl.errors import ExitCode, SystemFaultError, sentence
-from newscrawl.formats import plural
+from newscrawl.formats import as_text, plural
 from newscrawl.storage import STORE_ADVICE, store_fault_cause
 
 #: errno values of a store that cannot be written: the disk, not the article, is at fault
@@ -66,12 +67,16 @@ def evicting(client: Any) -> tuple[str, int] | None:
     import redis
 
     try:
-        info = client.info("memory")
+        return eviction(client.info("memory"))
     except redis.ResponseError:
         return None
-    limit = int(info.get("maxmemory", 0) or 0)
-    raw = info.get("maxmemory_policy", "")
-    policy = raw.decode() if isinstance(raw, bytes) else str(raw or "")
+
+
+def eviction(memory: Mapping[str, Any]) -> tuple[str, int] | None:
+    """(policy, maxmemory) when a server whose ``INFO memory`` is ``memory`` deletes keys at
+    its maxmemory (a limit, and a policy other than noeviction); else None."""
+    limit = int(memory.get("maxmemory", 0) or 0)
+    policy = as_text(memory.get("maxmemory_policy") or "")
     return (policy, limit) if limit and policy and policy != "noeviction" else None
 
 

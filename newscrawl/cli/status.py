@@ -37,10 +37,12 @@ def redis_memory(client: Any) -> dict[str, Any] | None:
         info = client.info("memory")
     except ResponseError:
         return None
+    from newscrawl.faults import eviction
+
     used, limit = int(info.get("used_memory", 0)), int(info.get("maxmemory", 0))
     policy = as_text(info.get("maxmemory_policy", "")) or None
     # another policy than noeviction deletes keys at the limit instead of refusing writes
-    evicts = bool(limit) and policy not in (None, "noeviction")
+    evicts = eviction(info) is not None
     return {"used_memory": used, "maxmemory": limit, "policy": policy,
             "full": bool(limit) and not evicts and used >= limit,
             "near_full": bool(limit) and not evicts and used >= limit * NEAR_MAXMEMORY,
