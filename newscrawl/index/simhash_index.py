@@ -220,14 +220,14 @@ class SimhashIndex:
 
     def _call(self, call: Callable[[], Any]) -> Any:
         """One script call (redis-py's ``Script``: EVALSHA, on NOSCRIPT loaded and run again);
-        the script's refusal of another version as :class:`IncompatibleIndexError`."""
+        the script's refusals as :class:`IncompatibleIndexError` or :class:`IndexLostError`."""
         try:
             return call()
         except redis.ResponseError as exc:
-            self._raise_incompatible(exc)
+            self._raise_refusal(exc)
             raise
 
-    def _raise_incompatible(self, error: redis.ResponseError) -> None:
+    def _raise_refusal(self, error: redis.ResponseError) -> None:
         """IncompatibleIndexError if ``error`` is the script's refusal of another version;
         IndexLostError if it is its refusal of another index than the one watched."""
         stored = str(error)
@@ -425,7 +425,7 @@ class SimhashIndex:
         out: list[Match | None | redis.ResponseError] = []
         for result in pipe.execute(raise_on_error=False):
             if isinstance(result, redis.ResponseError):
-                self._raise_incompatible(result)
+                self._raise_refusal(result)
                 out.append(result)
                 continue
             found = self._matches(result)
@@ -437,7 +437,7 @@ class SimhashIndex:
         added = 0
         for result in results:
             if isinstance(result, redis.ResponseError):
-                self._raise_incompatible(result)
+                self._raise_refusal(result)
                 raise result
             added += int(result)
         return added

@@ -606,11 +606,10 @@ class Scheduler(BaseScheduler):
             return
         try:
             self.df.retry.call(check, what="index mark")
-        except SystemFaultError as exc:
-            if not isinstance(exc, RedisUnavailable):
-                self.faults.stop(exc)
-                return
-            raise
+        except RedisUnavailable:
+            raise  # the tick's own fault handling (guarded)
+        except SystemFaultError as exc:  # the index gone
+            self.faults.stop(exc)
 
     def _reap(self) -> None:
         assert self.queue is not None
