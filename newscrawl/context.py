@@ -303,7 +303,7 @@ class CrawlContext:
         self.fault_stopped: Callable[[], bool] = lambda: False
         #: set by the near-duplicate pipeline once it watches the index: raises IndexLostError
         #: when the index is gone (Redis lost its data), asked with each heartbeat
-        self.check_index: Callable[[], None] | None = None
+        self.check_index_mark: Callable[[], None] | None = None
         #: set by the scheduler: one more page whose processing raised (the exception, the
         #: page's request), counted towards NEWSCRAWL_MAX_ERRORS_IN_A_ROW
         self.page_error: Callable[[BaseException, Any], None] | None = None

@@ -157,7 +157,7 @@ class NearDuplicatePipeline:
         try:
             self.retry.call(self.index.check_version, what="index version")
             self.retry.call(self.index.watch, what="index mark")
-            self.context.check_index = self.index.check_watched
+            self.context.check_index_mark = self.index.check_watched
         except Exception as exc:
             if not self.context.report_fault(exc):
                 raise

@@ -601,7 +601,7 @@ class Scheduler(BaseScheduler):
         """With each heartbeat: the index the pipeline watches still there, so a Redis that
         lost its data stops the crawl (exit 3) also while no article reaches the check (a
         list walk): it would end as a run that fetched nothing."""
-        check = self.context.check_index
+        check = self.context.check_index_mark
         if check is None:
             return
         try:
