@@ -1,6 +1,6 @@
 """Article pages of the ``portal`` spider: decoded, extracted and yielded as
 :class:`~newscrawl.items.ArticleItem`, or counted as not usable (not HTML, cut short, no body,
-mojibake).
+a "page not found" served as 200, mojibake).
 Design: docs/design/extraction.md.
 """
 
@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from scrapy.http import Request, Response, TextResponse
 
 from newscrawl.context import CrawlContext
+from newscrawl.extract.not_found import not_found_phrase
 from newscrawl.extract.page import cut_short
 from newscrawl.formats import as_text, today
 from newscrawl.items import ArticleItem
@@ -82,6 +83,13 @@ class ArticlePages(PortalBase):
             logger.info("No article body on %s: not stored (tried again by a later run)",
                         response.url)
             self._page_failed(response, site.name, "no article body")
+            return
+        phrase = not_found_phrase(article.title, article.text)
+        if phrase is not None:  # a soft 404: the article removed, or not published yet
+            self._inc("newscrawl/extract/not_found")
+            logger.info("Page not found on %s (answered %d, says %r): not stored (tried again"
+                        " by a later run)", response.url, response.status, phrase)
+            self._page_failed(response, site.name, "page not found")
             return
         if page.mojibake:
             self._inc("newscrawl/extract/mojibake")
