@@ -14,7 +14,7 @@ import re
 
 from newscrawl.extract.zh import clean_author
 
-__all__ = ["EDGE_PATTERNS", "RELATED_HEADINGS", "trim_edges"]
+__all__ = ["EDGE_PATTERNS", "RELATED_HEADINGS", "is_label_line", "trim_edges"]
 
 # (name, pattern matched against one body line). A body's last line is cut while it matches one.
 EDGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -120,6 +120,12 @@ def _is_byline(line: str) -> bool:
         return False
     names = [n for n in _NAME_SPLIT.split(m.group("names")) if n]
     return bool(names) and all(clean_author(name) == name for name in names)
+
+
+def is_label_line(line: str) -> bool:
+    """A line of labelled fields only, each person's label with a name: ``责任编辑：李明``,
+    ``（来源：新华社 编辑：张三）``."""
+    return _is_label_line(line, names=True)
 
 
 def _is_label_line(line: str, *, names: bool = False) -> bool:

@@ -1,4 +1,5 @@
-"""The parts of an article body split around an ad or embed into sibling containers.
+"""The parts of an article body split around an ad or embed into sibling containers, and a
+labelled line the library took from outside the body's container.
 
 See docs/design/extraction.md.
 """
@@ -6,15 +7,17 @@ See docs/design/extraction.md.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import lxml.html
 from lxml import etree
 
 from newscrawl.extract.page import element_text
 
-__all__ = ["continued"]
+__all__ = ["continued", "outside_tail"]
 
 _P_XPATH = etree.XPath("//body//p")
+_NOT_WORD = re.compile(r"[\W_]+")
 # Continuations of a split article body (see _continued).
 _AD_NAME = re.compile(
     r"(?:^|[\s_-])(?:ads?|advert\w*|ad-?slot|ad-?container|dfp|gpt|promo\w*|sponsor\w*|embed\w*"
@@ -55,9 +58,7 @@ def continued(tree: lxml.html.HtmlElement, text: str, min_chars: int) -> str:
     found = [p for p in _P_XPATH(tree) if _norm_line(p.text_content()) in wanted]
     if len(found) < 2:
         return text
-    first_ancestors = list(found[0].iterancestors())
-    last_ancestors = set(found[-1].iterancestors())
-    container = next((a for a in first_ancestors if a in last_ancestors), None)
+    container = _container(found)
     if container is None or container.tag in ("body", "html"):
         return text
     parent = container.getparent()
@@ -90,3 +91,40 @@ def continued(tree: lxml.html.HtmlElement, text: str, min_chars: int) -> str:
         return text
     return "\n".join([*before, text, *after])
 
+
+def _start(line: str) -> str:
+    return _NOT_WORD.sub("", line)[:_CONTINUATION_MIN_LINE]
+
+
+def _container(found: list[etree._Element]) -> etree._Element | None:
+    """The nearest element holding all of ``found`` (paragraphs in page order): the parent of
+    one paragraph alone."""
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0].getparent()
+    last_ancestors = set(found[-1].iterancestors())
+    return next((a for a in found[0].iterancestors() if a in last_ancestors), None)
+
+
+def outside_tail(tree: lxml.html.HtmlElement, text: str, is_label: Callable[[str], bool]) -> str:
+    """``text`` without its last line when that line is a labelled line (``is_label``: a
+    ``责任编辑：李明`` sign-off) printed outside the container of the body's paragraphs.
+
+    The library takes such a line from around the article when the article is short, and leaves
+    it out of a long one of the same template: cut, every text of a portal ends alike. A sign-off
+    inside the container is part of the text and stays (docs/design/extraction.md).
+    """
+    lines = text.split("\n")
+    if len(lines) < 2 or not is_label(lines[-1]):
+        return text
+    # a paragraph is known by the letters and digits it starts with (the text's lines are
+    # cleaned of what the page may hold: a private-use character, a control character)
+    wanted = {_start(ln) for ln in lines[:-1] if len(ln) >= _CONTINUATION_MIN_LINE}
+    container = _container([p for p in _P_XPATH(tree) if _start(p.text_content()) in wanted])
+    if container is None or container.tag in ("body", "html"):
+        return text
+    # the container's text holds the line (letters and digits, as above): it is printed inside
+    if _NOT_WORD.sub("", lines[-1]) in _NOT_WORD.sub("", container.text_content()):
+        return text
+    return "\n".join(lines[:-1])
