@@ -744,6 +744,39 @@ def test_check_names_the_candidates_the_sketch_rejected_and_why(
     assert str(rejected["reason"]).startswith("numbers differ: ")
 
 
+def test_check_says_which_wider_matches_a_crawl_does_not_find(
+    capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str], texts: dict[str, Path]
+) -> None:
+    """At --max-distance 4-7 a confirmed match beyond the default distance is found by a crawl
+    only through a shared minhash band: check says which of its matches a crawl finds."""
+    from newscrawl.simhash.sketch import BANDS
+
+    decision = get_decision()
+    a = decision.analyze(ARTICLE)
+    assert a.fingerprint is not None and a.sketch is not None
+    other_bands = a.sketch[:2] + bytes(b ^ 0xFF for b in a.sketch[2:2 + 2 * BANDS]) \
+        + a.sketch[2 + 2 * BANDS:]  # the same bins: the sketches confirm each other
+    index = SimhashIndex(r, version=decision.version)
+    index.add(a.fingerprint ^ 0x1F, "https://news.example.com/no-band", other_bands)
+    index.add(a.fingerprint ^ 0x1F00, "https://news.example.com/band", a.sketch)
+    code, out, err = run_cli(capsys, *url_args, "check", str(texts["article"]),
+                             "--max-distance", "7")
+    assert code == 0, err
+    lines = {line.split()[-1] if "found at" not in line else line.split()[3]: line
+             for line in out.splitlines() if line.startswith("distance ")}
+    assert "found at --max-distance 7 only" in lines["https://news.example.com/no-band"]
+    assert "found at" not in lines["https://news.example.com/band"]
+    code, out, err = run_cli(capsys, *url_args, "check", "--json", str(texts["article"]),
+                             "--max-distance", "7")
+    assert code == 0, err
+    finds = {m["doc_id"]: m["crawl_finds"] for m in json_lines(out)[0]["matches"]}
+    assert finds == {"https://news.example.com/no-band": False,
+                     "https://news.example.com/band": True}
+    # at the default distance the key is not there: the shape scripts know stays
+    code, out, err = run_cli(capsys, *url_args, "check", "--json", str(texts["article"]))
+    assert all("crawl_finds" not in m for m in json_lines(out)[0]["matches"])
+
+
 def test_json_output_stays_json_when_a_stored_record_holds_nan(
     capsys: pytest.CaptureFixture[str], r: redis.Redis, url_args: list[str]
 ) -> None:

@@ -152,6 +152,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     ) as index:
         try:
             matches = index.query(result.value, sketch)
+            # beyond the crawl's default distance a match is found only through a shared band
+            crawl_finds: set[str] | None = None
+            if args.max_distance > defaults.MAX_DISTANCE and matches:
+                crawl_index = SimhashIndex(client, prefix=args.prefix,
+                                           max_distance=defaults.MAX_DISTANCE,
+                                           version=decision.version,
+                                           retention_days=args.retention_days)
+                crawl_finds = {m.doc_id for m in crawl_index.query(result.value, sketch)}
             # the fingerprint's candidates the sketch turned down, and why
             confirmed = {m.doc_id for m in matches}
             rejected = [
@@ -169,6 +177,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             "simhash": hex_or_none(result.value),
             "matches": [
                 {"doc_id": m.doc_id, "simhash": hex_or_none(m.fingerprint), "distance": m.distance}
+                | ({} if crawl_finds is None else {"crawl_finds": m.doc_id in crawl_finds})
                 for m in matches
             ],
         }
@@ -192,7 +201,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             + (f"; {len(rejected)} candidate(s) rejected by the text sketch:" if rejected else "")
         )
     for m in matches:
-        print(f"distance {m.distance}  {fingerprint_hex(m.fingerprint)}  {m.doc_id}")
+        beyond = crawl_finds is not None and m.doc_id not in crawl_finds
+        print(f"distance {m.distance}  {fingerprint_hex(m.fingerprint)}  {m.doc_id}"
+              + (f"  (found at --max-distance {args.max_distance} only: a crawl with the default"
+                 f" NEWSCRAWL_MAX_DISTANCE={defaults.MAX_DISTANCE} does not find it, the two"
+                 " texts share no minhash band)" if beyond else ""))
     if rejected and matches:
         print(f"{len(rejected)} other candidate(s) rejected by the text sketch:")
     for m, why in rejected:
