@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from newscrawl import defaults
-from newscrawl.connection import RedisConfig, RetryPolicy, close_embedded
+from newscrawl.connection import RedisConfig, RetryPolicy, close_embedded, embedded_server_gone
 from newscrawl.defaults import BY_NAME, ENVIRONMENT_ONLY, REGISTRY
 from newscrawl.errors import ConfigError, ExitCode
 from newscrawl.keys import Keys
@@ -346,7 +346,8 @@ class CrawlContext:
         crawler = self.crawler
         began = crawler.crawling
         return RetryPolicy(self.config.scheduling.redis_retry_seconds,
-                           stopping=lambda: began and not crawler.crawling)
+                           stopping=lambda: began and not crawler.crawling,
+                           gone=lambda: embedded_server_gone(self.__dict__.get("redis")))
 
     @property
     def prefix(self) -> str:

@@ -8,6 +8,7 @@ mended, stores every article exactly once (docs/operations.md, "Faults").
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -606,5 +607,44 @@ def test_an_index_lost_while_no_article_reaches_the_check_stops_the_crawl_too(
             lines = criticals(lost)
             assert len(lines) == 1 and "the near-duplicate index in Redis is gone" in lines[0], \
                 lost.log[-4000:]
+    finally:
+        portal.stop()
+
+
+def test_the_embedded_redis_killed_mid_crawl_stops_it_at_once_and_loses_nothing(
+        tmp_path: Path, workers: list) -> None:
+    """The embedded redis-server is killed while the crawl runs (the kernel's OOM killer, an
+    operator): nobody restarts it while the crawl runs, so the crawl does not wait the Redis
+    retry window for it: it stops at once with one CRITICAL line naming the exit, exit code 3,
+    and the next run starts the server again on its data and stores the rest, nothing twice."""
+    import signal
+
+    from mockportal import Article, MockPortal, html_page, list_html
+
+    portal = MockPortal("127.0.0.1").start()
+    try:
+        for n in (1, 2, 3):
+            portal.add_article(f"/a/{n}.html", Article.generate(f"embedded-killed-{n}"))
+        portal.hold(["/a/3.html"])
+        portal.set("/", html_page(list_html("首页", ["/a/1.html", "/a/2.html", "/a/3.html"])))
+        sites = tmp_path / "sites.toml"
+        sites.write_text(f'[[sites]]\nname = "p"\nstart_urls = ["{portal.url("/")}"]\n'
+                         "article_url = '/a/\\d+\\.html$'\n", encoding="utf-8")
+        crawl = start_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_REDIS_RETRY_SECONDS=60",
+                            log_path=tmp_path / "killed.log")
+        workers.append(crawl)
+        wait_for(lambda: len(stored_urls(tmp_path)) == 2, timeout=90,
+                 what="the two articles not held stored")
+        registry = json.loads((tmp_path / "data" / "redis.db.settings").read_text())
+        os.kill(int(Path(registry["pidfile"]).read_text().strip()), signal.SIGKILL)
+        portal.release()
+        killed = crawl.wait(timeout=40)  # the retry window is 60 s
+        assert killed.returncode == 3, killed.log[-4000:]
+        lines = criticals(killed)
+        assert len(lines) == 1 and "the exit of the embedded Redis server" in lines[0], \
+            killed.log[-4000:]
+        again = ok(run_crawl(tmp_path, sites, *SETTINGS))
+        assert stored_urls(tmp_path) == {portal.url(f"/a/{n}.html"): 1 for n in (1, 2, 3)}, \
+            again.log[-4000:]
     finally:
         portal.stop()

@@ -12,9 +12,15 @@ from newscrawl.connection._client import (
     resolve_prefix,
     resolve_redis_url,
 )
-from newscrawl.connection._embedded import EMBEDDED_REGISTRY_NAME, close_embedded, open_embedded
+from newscrawl.connection._embedded import (
+    EMBEDDED_REGISTRY_NAME,
+    close_embedded,
+    embedded_server_gone,
+    open_embedded,
+)
 from newscrawl.connection._retry import RedisRefused, RedisUnavailable, RetryPolicy, describe
 
 __all__ = ["EMBEDDED_REGISTRY_NAME", "RedisConfig", "RedisRefused", "RedisUnavailable",
-           "RetryPolicy", "close_embedded", "describe", "get_client", "open_embedded",
+           "RetryPolicy", "close_embedded", "describe", "embedded_server_gone", "get_client",
+           "open_embedded",
            "redact_url", "resolve_data_dir", "resolve_prefix", "resolve_redis_url"]

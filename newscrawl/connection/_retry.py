@@ -129,7 +129,8 @@ class RetryPolicy:
     While it waits in the main thread, SIGTERM and SIGINT (Ctrl-C) end the wait: the handler in
     place (Scrapy's graceful stop) still runs, and the outage is given up at once, by this call
     and by every call after it until one succeeds, instead of when the window has passed.
-    ``stopping`` (the crawl is being stopped) ends it alike, in any thread.
+    ``stopping`` (the crawl is being stopped) ends it alike, in any thread, and so does
+    ``gone``: why the server will not come back (an embedded server that has exited), or None.
     """
 
     def __init__(
@@ -142,6 +143,7 @@ class RetryPolicy:
         sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         stopping: Callable[[], bool] | None = None,
+        gone: Callable[[], str | None] | None = None,
     ) -> None:
         self.retry_seconds = retry_seconds
         self.initial_delay = initial_delay
@@ -149,6 +151,7 @@ class RetryPolicy:
         self.gap = gap
         self.sleep = sleep if sleep is not None else self._pause
         self.stopping = stopping
+        self.gone = gone
         self.clock = clock
         self.started: float | None = None  # when the current outage began
         self.last_failure = 0.0
@@ -157,12 +160,13 @@ class RetryPolicy:
         self._lock = threading.Lock()
 
     def _cut_short(self) -> str | None:
-        """Why the current outage's wait is over before its window: a signal, or ``stopping``."""
+        """Why the current outage's wait is over before its window: a signal, ``stopping``, or
+        the server ``gone``."""
         if self.stopped_by is not None:
             return signal_name(self.stopped_by)
         if self.stopping is not None and self.stopping():
             return "the crawl stopping"
-        return None
+        return self.gone() if self.gone is not None else None
 
     def _pause(self, seconds: float) -> None:
         """Sleep ``seconds``, in short steps, ending early once a signal has stopped the wait."""
