@@ -236,3 +236,37 @@ def test_a_server_whose_disk_filled_up_stops_at_once_keeping_its_aof(
             close_embedded(again)
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_an_append_only_file_grown_far_past_its_data_is_rewritten_at_the_next_start(
+        tmp_path: Path) -> None:
+    """Each run's writes grow the AOF; Redis rewrites it only once it doubles within one
+    server's life, which a server living one crawl rarely sees. Started on a file over 16 MB
+    holding far less data, the server rewrites it in the background: the next start reads a
+    small file, and nothing is lost."""
+    client = open_embedded(tmp_path)
+    _wait_aof_steady(client)
+    value = b"x" * 1024
+    pipe = client.pipeline(transaction=False)
+    for i in range(20_000):  # 20 MB of writes over the same 10 keys
+        pipe.set(f"k{i % 10}", value + str(i).encode())
+        if i % 1000 == 999:
+            pipe.execute()
+    pipe.execute()
+    close_embedded(client)
+    aof = tmp_path / EMBEDDED_AOF_NAME
+    grown = aof.stat().st_size
+    assert grown > 16 * 1024 * 1024
+    again = open_embedded(tmp_path)
+    try:
+        _wait_aof_steady(again)
+        assert again.get("k9") == value + b"19999"
+        assert again.dbsize() == 10
+    finally:
+        close_embedded(again)
+    assert aof.stat().st_size < grown // 10
+    third = open_embedded(tmp_path)
+    try:
+        assert third.get("k0") == value + b"19990" and third.dbsize() == 10
+    finally:
+        close_embedded(third)

@@ -126,7 +126,37 @@ def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Re
             client.config_set(key, value)
         except redis.ResponseError as exc:  # pragma: no cover - depends on the server build
             logger.warning("embedded Redis refused CONFIG SET %s: %s", key, exc)
+    if getattr(client, "redis_dir", None):
+        _compact_aof(client, aof)
     return client
+
+
+#: the append-only file is rewritten when a server starts on one larger than this and than
+#: AOF_REWRITE_RATIO times the data it holds
+AOF_REWRITE_MIN_BYTES = 16 * 1024 * 1024
+AOF_REWRITE_RATIO = 2
+
+
+def _compact_aof(client: Any, aof: Path) -> None:
+    """Rewrite (in the background) an append-only file that has grown far past the data.
+
+    Redis rewrites it by itself once it doubles since the server started
+    (``auto-aof-rewrite-percentage``), which a server that lives one crawl or one command rarely
+    sees: the file grew by each run's writes, forever, and every start read all of it again."""
+    try:
+        size = aof.stat().st_size
+    except OSError:
+        return
+    if size <= AOF_REWRITE_MIN_BYTES:
+        return
+    try:
+        used = int(client.info("memory").get("used_memory_dataset", 0))
+        if size > AOF_REWRITE_RATIO * used:
+            client.bgrewriteaof()
+            logger.info("Rewriting the embedded Redis's append-only file %s (%d MB, its data"
+                        " %d MB) in the background", aof, size >> 20, used >> 20)
+    except redis.RedisError as exc:
+        logger.warning("Could not rewrite the embedded Redis's append-only file %s: %s", aof, exc)
 
 
 def embedded_server_gone(client: Any) -> str | None:
