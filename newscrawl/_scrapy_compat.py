@@ -124,6 +124,24 @@ def stalled_by_waiting(engine: ExecutionEngine | None, waiting: int) -> bool:
     return not busy_besides(engine, waiting)
 
 
+def uncount_response(engine: ExecutionEngine | None, size: int) -> bool:
+    """Take ``size`` bytes off what the scraper slot counts against
+    ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` (a response waiting in the item pipelines); False when the
+    slot is not one whose count is known. :func:`count_response` gives them back."""
+    slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    if not isinstance(getattr(slot, "active_size", None), int):
+        return False
+    slot.active_size -= size  # type: ignore[union-attr]
+    return True
+
+
+def count_response(engine: ExecutionEngine | None, size: int) -> None:
+    """Give back what :func:`uncount_response` took, before the slot finishes the response."""
+    slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    if isinstance(getattr(slot, "active_size", None), int):
+        slot.active_size += size  # type: ignore[union-attr]
+
+
 def busy_besides(engine: ExecutionEngine | None, waiting: int) -> bool:
     """Whether ``engine`` still downloads a page, or its scraper holds responses besides the
     ``waiting`` items held in the item pipelines (one response each): a stopping engine finishes

@@ -131,6 +131,7 @@ class DedupConfig:
     url_field: str
     text_field: str
     order_wait: float = defaults.CHECK_ORDER_WAIT_SECONDS
+    order_memory: int = defaults.CHECK_ORDER_MEMORY_BYTES
     #: days a record of a dropped near-duplicate is kept (None: forever)
     duplicate_retention_days: int | None = defaults.DUPLICATE_RETENTION_DAYS
 
@@ -149,6 +150,7 @@ class DedupConfig:
             url_field=read("NEWSCRAWL_URL_FIELD"),
             text_field=read("NEWSCRAWL_TEXT_FIELD"),
             order_wait=read("NEWSCRAWL_CHECK_ORDER_WAIT"),
+            order_memory=read("NEWSCRAWL_CHECK_ORDER_MEMORY"),
             duplicate_retention_days=read("NEWSCRAWL_DUPLICATE_RETENTION_DAYS") or None,
         )
 
@@ -309,6 +311,10 @@ class CrawlContext:
         self.page_error: Callable[[BaseException, Any], None] | None = None
         #: the id of the run this worker started or joined (set by the scheduler)
         self.run_id: str | None = None
+        #: article URL -> the size of its response (set by the spider as it yields the item,
+        #: taken by the near-duplicate pipeline: a waiting article frees its share of Scrapy's
+        #: scraper slot, NEWSCRAWL_CHECK_ORDER_MEMORY)
+        self.response_sizes: dict[str, int] = {}
         #: the exit code the crawl asked for and its cause (:mod:`newscrawl.exitcodes`)
         self.exit_code = ExitCode.OK
         self.exit_why: str | None = None

@@ -60,6 +60,10 @@ DEDUP_ENABLED = True  # NEWSCRAWL_DEDUP_ENABLED
 # the longest an article waits in the near-duplicate check for other sites' articles queued
 # before it (NEWSCRAWL_CHECK_ORDER_WAIT, seconds)
 CHECK_ORDER_WAIT_SECONDS = 60
+# the bytes of the responses of articles waiting for their turn that Scrapy's scraper slot does
+# not count against SCRAPER_SLOT_MAX_ACTIVE_SIZE, so downloads go on while they wait
+# (NEWSCRAWL_CHECK_ORDER_MEMORY)
+CHECK_ORDER_MEMORY_BYTES = 32 * 1024 * 1024
 STORE_ENABLED = True  # NEWSCRAWL_STORE
 STORE_FSYNC = False  # NEWSCRAWL_STORE_FSYNC
 SCHEDULER_PERSIST = True  # scrapy-redis's setting: the crawl state outlives a run
@@ -157,6 +161,8 @@ REGISTRY: tuple[Setting, ...] = (
     Setting("NEWSCRAWL_CHECK_ORDER_WAIT", CHECK_ORDER_WAIT_SECONDS, float,
             "the longest an article waits for other sites' articles queued before it",
             minimum=0, clamp=True),
+    _count("NEWSCRAWL_CHECK_ORDER_MEMORY", CHECK_ORDER_MEMORY_BYTES,
+           "bytes of waiting articles' responses that do not hold back downloads"),
     _seconds("NEWSCRAWL_HEARTBEAT_SECONDS", HEARTBEAT_SECONDS, "a worker's heartbeat TTL", 1),
     _count("NEWSCRAWL_POLITE_WINDOW", POLITE_WINDOW,
            "queue entries a dequeue looks at for a host that may be asked now"),

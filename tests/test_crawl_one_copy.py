@@ -305,10 +305,60 @@ def test_a_big_page_waiting_for_its_turn_does_not_stall_the_worker(
         f'[[sites]]\nname = "big"\nstart_urls = ["{big.url("/")}"]\n'
         "article_url = '/b/\\d+\\.html$'\n", encoding="utf-8")
     started = time.monotonic()
-    result = crawled(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_CHECK_ORDER_WAIT=30"))
+    # its response over NEWSCRAWL_CHECK_ORDER_MEMORY: counted in the slot while it waits
+    result = crawled(run_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_CHECK_ORDER_WAIT=30",
+                               "NEWSCRAWL_CHECK_ORDER_MEMORY=1000000"))
     elapsed = time.monotonic() - started
     assert set(stored_urls(tmp_path)) == {src.url(p) for p in paths} | {big.url("/b/1.html")}
     assert result.stats.get("newscrawl/dedup/order_wait_expired", 0) == 0, result.log[-3000:]
     assert result.stats["newscrawl/dedup/order_wait_full"] >= 1
     assert "fill Scrapy's scraper slot" in result.log
     assert elapsed < 25, f"{elapsed:.0f} s: the worker waited out NEWSCRAWL_CHECK_ORDER_WAIT"
+
+
+def test_articles_waiting_for_their_turn_do_not_hold_back_the_downloads(
+        tmp_path: Path, portals: tuple[MockPortal, MockPortal]) -> None:
+    """A site's articles wait at the check for an earlier site's article that is slow to come;
+    their responses together pass Scrapy's scraper slot (5 MB), which would stop every download
+    until the slow one came or NEWSCRAWL_CHECK_ORDER_WAIT ran out. Within
+    NEWSCRAWL_CHECK_ORDER_MEMORY they are not counted there: the worker fetches all of them
+    meanwhile, and they are still checked after the slow article, in the run's order."""
+    from mockportal import Article, Page, html_page, list_html
+
+    src, big = portals
+    src.add_article("/a/1.html", Article.generate("slow-source-1"))
+    src.set("/", html_page(list_html("首页", ["/a/1.html"])))
+    src.hold(["/a/1.html"])
+    paths = [f"/b/{n}.html" for n in range(1, 21)]
+    padding = "<!-- " + "x" * 700_000 + " -->"  # 20 pages of 0.7 MB: 14 MB waiting
+    for n, path in enumerate(paths):
+        article = Article.generate(f"big-{n}")
+        big.articles[path] = article
+        big.set(path, Page(article.html().replace("</body>", padding + "</body>")
+                           .encode("utf-8")))
+    big.set("/", html_page(list_html("首页", paths)))
+    sites = tmp_path / "sites.toml"
+    sites.write_text(
+        f'[[sites]]\nname = "src"\nstart_urls = ["{src.url("/")}"]\n'
+        "article_url = '/a/\\d+\\.html$'\n\n"
+        f'[[sites]]\nname = "big"\nstart_urls = ["{big.url("/")}"]\n'
+        "article_url = '/b/\\d+\\.html$'\n", encoding="utf-8")
+    crawl = start_crawl(tmp_path, sites, *SETTINGS, "NEWSCRAWL_CHECK_ORDER_WAIT=60",
+                        "CONCURRENT_REQUESTS_PER_DOMAIN=2", log_path=tmp_path / "crawl.log")
+    try:
+        wait_for(lambda: all(big.hit_counts().get(p, 0) == 1 for p in paths), timeout=40,
+                 what="every waiting site's page fetched while the source's article is held")
+        assert stored_urls(tmp_path) == {}  # none checked out of its turn
+        src.release()
+        result = crawled(crawl.wait(timeout=90))
+    finally:
+        crawl.kill()
+    assert set(stored_urls(tmp_path)) == {src.url("/a/1.html")} | {big.url(p) for p in paths}
+    assert result.stats.get("newscrawl/dedup/order_wait_expired", 0) == 0
+    assert result.stats.get("newscrawl/dedup/order_wait_full", 0) == 0
+    # the source's article was checked (and stored) first
+    from newscrawl.storage import iter_articles
+
+    order = [str(item["url"]) for item in iter_articles(tmp_path / "data" / "articles")]
+    assert order[0] == src.url("/a/1.html"), order
+

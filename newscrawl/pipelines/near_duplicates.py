@@ -103,7 +103,10 @@ class NearDuplicatePipeline:
         self._order_event: asyncio.Event | None = None  # set when an article here is checked
         self._next_release = 0.0  # when a waiting article may next go because the slot is full
         self._stopping_told = False  # the WARNING on articles checked out of turn by a stop
+        self._out_of_turn_told: set[str] = set()  # out-of-turn causes logged at INFO once
         self._waiters: dict[str, int] = {}  # articles waiting for their turn: their numbers
+        self._uncounted = 0  # bytes of waiting responses taken off Scrapy's scraper slot
+        self._held_bytes: dict[str, int] = {}  # those bytes per waiting article
         # Index calls wait for Redis (a check runs a Lua script over the candidate buckets) in
         # this one thread, not on the reactor, which meanwhile goes on downloading and parsing;
         # one thread, so items are checked one at a time, in the order they arrive.
@@ -237,12 +240,14 @@ class NearDuplicatePipeline:
             logger.warning("Cannot read the stored copy of %s: %s", match.doc_id, exc)
             return None
 
-    async def _wait_turn(self, site: Any, url: str, *, names_source: bool = False
-                         ) -> str | None:
+    async def _wait_turn(self, site: Any, url: str, *, names_source: bool = False,
+                         size: int = 0) -> str | None:
         """Wait until no article of another site queued before this one (the run's order,
         :class:`~newscrawl.scheduling.waiting.CheckOrder`) is still unchecked, at most
         ``NEWSCRAWL_CHECK_ORDER_WAIT`` seconds. Returns the run id when the article has a place
-        in the run's order (it is taken out of it once checked), else None."""
+        in the run's order (it is taken out of it once checked), else None. While it waits,
+        its response (``size`` bytes) is not counted in Scrapy's scraper slot, so downloads go on
+        (up to ``NEWSCRAWL_CHECK_ORDER_MEMORY`` bytes for all waiting articles)."""
         crawler = self.context.crawler
         run_id = current_run(crawler)
         if run_id is None or not isinstance(site, str) or not site:
@@ -252,12 +257,17 @@ class NearDuplicatePipeline:
             return None  # one site: nothing to wait for (the spider gives no order numbers)
         deadline = time.monotonic() + self.config.order_wait
         try:
-            return await self._wait_loop(site, url, run_id, deadline, names_source=names_source)
+            return await self._wait_loop(site, url, run_id, deadline, names_source=names_source,
+                                         size=size)
         finally:
             self._waiters.pop(url, None)
+            uncounted = self._held_bytes.pop(url, 0)
+            if uncounted:
+                self._uncounted -= uncounted
+                compat.count_response(crawler.engine, uncounted)
 
     async def _wait_loop(self, site: str, url: str, run_id: str, deadline: float, *,
-                         names_source: bool) -> str | None:
+                         names_source: bool, size: int = 0) -> str | None:
         crawler = self.context.crawler
         waited = False
         while True:
@@ -290,27 +300,47 @@ class NearDuplicatePipeline:
                 break
             number = self.order.number(run_id, site, url)
             self._waiters[url] = number if number is not None else 2 ** 62
+            if size and url not in self._held_bytes \
+                    and self._uncounted + size <= self.config.order_memory \
+                    and compat.uncount_response(crawler.engine, size):
+                # its response no longer holds the downloads back while it waits (up to
+                # NEWSCRAWL_CHECK_ORDER_MEMORY for all waiting ones)
+                self._held_bytes[url] = size
+                self._uncounted += size
             if compat.stalled_by_waiting(crawler.engine, len(self._waiters)) \
                     and self._release_first(url):
                 # the waiting responses fill the scraper slot and nothing is downloading: the
                 # engine fetches nothing, what they wait for included, until one is checked
                 self._inc("order_wait_full")
-                logger.info("%s checked before articles of other sites queued before it (the"
-                            " last one %s): the responses waiting for their turn fill Scrapy's"
-                            " scraper slot (SCRAPER_SLOT_MAX_ACTIVE_SIZE), so no page is fetched"
-                            " until one is checked", url, waiting_for)
+                logger.log(self._once("full"),
+                           "%s checked before articles of other sites queued before it (the"
+                           " last one %s): the responses waiting for their turn fill Scrapy's"
+                           " scraper slot (SCRAPER_SLOT_MAX_ACTIVE_SIZE, beyond"
+                           " NEWSCRAWL_CHECK_ORDER_MEMORY), so no page is fetched until one is"
+                           " checked (the next ones at DEBUG, counted in"
+                           " newscrawl/dedup/order_wait_full)", url, waiting_for)
                 break
             if time.monotonic() >= deadline:
                 self._inc("order_wait_expired")
-                logger.info("%s waited %.0f s for articles of other sites queued before it"
-                            " (NEWSCRAWL_CHECK_ORDER_WAIT), the last one %s: checked now", url,
-                            self.config.order_wait, waiting_for)
+                logger.log(self._once("expired"),
+                           "%s waited %.0f s for articles of other sites queued before it"
+                           " (NEWSCRAWL_CHECK_ORDER_WAIT), the last one %s: checked now (the"
+                           " next ones at DEBUG, counted in newscrawl/dedup/order_wait_expired)",
+                           url, self.config.order_wait, waiting_for)
                 break
             waited = True
             await self._order_moved(min(ORDER_POLL_SECONDS, TURN_REUSE_SECONDS))
         if waited:
             self._inc("order_waited")
         return run_id
+
+    def _once(self, cause: str) -> int:
+        """INFO the first time an article is checked out of its turn for ``cause`` in this crawl,
+        DEBUG after that (a first crawl of many sites can have thousands)."""
+        if cause in self._out_of_turn_told:
+            return logging.DEBUG
+        self._out_of_turn_told.add(cause)
+        return logging.INFO
 
     def _release_first(self, url: str) -> bool:
         """Whether the waiting article ``url`` may go now because the worker is stalled by the
@@ -347,6 +377,7 @@ class NearDuplicatePipeline:
             self._inc("no_url")
             raise DropItem(f"not checked: the item has no {self.config.url_field!r} field "
                            "with a URL")
+        size = self.context.response_sizes.pop(url, 0)  # its response's, set by the spider
         text = adapter.get(self.config.text_field) or ""
         fp, sketch = await self.fingerprints.fingerprint(text)
         if fp is None:
@@ -357,7 +388,8 @@ class NearDuplicatePipeline:
         _set_simhash(adapter, fingerprint_hex(fp))
         self._inc("checked")
         site = adapter.get("site")
-        turn = await self._wait_turn(site, url, names_source=bool(adapter.get("source")))
+        turn = await self._wait_turn(site, url, names_source=bool(adapter.get("source")),
+                                     size=size)
         try:
             # Retried while Redis is briefly away; safe to repeat (a retried add finds its URL).
             match = await self._redis(self.index.check_and_add, fp, url, sketch,

@@ -104,6 +104,10 @@ class ArticlePages(PortalBase):
             url = site.url_rules.canonical(response.url)  # a redirect target may carry tracking
         except ValueError:
             url = response.url
+        if self.crawler is not None:
+            context = CrawlContext.of(self.crawler)
+            if context.config.dedup.enabled:  # taken by the near-duplicate pipeline
+                context.response_sizes[url] = len(response.body)
         yield ArticleItem(
             url=url,
             title=article.title,
