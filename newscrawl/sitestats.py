@@ -283,7 +283,8 @@ class SiteSummary:
     def sources_failed(self) -> int:
         return sum(self.get(f"failed/{kind}") for kind in SOURCE_KINDS)
 
-    def line(self) -> str:
+    def line(self, label: str | None = None) -> str:
+        """``Site NAME: pages fetched ...`` (``label`` instead of ``Site NAME``)."""
         pages = ", ".join(f"{kind} {self.get('pages/' + kind)}" for kind in PAGE_KINDS)
         failed = ", ".join(f"{kind} {self.get('failed/' + kind)}" for kind in PAGE_KINDS
                            if self.get("failed/" + kind))
@@ -292,7 +293,7 @@ class SiteSummary:
         if causes:
             failed = f"{failed}; {causes}"
         return (
-            f"Site {self.name}: pages fetched {pages}; article links seen"
+            f"{label or 'Site ' + self.name}: pages fetched {pages}; article links seen"
             f" {self.get('links/seen')}, new {self.get('links/new')}"
             + (f", failed before and tried again {self.get('links/retried')}"
                if self.get("links/retried") else "")
@@ -313,6 +314,14 @@ class SiteSummary:
 class RunOutcome:
     summaries: list[SiteSummary]
     no_sources: bool  # not one start/list/sitemap/feed page of any site could be fetched
+
+    def total(self) -> SiteSummary:
+        """The figures of every site added up (the summary's ``All N sites:`` line)."""
+        summed: dict[str, int] = {}
+        for summary in self.summaries:
+            for path, value in summary.figures.items():
+                summed[path] = summed.get(path, 0) + int(value)
+        return SiteSummary("all", summed)
 
 
 def run_outcome(sites: Iterable[str], figures: Mapping[str, Mapping[str, int]]) -> RunOutcome:

@@ -208,6 +208,11 @@ def test_first_run_per_site_figures_match_the_summary_line(runs: Runs) -> None:
             f" article {site_a['pages/article']}; article links seen {site_a['links/seen']},"
             f" new {site_a['links/new']}; stored {a_stored}, near-duplicates dropped"
             f" (not stored) {a_dropped}") in r1.log
+    # and one line adds the sites up
+    [total] = [line for line in r1.log.splitlines() if "INFO: All 2 sites: " in line]
+    assert f"; stored {len(runs.expected)}, near-duplicates dropped (not stored)" \
+        f" {len(runs.records)}," in total, total
+    assert "fetched nothing" not in total
 
 
 def test_first_run_logs_drops_at_info_and_no_debug(runs: Runs) -> None:

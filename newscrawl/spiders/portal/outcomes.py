@@ -183,6 +183,12 @@ class Outcomes(PortalBase):
         else:
             for summary in outcome.summaries:
                 logger.info("%s", summary.line())
+            if len(outcome.summaries) > 1:
+                idle = [s.name for s in outcome.summaries
+                        if not s.sources_fetched and not s.get("pages/article")]
+                logger.info("%s%s", outcome.total().line(f"All {len(outcome.summaries)} sites"),
+                            f"; fetched nothing: {len(idle)} ({', '.join(idle[:10])}"
+                            f"{', ...' if len(idle) > 10 else ''})" if idle else "")
         if reason != "finished":
             # stopped (a fault of the crawl's own, Ctrl-C, a shutdown): a site's missing pages
             # say nothing about the site or the network, and the CRITICAL line above says why
