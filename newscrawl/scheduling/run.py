@@ -380,8 +380,9 @@ class RunLife:
         self.failures_queued = queued
         if queued:
             self._inc("retried_failures", queued)
-            logger.info("Queued %s that failed in earlier runs (each tried until it has failed"
-                        " on %s, NEWSCRAWL_MAX_ATTEMPTS)", plural(queued, "request"),
+            logger.info("Queued %s that failed in earlier runs (an article or list page is"
+                        " tried until it has failed on %s, NEWSCRAWL_MAX_ATTEMPTS; a start page"
+                        " on every run)", plural(queued, "request"),
                         plural(self.config.max_attempts, "day"))
         if skipped:
             logger.info("Kept %s of sites not in this sites file for later",
