@@ -157,8 +157,12 @@ def test_crawl_after_reset_fetches_again_and_stores_nothing_twice(
     assert_stored_once(portals, stored_urls(tmp_path))  # and none stored a second time
     assert second.stats.get("newscrawl/dedup/already_stored") == stored_first
     # the sites' summary lines count them, so stored + dropped + failed adds up to new
+    site_lines = "\n".join(line for line in second.log.splitlines() if " INFO: Site " in line)
     assert sum(int(n) for n in re.findall(r"already stored \(not stored again\) (\d+)",
-                                          second.log)) == stored_first
+                                          site_lines)) == stored_first
+    # and the line adding the sites up
+    (total,) = [line for line in second.log.splitlines() if " INFO: All 2 sites: " in line]
+    assert f"already stored (not stored again) {stored_first}," in total
     assert "interrupted run" not in second.log
     # one INFO line each, saying why
     assert second.log.count("is already stored") == second.log.count(
