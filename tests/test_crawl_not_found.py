@@ -3,7 +3,8 @@
 A real ``scrapy crawl portal`` on loopback: error pages (tests/test_extract_not_found.py) at
 article URLs are counted (``newscrawl/extract/not_found``), logged, not stored and not put in the
 near-duplicate index (else the first would drop the next as its copy); an article whose page
-said "not found" on the first day and has its text the next is stored then.
+said "not found" on the first day and has its text the next is stored then; a page that says
+so on its last attempt is stored as served (it may be a short article about a missing page).
 """
 
 from __future__ import annotations
@@ -59,3 +60,15 @@ def test_error_pages_at_article_urls_are_not_stored_and_a_late_article_is(
     # the error pages and the late article are tried again; the stored articles are not
     assert again == {"/", "/robots.txt", late, *errors}
     assert second.stats["newscrawl/extract/not_found"] == len(errors)
+
+    # the last attempt (NEWSCRAWL_MAX_ATTEMPTS=3): stored as served rather than lost, in case
+    # it is an article about a missing page; done then
+    pass_a_day(tmp_path)
+    third = run_crawl(tmp_path, sites, *SETTINGS)
+    assert third.returncode == 0, third.log[-4000:]
+    assert third.stats["newscrawl/extract/not_found_read"] == len(errors)
+    assert third.log.count("on its last attempt (NEWSCRAWL_MAX_ATTEMPTS): stored as served") \
+        == len(errors)
+    stored = stored_urls(tmp_path)
+    assert set(stored) == {p.url(path) for path in [*real, late, *errors]}
+    assert max(stored.values()) == 1

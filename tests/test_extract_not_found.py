@@ -78,12 +78,40 @@ def test_an_article_is_not_taken_for_an_error_page(name: str) -> None:
 
 
 def test_a_long_text_is_an_article_whatever_its_first_line_says() -> None:
-    text = "您访问的页面不存在\n" + "一" * MAX_NOT_FOUND_CHARS
+    text = "您访问的页面不存在\n请返回首页。" + "一" * MAX_NOT_FOUND_CHARS
     assert not_found_phrase(None, text) is None
     assert not_found_phrase(None, text[:MAX_NOT_FOUND_CHARS]) == "您访问的页面"
 
 
 def test_the_message_is_read_in_the_first_lines_only() -> None:
-    lines = ["第一段。", "第二段。", "第三段。", "您访问的页面不存在。"]
+    lines = ["第一段。", "第二段。", "第三段。", "您访问的页面不存在，请返回首页。"]
     assert not_found_phrase("标题", "\n".join(lines)) is None
     assert not_found_phrase("标题", "\n".join(lines[1:])) == "您访问的页面"
+
+
+def test_without_advice_to_the_reader_it_is_no_error_page() -> None:
+    # an error page tells its reader where to go instead; a news item about one does not
+    assert not_found_phrase("页面不存在", "很抱歉！您要查看的文章已被删除或不存在。") is None
+    assert not_found_phrase("页面不存在", "很抱歉！您要查看的文章已被删除。5秒后自动跳转。") \
+        == "页面不存在"
+
+
+# Short news items about websites, each one a trial took for an error page before the advice
+# and quotation rules: none is one.
+BRIEFS = [
+    ("“404页面”变身寻人启事", "多家网站把网页的404页面改成了寻人启事，帮助走失儿童回家。网友可在"
+     "各网站首页看到这些信息。"),
+    ("12306页面出错？铁路部门回应", "昨日有旅客反映12306页面出错无法购票，"
+     "铁路部门回应称系统已恢复，旅客可稍后再试。"),
+    ("市民反映政务网站打不开", "“您访问的页面不存在”——不少市民昨天登录市政务服务网时"
+     "看到这样的提示。市数据局表示，网站正在升级，请市民稍后再试。"),
+    ('City tax portal shows "page not found"', 'Residents trying to file online on Monday saw'
+     ' "page not found" messages; officials said they should try again later today.'),
+    ("违规帖子被删除", "记者调查发现，目前相关页面已被删除，平台表示将严肃处理，"
+     "市民可拨打热线反映问题。"),
+]
+
+
+@pytest.mark.parametrize("title,text", BRIEFS)
+def test_a_short_news_item_about_a_missing_page_is_no_error_page(title: str, text: str) -> None:
+    assert not_found_phrase(title, text) is None

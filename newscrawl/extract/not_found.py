@@ -5,11 +5,16 @@ own: ``抱歉，您访问的页面不存在``, ``404 很抱歉！您要查看的
 few sentences pass as an article body, so without this check it would be stored (and, being the
 same on every missing page, drop later missing pages as its near-duplicates).
 
-:func:`not_found_phrase` gives the phrase that marks such a page, or None. A page is one when its
-text is short (at most :data:`MAX_NOT_FOUND_CHARS` non-space characters) and its title or one of
-the first lines of its text says so in a way news does not: the reader addressed about the page
-(``您访问的页面``, ``the page you requested``), ``页面不存在``, ``找不到该页面``,
-``Page not found``, a bare ``404``. A long text is an article whatever its title says.
+:func:`not_found_phrase` gives the phrase that marks such a page, or None. A page is one when
+all of these hold, so that a short news item *about* a missing page is not taken for one:
+
+* its text is short (at most :data:`MAX_NOT_FOUND_CHARS` non-space characters);
+* its title or one of the first lines of its text says so, not in quotation marks: the reader
+  addressed about the page (``您访问的页面``, ``the page you requested``), ``页面不存在``,
+  ``找不到该页面``, ``Page not found``, a bare ``404``;
+* its text tells the reader where to go instead, as error pages do and news does not:
+  ``返回首页``, ``5秒后自动跳转``, ``请检查网址``, ``go back to the home page``.
+
 Imports no scrapy.
 """
 
@@ -41,6 +46,17 @@ _PATTERNS = [
     r"^\s*not\s+found\s*$",
 ]
 _NOT_FOUND = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.I | re.M)
+# What an error page tells its reader to do instead.
+_ADVICE = re.compile(
+    r"返回首页|回到首页|返回上一?页|回首页|去首页|进入首页|秒(?:钟)?后(?:自动)?(?:跳转|返回)|自动跳转"
+    r"|检查.{0,8}(?:网址|地址|链接|url)|(?:网址|地址|链接).{0,6}(?:有误|错误|是否正确)"
+    r"|\b(?:go|get|head)\s+back\s+to\b|\breturn\s+to\s+(?:the|our)\s+home"
+    r"|\b(?:visit|go\s+to)\s+(?:the|our)\s+home\s*page"
+    r"|\bcheck\s+the\s+(?:address|url|spelling|link)|\byou\s+will\s+be\s+redirected",
+    re.I,
+)
+# An opening quotation mark just before a phrase: quoted, the phrase is what a news item reports.
+_QUOTES = "“「『\"'‘《〈«"
 _SPACE = re.compile(r"\s+")
 
 
@@ -49,16 +65,18 @@ def not_found_phrase(title: str | None, text: str) -> str | None:
 
     >>> not_found_phrase("抱歉，您访问的页面不存在", "请检查网址是否正确，或者返回首页。")
     '您访问的页面'
-    >>> not_found_phrase("示例新闻网", "404\\n很抱歉！您要查看的文章已被删除或不存在。")
+    >>> not_found_phrase("示例新闻网", "404\\n很抱歉！您要查看的文章已被删除。您可以返回首页。")
     '404'
+    >>> not_found_phrase("“404页面”变身寻人启事", "多家网站把404页面改成寻人启事。请返回首页查看。")
     >>> not_found_phrase("网站改版", "本站页面已全面改版。" * 60) is None
     True
     """
-    if len(_SPACE.sub("", text)) > MAX_NOT_FOUND_CHARS:
+    if len(_SPACE.sub("", text)) > MAX_NOT_FOUND_CHARS or not _ADVICE.search(text):
         return None
     head = "\n".join(text.split("\n", _LINES)[:_LINES])
     for part in (title or "", head):
-        found = _NOT_FOUND.search(part)
-        if found:
-            return found.group(0).strip()
+        for found in _NOT_FOUND.finditer(part):
+            before = part[max(0, found.start() - 2):found.start()]
+            if not any(mark in before for mark in _QUOTES):
+                return found.group(0).strip()
     return None

@@ -87,10 +87,16 @@ class ArticlePages(PortalBase):
         phrase = not_found_phrase(article.title, article.text)
         if phrase is not None:  # a soft 404: the article removed, or not published yet
             self._inc("newscrawl/extract/not_found")
-            logger.info("Page not found on %s (answered %d, says %r): not stored (tried again"
-                        " by a later run)", response.url, response.status, phrase)
-            self._page_failed(response, site.name, "page not found")
-            return
+            if not self._last_attempt(response):
+                logger.info("Page not found on %s (answered %d, says %r): not stored (tried"
+                            " again by a later run)", response.url, response.status, phrase)
+                self._page_failed(response, site.name, "page not found")
+                return
+            # served so on every attempt: stored rather than lost, in case it is an article
+            self._inc("newscrawl/extract/not_found_read")
+            logger.warning("Page not found on %s (answered %d, says %r) on its last attempt"
+                           " (NEWSCRAWL_MAX_ATTEMPTS): stored as served, in case it is a short"
+                           " article about a missing page", response.url, response.status, phrase)
         if page.mojibake:
             self._inc("newscrawl/extract/mojibake")
             if page.source == "fallback":
