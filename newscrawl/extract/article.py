@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from newscrawl.extract.boilerplate import is_label_line, leading_info, trim_edges
+from newscrawl.extract.boilerplate import is_sign_off_line, leading_info, trim_edges
 from newscrawl.extract.continuation import continued, outside_tail
 from newscrawl.extract.dates import ParsedDate, date_from_url, find_dates, parse_date
 from newscrawl.extract.library import ExtractionError, LibraryMetadata, library_body, library_tree
@@ -191,7 +191,7 @@ def _extract(
 
     if strategy.trim_edges and "text" not in sel:
         # after the author and date passes: a byline may sit among the lines cut here
-        inside = outside_tail(tree, text, is_label_line)
+        inside = outside_tail(tree, text, is_sign_off_line)
         if inside != text and _chars(inside) >= MIN_BODY_CHARS:
             logger.debug("page %s: cut the labelled line after the body's container", url)
             text = inside

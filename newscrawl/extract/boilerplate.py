@@ -14,7 +14,7 @@ import re
 
 from newscrawl.extract.zh import clean_author
 
-__all__ = ["EDGE_PATTERNS", "RELATED_HEADINGS", "is_label_line", "trim_edges"]
+__all__ = ["EDGE_PATTERNS", "RELATED_HEADINGS", "is_sign_off_line", "trim_edges"]
 
 # (name, pattern matched against one body line). A body's last line is cut while it matches one.
 EDGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -122,10 +122,21 @@ def _is_byline(line: str) -> bool:
     return bool(names) and all(clean_author(name) == name for name in names)
 
 
-def is_label_line(line: str) -> bool:
-    """A line of labelled fields only, each person's label with a name: ``责任编辑：李明``,
-    ``（来源：新华社 编辑：张三）``."""
-    return _is_label_line(line, names=True)
+# A sign-off's fields: the labels of _LABEL_FIELD and those of a portal's review line, any short
+# value (a Latin user name too: "[责任编辑：alonliu]"); only read where no body text can be
+# (outside the body's container: continuation.outside_tail).
+_SIGN_OFF_FIELD = (r"(?:来源|稿源|出处|作者|记者|通讯员|摄影|责任编辑|编辑|责编|审核|审校|校对|初审"
+                   r"|终审|复审|监制|主编|美编|制作|统筹)\s*[:：]\s*"
+                   r"[^\s:：|｜()（）\[\]【】，。？！；、,?!;…“”\"]{1,20}")
+_SIGN_OFF_LINE = re.compile(
+    rf"^[\s(（\[【]*{_SIGN_OFF_FIELD}(?:[\s|｜/()（）\[\]【】]+{_SIGN_OFF_FIELD})*[\s)）\]】]*$")
+
+
+def is_sign_off_line(line: str) -> bool:
+    """A portal's sign-off line of labelled fields, any short values: ``[责任编辑：alonliu]``,
+    ``编辑：王强 审核：刘洋``, ``（责任编辑：李明）``."""
+    line = line.strip()
+    return 0 < len(line) <= _DATELINE_CHARS and bool(_SIGN_OFF_LINE.match(line))
 
 
 def _is_label_line(line: str, *, names: bool = False) -> bool:
