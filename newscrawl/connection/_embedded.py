@@ -167,21 +167,14 @@ def embedded_server_gone(client: Any) -> str | None:
     """Why an embedded Redis will not come back, or None: its server process (started by this
     process or joined) has exited, killed or crashed. Nobody restarts it while this client runs
     (a new one would listen on another socket), so a wait for it is in vain."""
-    pidfile = getattr(client, "pidfile", None)
-    if not pidfile or not getattr(client, "socket_file", None):
+    if not getattr(client, "pidfile", None) or not getattr(client, "socket_file", None):
         return None  # not an embedded client, or one stopped on purpose (close_embedded)
-    pid = getattr(client, "newscrawl_server_pid", 0)  # read when it was opened
-    if not pid:
-        try:
-            pid = int(Path(pidfile).read_text().strip() or 0)
-        except FileNotFoundError:
-            pid = 0  # its directory removed: the watcher saw the server gone
-        except (OSError, ValueError):
-            return None
-    if pid > 0 and _watch.process_start(pid) is not None:
+    # read when it was opened: its pidfile goes with its directory once the watcher saw it gone
+    pid = getattr(client, "newscrawl_server_pid", 0)
+    if not pid or _watch.process_start(pid) is not None:
         return None
-    return ("the exit of the embedded Redis server" + (f" (pid {pid})" if pid > 0 else "")
-            + ", killed or crashed: the next run starts it again on its data")
+    return (f"the exit of the embedded Redis server (pid {pid}), killed or crashed: the next run"
+            " starts it again on its data")
 
 
 def _stop_half_started(half: Any) -> None:
