@@ -55,15 +55,19 @@ _DATELINE_REST = re.compile(
 # running text. A value is a name or an outlet, not a sentence: an interview's first question
 # ("记者：您怎么看？") has sentence punctuation.
 _OUTLET_LABELS = frozenset({"来源", "稿源", "出处"})
+_LABELS = "来源|稿源|出处|作者|记者|通讯员|摄影|责任编辑|编辑|责编"
+# a field's value: no separator, no sentence punctuation
+_VALUE = r"[^\s:：|｜()（）\[\]【】，。？！；、,?!;…“”\"]"
+
+
+def _line_of(field: str) -> re.Pattern[str]:
+    """A line of one or more ``field``s (in brackets or not) and nothing else."""
+    return re.compile(rf"^[\s(（\[【]*{field}(?:[\s|｜/()（）\[\]【】]+{field})*[\s)）\]】]*$")
+
+
 # one field: (label)(value); _LABEL_LINE repeats it, _is_label_line reads its groups
-_LABEL_FIELD = re.compile(
-    r"(来源|稿源|出处|作者|记者|通讯员|摄影|责任编辑|编辑|责编)\s*[:：]\s*"
-    r"([^\s:：|｜()（）\[\]【】，。？！；、,?!;…“”\"]{1,12})"
-)
-_LABEL_LINE = re.compile(
-    rf"^[\s(（\[【]*{_LABEL_FIELD.pattern}"
-    rf"(?:[\s|｜/()（）\[\]【】]+{_LABEL_FIELD.pattern})*[\s)）\]】]*$"
-)
+_LABEL_FIELD = re.compile(rf"({_LABELS})\s*[:：]\s*({_VALUE}{{1,12}})")
+_LABEL_LINE = _line_of(_LABEL_FIELD.pattern)
 _CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff"
 _SPACE = re.compile(r"\s+")
 # A line holding only a reporters' byline, with or without a colon: labels and names, in brackets
@@ -125,11 +129,8 @@ def _is_byline(line: str) -> bool:
 # A sign-off's fields: the labels of _LABEL_FIELD and those of a portal's review line, any short
 # value (a Latin user name too: "[责任编辑：alonliu]"); only read where no body text can be
 # (outside the body's container: continuation.outside_tail).
-_SIGN_OFF_FIELD = (r"(?:来源|稿源|出处|作者|记者|通讯员|摄影|责任编辑|编辑|责编|审核|审校|校对|初审"
-                   r"|终审|复审|监制|主编|美编|制作|统筹)\s*[:：]\s*"
-                   r"[^\s:：|｜()（）\[\]【】，。？！；、,?!;…“”\"]{1,20}")
-_SIGN_OFF_LINE = re.compile(
-    rf"^[\s(（\[【]*{_SIGN_OFF_FIELD}(?:[\s|｜/()（）\[\]【】]+{_SIGN_OFF_FIELD})*[\s)）\]】]*$")
+_SIGN_OFF_LINE = _line_of(rf"(?:{_LABELS}|审核|审校|校对|初审|终审|复审|监制|主编|美编|制作|统筹)"
+                         rf"\s*[:：]\s*{_VALUE}{{1,20}}")
 
 
 def is_sign_off_line(line: str) -> bool:
